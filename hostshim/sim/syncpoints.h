@@ -1,0 +1,88 @@
+// The simulated host1x syncpoints: 192 32-bit counters with wrap-around-safe thresholds, and the
+// waiters parked on them. A waiter completes exactly once: reached, timed out, or dropped because
+// its guest thread went away. Reads and increments never block on waiters; callbacks run outside
+// the table's lock on the thread that caused them (an incrementer, or the table's timer thread).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace nvsentry::hostshim::sim {
+
+constexpr uint32_t kNumSyncpoints = 192;
+
+// True once `value` has reached `thresh`, treating the counter as wrapping modulo 2^32.
+constexpr bool SyncptReached(uint32_t value, uint32_t thresh) {
+  return static_cast<int32_t>(value - thresh) >= 0;
+}
+
+class SyncpointWaiter {
+ public:
+  virtual ~SyncpointWaiter() = default;
+  virtual void Reached(uint32_t value) = 0;
+  virtual void TimedOut() = 0;
+  virtual bool Abandoned() = 0;  // polled every sweep period; true drops the waiter silently
+};
+
+class Syncpoints {
+ public:
+  explicit Syncpoints(absl::Duration sweep_period = absl::Milliseconds(100));
+  ~Syncpoints();
+  Syncpoints(const Syncpoints&) = delete;
+  Syncpoints& operator=(const Syncpoints&) = delete;
+
+  static bool ValidId(uint32_t id) { return id < kNumSyncpoints; }
+
+  uint32_t Read(uint32_t id) const { return points_[id].value.load(std::memory_order_acquire); }
+  uint32_t ReadMax(uint32_t id) const { return points_[id].max.load(std::memory_order_acquire); }
+  // Adds one and completes every waiter whose threshold is now reached. Returns the new value.
+  uint32_t Increment(uint32_t id);
+
+  enum class WaitStart { kReached, kTimedOut, kParked };
+  // timeout_ms < 0 waits forever; 0 only checks. On kReached *value holds the current value. Only
+  // when the wait must sleep is `make_waiter` called (once, under the table's lock: it must not
+  // block); the table keeps the waiter and completes it later.
+  WaitStart Wait(uint32_t id, uint32_t thresh, int32_t timeout_ms,
+                 absl::FunctionRef<std::shared_ptr<SyncpointWaiter>()> make_waiter,
+                 uint32_t* value);
+
+  size_t ParkedCount() const;
+
+ private:
+  struct Point {
+    std::atomic<uint32_t> value{0};
+    std::atomic<uint32_t> max{0};
+    std::atomic<uint32_t> waiters{0};
+  };
+  struct Entry {
+    uint32_t id;
+    uint32_t thresh;
+    absl::Time deadline;  // InfiniteFuture for no timeout
+    std::shared_ptr<SyncpointWaiter> waiter;
+  };
+
+  void TimerLoop();
+  void DropLocked(absl::flat_hash_map<uint64_t, Entry>::iterator e)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Point points_[kNumSyncpoints];
+  const absl::Duration sweep_period_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  uint64_t next_key_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<uint64_t, Entry> parked_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> by_point_[kNumSyncpoints] ABSL_GUARDED_BY(mu_);
+  absl::Time earliest_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread timer_;
+};
+
+}  // namespace nvsentry::hostshim::sim

@@ -1,0 +1,101 @@
+#include "sentry/cli.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+constexpr const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+
+}  // namespace
+
+std::string HelpText() {
+  return R"(nvsentry: run a program with its NVIDIA Tegra GPU ioctls served by a sandbox.
+
+Usage:
+  nvsentry run [OPTIONS] [--] PROGRAM [ARGS...]
+  nvsentry --help | --version
+
+The program runs with your stdio, environment and working directory. Its opens of NVIDIA device
+nodes (/dev/nvhost-ctrl, ...) and its ioctls on them are served by the sentry on a simulated
+Tegra X1 GPU; everything else runs natively. nvsentry exits with the program's status (128+N if
+it died of signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to nvsentry reach the program.
+Exit status 125 means the sandbox itself could not start.
+
+Options for run:
+  --log-level=LEVEL  the sentry's log detail: trace, debug, info, warn (default), error, off
+  --log-file=FILE    write the sentry's log to FILE (appending) instead of standard error
+  --workers=N        threads serving trapped calls (default: one per CPU, at least 2)
+  --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (Linux 6.6+; a
+                     latency trade-off, see docs/benchmarks.md)
+  -h, --help         show this text
+)";
+}
+
+absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
+  Command cmd;
+  if (argc < 2) return absl::InvalidArgumentError("missing command; try 'nvsentry --help'");
+  std::string sub = argv[1];
+  if (sub == "-h" || sub == "--help" || sub == "help") return cmd;
+  if (sub == "--version") {
+    cmd.kind = Command::kVersion;
+    return cmd;
+  }
+  if (sub != "run")
+    return absl::InvalidArgumentError(absl::StrCat("unknown command '", sub, "'; try 'nvsentry --help'"));
+  cmd.kind = Command::kRun;
+  RunOptions& o = cmd.run;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      cmd.kind = Command::kHelp;
+      return cmd;
+    }
+    if (!arg.starts_with("-")) break;
+    std::string name = arg, value;
+    bool has_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    auto need_value = [&]() -> absl::Status {
+      if (has_value) return absl::OkStatus();
+      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+      value = argv[++i];
+      return absl::OkStatus();
+    };
+    if (name == "--log-level") {
+      if (auto s = need_value(); !s.ok()) return s;
+      bool known = false;
+      for (const char* l : kLevels) known |= value == l;
+      if (!known)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--log-level: '", value, "' is not one of trace, debug, info, warn, error, off"));
+      o.log_level = value;
+    } else if (name == "--log-file") {
+      if (auto s = need_value(); !s.ok()) return s;
+      o.log_file = value;
+    } else if (name == "--workers") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(value, &o.workers) || o.workers < 1 || o.workers > 256)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--workers: '", value, "' is not a number from 1 to 256"));
+    } else if (name == "--sync-wakeup" && !has_value) {
+      o.sync_wakeup = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
+    }
+  }
+  for (; i < argc; ++i) o.argv.push_back(argv[i]);
+  if (o.argv.empty()) return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
+  return cmd;
+}
+
+}  // namespace nvsentry::sentry

@@ -1,0 +1,89 @@
+#include "sentry/crash.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace nvsentry::sentry {
+namespace {
+
+std::atomic<pid_t> g_victim{0};
+int g_log_fd = -1;
+
+void Emit(const char* s, size_t n) {
+  (void)!write(STDERR_FILENO, s, n);
+  if (g_log_fd >= 0) (void)!write(g_log_fd, s, n);
+}
+
+void Emitf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void Emitf(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) Emit(buf, std::min(static_cast<size_t>(n), sizeof buf - 1));
+}
+
+void OnFatal(int sig, siginfo_t* info, void*) {
+  // Kill the guest first: whatever happens below, it must not be left hanging on a dead sentry.
+  pid_t victim = g_victim.load();
+  if (victim > 0) kill(victim, SIGKILL);
+  Emitf("nvsentry: internal error: %s at address %p; the guest was killed. Backtrace:\n",
+        strsignal(sig), info ? info->si_addr : nullptr);
+  unw_context_t ctx;
+  unw_cursor_t cur;
+  unw_getcontext(&ctx);
+  unw_init_local(&cur, &ctx);
+  for (int frame = 0; frame < 64 && unw_step(&cur) > 0; ++frame) {
+    unw_word_t ip = 0, off = 0;
+    unw_get_reg(&cur, UNW_REG_IP, &ip);
+    char name[256] = "??";
+    unw_get_proc_name(&cur, name, sizeof name, &off);
+    Emitf("  #%-2d 0x%016lx %s+0x%lx\n", frame, static_cast<unsigned long>(ip), name,
+          static_cast<unsigned long>(off));
+  }
+  // SA_RESETHAND restored the default action: re-raise to die of the same signal.
+  raise(sig);
+}
+
+}  // namespace
+
+void InstallCrashStackForThread() {
+  static thread_local char* stack = nullptr;
+  if (stack != nullptr) return;
+  const size_t size = 64 * 1024;
+  stack = static_cast<char*>(malloc(size));
+  stack_t ss{};
+  ss.ss_sp = stack;
+  ss.ss_size = size;
+  sigaltstack(&ss, nullptr);
+}
+
+void InstallCrashHandler(int log_fd) {
+  g_log_fd = log_fd;
+  InstallCrashStackForThread();
+  struct sigaction sa{};
+  sa.sa_sigaction = OnFatal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+void SetCrashVictim(pid_t pid) { g_victim.store(pid); }
+
+void CrashForTest() {
+  volatile int* p = nullptr;
+  *p = 0xCAFE;
+  __builtin_unreachable();
+}
+
+}  // namespace nvsentry::sentry

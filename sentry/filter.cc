@@ -1,0 +1,138 @@
+#include "sentry/filter.h"
+
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "abi/catalogue.h"
+#include "absl/strings/str_cat.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+// Architectures whose calls the filter handles: the native one and, on x86-64, the 32-bit ABIs a
+// guest could otherwise use to slip past it.
+std::vector<uint32_t> GuestArches() {
+  std::vector<uint32_t> arches = {seccomp_arch_native()};
+  if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
+    arches.push_back(SCMP_ARCH_X86);
+    arches.push_back(SCMP_ARCH_X32);
+  }
+  return arches;
+}
+
+constexpr const char* kOpenCalls[] = {"open", "openat", "openat2", "creat"};
+constexpr const char* kDeniedCalls[] = {"mount",      "umount",        "umount2",  "pivot_root",
+                                        "fsopen",     "fsconfig",      "fsmount",  "move_mount",
+                                        "open_tree",  "mount_setattr", "open_by_handle_at"};
+
+struct CtxDeleter {
+  void operator()(scmp_filter_ctx c) const { seccomp_release(c); }
+};
+
+absl::Status Check(int rc, std::string_view what) {
+  if (rc == 0 || rc == -EEXIST) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("seccomp filter: ", std::string(what), ": ", strerror(-rc)));
+}
+
+}  // namespace
+
+absl::StatusOr<FilterProgram> BuildGuestFilter() {
+  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return absl::InternalError("seccomp_init failed");
+  scmp_filter_ctx c = ctx.get();
+  for (uint32_t arch : GuestArches())
+    if (arch != seccomp_arch_native())
+      if (auto s = Check(seccomp_arch_add(c, arch), "arch_add"); !s.ok()) return s;
+
+  for (const char* name : kOpenCalls) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_NOTIFY, nr, 0), name); !s.ok()) return s;
+  }
+  int ioctl_nr = seccomp_syscall_resolve_name("ioctl");
+  // The code is an unsigned int: mask it so high garbage in the 64-bit register cannot dodge the
+  // match while the kernel still sees the same low 32 bits.
+  for (uint8_t magic : abi::AllMagics()) {
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_NOTIFY, ioctl_nr, 1,
+                                        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFF00, uint64_t{magic} << 8)),
+                       "ioctl");
+        !s.ok())
+      return s;
+  }
+  for (const char* name : kDeniedCalls) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), nr, 0), name); !s.ok()) return s;
+  }
+  for (auto [name, arg] : {std::pair{"mknod", 1u}, std::pair{"mknodat", 2u}}) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    for (uint64_t type : {uint64_t{S_IFCHR}, uint64_t{S_IFBLK}}) {
+      scmp_arg_cmp cmp = {arg, SCMP_CMP_MASKED_EQ, S_IFMT, type};
+      if (auto s = Check(seccomp_rule_add_array(c, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp), name);
+          !s.ok())
+        return s;
+    }
+  }
+
+  int mem = memfd_create("nvsentry-bpf", MFD_CLOEXEC);
+  if (mem < 0) return absl::InternalError("memfd_create failed");
+  FilterProgram prog;
+  int rc = seccomp_export_bpf(c, mem);
+  off_t len = lseek(mem, 0, SEEK_END);
+  if (rc == 0 && len > 0 && len % sizeof(sock_filter) == 0) {
+    prog.code.resize(static_cast<size_t>(len) / sizeof(sock_filter));
+    if (pread(mem, prog.code.data(), static_cast<size_t>(len), 0) != len) rc = -EIO;
+  } else if (rc == 0) {
+    rc = -EIO;
+  }
+  close(mem);
+  if (rc != 0) return absl::InternalError(absl::StrCat("seccomp_export_bpf: ", strerror(-rc)));
+  return prog;
+}
+
+int LoadGuestFilter(const FilterProgram& prog, bool* killable) {
+  sock_fprog fprog{static_cast<unsigned short>(prog.code.size()),
+                   const_cast<sock_filter*>(prog.code.data())};
+  // Without CAP_SYS_ADMIN the kernel insists on no_new_privs; with it, leave setuid guests alone.
+  if (prctl(PR_CAPBSET_READ, 21 /* CAP_SYS_ADMIN */) != 1 || geteuid() != 0)
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+  long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+  *killable = fd >= 0;
+  if (fd < 0 && errno == EINVAL) {
+    fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+  }
+  return fd >= 0 ? static_cast<int>(fd) : -errno;
+}
+
+SyscallTable::SyscallTable() {
+  const std::pair<const char*, TrappedCall> names[] = {{"open", TrappedCall::kOpen},
+                                                       {"openat", TrappedCall::kOpenat},
+                                                       {"openat2", TrappedCall::kOpenat2},
+                                                       {"creat", TrappedCall::kCreat},
+                                                       {"ioctl", TrappedCall::kIoctl}};
+  for (uint32_t arch : GuestArches()) {
+    for (auto [name, kind] : names) {
+      int nr = seccomp_syscall_resolve_name_arch(arch, name);
+      if (nr != __NR_SCMP_ERROR) rows_.push_back({arch, nr, kind});
+    }
+  }
+}
+
+TrappedCall SyscallTable::Classify(uint32_t arch, int nr) const {
+  for (const Row& r : rows_)
+    if (r.nr == nr && r.arch == arch) return r.kind;
+  return TrappedCall::kOther;
+}
+
+}  // namespace nvsentry::sentry

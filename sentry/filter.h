@@ -1,0 +1,45 @@
+// The guest's seccomp filter. It traps to the sentry only what the sentry must see: the open
+// family (so device paths can be served) and ioctls whose magic belongs to a catalogue device.
+// It refuses, with EPERM, what would let a guest uncover a host NVIDIA node that the sandbox hid:
+// mount-family calls, open_by_handle_at, and mknod of device nodes. Everything else runs natively.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace nvsentry::sentry {
+
+enum class TrappedCall : uint8_t { kOther, kOpen, kOpenat, kOpenat2, kCreat, kIoctl };
+
+struct FilterProgram {
+  std::vector<sock_filter> code;
+};
+
+// Built in the sentry before the guest exists (libseccomp allocates); loading needs no allocation.
+absl::StatusOr<FilterProgram> BuildGuestFilter();
+
+// Installs `prog` on the calling thread and returns the listener fd, or -errno. Tries the
+// killable-after-receive mode first (Linux 5.19+), which keeps a received call from being
+// interrupted by a non-fatal signal, so a call's effect and its answer cannot come apart.
+int LoadGuestFilter(const FilterProgram& prog, bool* killable);
+
+// Classifies a notification's (arch, nr) into what the sentry handles.
+class SyscallTable {
+ public:
+  SyscallTable();
+  TrappedCall Classify(uint32_t arch, int nr) const;
+
+ private:
+  struct Row {
+    uint32_t arch;
+    int nr;
+    TrappedCall kind;
+  };
+  std::vector<Row> rows_;
+};
+
+}  // namespace nvsentry::sentry

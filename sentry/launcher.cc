@@ -1,0 +1,155 @@
+#include "sentry/launcher.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sentry/crash.h"
+#include "sentry/filter.h"
+#include "sentry/guest_init.h"
+#include "sentry/host_nodes.h"
+#include "sentry/sentry.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+constexpr int kSandboxFailed = 125;
+
+// Waits for init's first message: the listener fd, or why it could not start.
+int ReceiveListener(int control_fd, bool* killable, std::string* error) {
+  char data[512];
+  iovec iov{data, sizeof data - 1};
+  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  ssize_t n;
+  do n = recvmsg(control_fd, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    *error = "the sandbox's init exited before it was ready";
+    return -1;
+  }
+  data[n] = 0;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (n >= 2 && memcmp(data, "ok", 2) == 0 && c && c->cmsg_type == SCM_RIGHTS) {
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    *killable = n >= 3 && data[2] == 'k';
+    return fd;
+  }
+  *error = data;
+  return -1;
+}
+
+int StatusToExitCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return kSandboxFailed;
+}
+
+}  // namespace
+
+int RunGuest(const RunOptions& options) {
+  absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
+  if (!filter.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
+    return kSandboxFailed;
+  }
+  std::vector<HostNode> host_nodes = FindHostNvidiaNodes();
+  for (const HostNode& n : host_nodes) spdlog::info("hiding host node {}", n.path);
+
+  std::vector<char*> argv;
+  for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  sigset_t handled, original;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGCHLD);
+  for (int s : kForwardedSignals) sigaddset(&handled, s);
+  sigprocmask(SIG_BLOCK, &handled, &original);
+
+  int control[2], status_pipe[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0 ||
+      pipe2(status_pipe, O_CLOEXEC) != 0) {
+    fprintf(stderr, "nvsentry: %s\n", strerror(errno));
+    return kSandboxFailed;
+  }
+
+  // Fork-like clone (no new stack): the sentry is still single-threaded here.
+  int pidfd = -1;
+  long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, nullptr,
+                     &pidfd, nullptr, nullptr);
+  if (pid < 0) {
+    int err = errno;
+    fprintf(stderr, "nvsentry: cannot create the sandbox's PID and mount namespaces: %s%s\n",
+            strerror(err), err == EPERM ? " (nvsentry needs CAP_SYS_ADMIN: run it as root)" : "");
+    return kSandboxFailed;
+  }
+  if (pid == 0) {
+    close(control[0]);
+    close(status_pipe[0]);
+    RunGuestInit({argv.data(), host_nodes, &*filter, control[1], status_pipe[1], original});
+  }
+  close(control[1]);
+  close(status_pipe[1]);
+  SetCrashVictim(static_cast<pid_t>(pid));
+
+  bool killable = false;
+  std::string error;
+  int listener = ReceiveListener(control[0], &killable, &error);
+  close(control[0]);
+  if (listener < 0) {
+    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n", error.c_str());
+    waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return kSandboxFailed;
+  }
+  if (!killable)
+    spdlog::warn("kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
+                 "interrupt a call after the sentry acted on it");
+
+  // Sessions cost the sentry fds; the guest keeps the limits it was started with.
+  rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+
+  Sentry sentry(listener, SentryOptions{options.workers, options.sync_wakeup});
+  sentry.Start();
+
+  int sfd = signalfd(-1, &handled, SFD_CLOEXEC);
+  for (;;) {
+    signalfd_siginfo si;
+    if (read(sfd, &si, sizeof si) != sizeof si) continue;
+    int sig = static_cast<int>(si.ssi_signo);
+    if (sig != SIGCHLD) {
+      // A terminal's signals (SI_KERNEL) reach the guest directly through the shared process
+      // group; forward only what was sent to nvsentry itself.
+      if (si.ssi_code != SI_KERNEL) syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
+      continue;
+    }
+    siginfo_t info{};
+    if (waitid(P_PIDFD, static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
+      continue;
+    int status = 0;
+    if (read(status_pipe[0], &status, sizeof status) == sizeof status) return StatusToExitCode(status);
+    // Init died without reporting: killed from outside, or it could not start the program.
+    if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return 128 + info.si_status;
+    return info.si_status == 0 ? kSandboxFailed : info.si_status;
+  }
+}
+
+}  // namespace nvsentry::sentry

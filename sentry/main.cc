@@ -1,0 +1,66 @@
+// nvsentry's entry point: parse the command line, set up logging, dispatch the subcommand.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "sentry/cli.h"
+#include "sentry/crash.h"
+#include "sentry/launcher.h"
+#include "spdlog/sinks/basic_file_sink.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
+  std::shared_ptr<spdlog::logger> logger;
+  int crash_fd = -1;
+  try {
+    if (o.log_file.empty()) {
+      logger = spdlog::stderr_logger_mt("nvsentry");
+    } else {
+      logger = spdlog::basic_logger_mt("nvsentry", o.log_file);
+      crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    }
+  } catch (const spdlog::spdlog_ex& e) {
+    fprintf(stderr, "nvsentry: --log-file: %s\n", e.what());
+    return -2;
+  }
+  logger->set_pattern("nvsentry: %Y-%m-%d %H:%M:%S.%e [%l] [%t] %v");
+  logger->set_level(spdlog::level::from_str(o.log_level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+  return crash_fd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using nvsentry::sentry::Command;
+  auto cmd = nvsentry::sentry::ParseCommandLine(argc, argv);
+  if (!cmd.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(cmd.status().message()).c_str());
+    return 2;
+  }
+  switch (cmd->kind) {
+    case Command::kHelp:
+      fputs(nvsentry::sentry::HelpText().c_str(), stdout);
+      return 0;
+    case Command::kVersion:
+      puts("nvsentry 0.1.0");
+      return 0;
+    case Command::kRun: {
+      int crash_fd = SetUpLogging(cmd->run);
+      if (crash_fd == -2) return 2;
+      nvsentry::sentry::InstallCrashHandler(crash_fd);
+      int code = nvsentry::sentry::RunGuest(cmd->run);
+      spdlog::shutdown();
+      fflush(stdout);
+      fflush(stderr);
+      // Workers may still sit in the kernel on a listener nobody feeds; don't wait for them.
+      _exit(code);
+    }
+  }
+  return 0;
+}

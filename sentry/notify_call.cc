@@ -1,0 +1,136 @@
+#include "sentry/notify_call.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "proxy/engine.h"
+#include "sentry/guest_memory.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+// Writes back only while the call is still pending: a parked call's thread may be long gone and
+// its id reused.
+class CheckedIo : public proxy::GuestIo {
+ public:
+  CheckedIo(const Listener& l, uint64_t id, pid_t tid) : l_(l), id_(id), tid_(tid) {}
+  bool Read(uint64_t addr, std::span<uint8_t> dst) override { return ReadGuest(tid_, addr, dst); }
+  bool Write(uint64_t addr, std::span<const uint8_t> src) override {
+    return l_.IdValid(id_) && WriteGuest(tid_, addr, src);
+  }
+  bool StillValid() override { return l_.IdValid(id_); }
+
+ private:
+  const Listener& l_;
+  uint64_t id_;
+  pid_t tid_;
+};
+
+class ParkedIoctl : public hostshim::Continuation {
+ public:
+  ParkedIoctl(const Listener& l, uint64_t id, pid_t tid, const abi::IoctlDesc& desc, uint64_t argp,
+              std::vector<uint8_t> arg)
+      : l_(l), id_(id), tid_(tid), desc_(desc), argp_(argp), arg_(std::move(arg)) {
+    GlobalParkStats().parked++;
+  }
+  std::span<uint8_t> arg() override { return arg_; }
+
+  void Finish(abi::NvError err) override {
+    if (done_.exchange(true)) return;
+    CheckedIo io(l_, id_, tid_);
+    int e = proxy::FinishIoctl(desc_, argp_, arg_, err, io);
+    bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
+    if (sent) GlobalParkStats().finished++;
+    else Drop("finished after its thread went away");
+  }
+
+  bool Abandoned() override {
+    if (done_.load()) return true;
+    if (!l_.IdValid(id_)) {
+      if (!done_.exchange(true)) Drop("its thread went away");
+      return true;
+    }
+    PendingSignals p;
+    if (!ReadPendingSignals(tid_, &p) || (p.thread | p.process) == 0) return false;
+    if (done_.exchange(true)) return true;
+    // A thread-directed signal: restart semantics, as an interrupted driver wait has. A
+    // process-directed one may be taken by another thread, so only EINTR is safe to report.
+    l_.Fail(id_, p.thread != 0 ? kErestartSys : EINTR);
+    GlobalParkStats().interrupted++;
+    spdlog::debug("{} of thread {}: interrupted by a signal", desc_.name, tid_);
+    return true;
+  }
+
+ private:
+  void Drop(const char* why) {
+    GlobalParkStats().dropped++;
+    spdlog::debug("dropped parked {} of thread {}: {}", desc_.name, tid_, why);
+  }
+  const Listener& l_;
+  const uint64_t id_;
+  const pid_t tid_;
+  const abi::IoctlDesc& desc_;
+  const uint64_t argp_;
+  std::vector<uint8_t> arg_;
+  std::atomic<bool> done_{false};
+};
+
+uint64_t ParseMask(const char* line, const char* key) {
+  size_t n = strlen(key);
+  if (strncmp(line, key, n) != 0) return 0;
+  return strtoull(line + n, nullptr, 16);
+}
+
+}  // namespace
+
+ParkStats& GlobalParkStats() {
+  static ParkStats stats;
+  return stats;
+}
+
+bool NotifyCall::Read(uint64_t addr, std::span<uint8_t> dst) { return ReadGuest(tid_, addr, dst); }
+
+// Immediate calls were confirmed live after the copy-in, and the kernel (killable receive) keeps
+// them from being interrupted by anything but death, so the write needs no second check.
+bool NotifyCall::Write(uint64_t addr, std::span<const uint8_t> src) {
+  return WriteGuest(tid_, addr, src);
+}
+
+bool NotifyCall::StillValid() { return listener_.IdValid(id_); }
+
+std::shared_ptr<hostshim::Continuation> NotifyCall::Detach(const abi::IoctlDesc& desc, uint64_t argp,
+                                                           std::vector<uint8_t> arg) {
+  return std::make_shared<ParkedIoctl>(listener_, id_, tid_, desc, argp, std::move(arg));
+}
+
+bool ReadPendingSignals(pid_t tid, PendingSignals* out) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  uint64_t thread = 0, shared = 0, blocked = 0, ignored = 0;
+  for (char* line = buf; line && *line;) {
+    char* next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    thread |= ParseMask(line, "SigPnd:");
+    shared |= ParseMask(line, "ShdPnd:");
+    blocked |= ParseMask(line, "SigBlk:");
+    ignored |= ParseMask(line, "SigIgn:");
+    line = next;
+  }
+  out->thread = thread & ~blocked & ~ignored;
+  out->process = shared & ~blocked & ~ignored;
+  return true;
+}
+
+}  // namespace nvsentry::sentry

@@ -1,0 +1,175 @@
+#include "sentry/sentry.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "abi/catalogue.h"
+#include "proxy/engine.h"
+#include "sentry/crash.h"
+#include "sentry/guest_memory.h"
+#include "sentry/notify_call.h"
+#include "sentry/open_path.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+std::optional<std::string> ReadLink(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+  if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf)) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+Sentry::Sentry(int listener_fd, const SentryOptions& options)
+    : listener_(listener_fd), options_(options) {
+  if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
+  if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
+    spdlog::info("synchronous wake-up not supported by this kernel; continuing without");
+}
+
+void Sentry::Start() {
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (auto& t : workers_) t.detach();  // they end with the process
+}
+
+void Sentry::WorkerLoop() {
+  InstallCrashStackForThread();
+  // Workers never take the forwarded signals; the main thread does.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  seccomp_notif req;
+  for (;;) {
+    int err = listener_.Receive(&req);
+    if (err == 0) {
+      Handle(req);
+    } else if (err != ENOENT && err != EINTR) {
+      spdlog::debug("listener closed: {}", strerror(err));
+      return;
+    }
+  }
+}
+
+void Sentry::Handle(const seccomp_notif& req) {
+  TrappedCall kind = syscalls_.Classify(req.data.arch, req.data.nr);
+  switch (kind) {
+    case TrappedCall::kIoctl:
+      HandleIoctl(req);
+      return;
+    case TrappedCall::kOther:
+      listener_.Continue(req.id);
+      return;
+    default:
+      HandleOpen(req, kind);
+  }
+}
+
+void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
+  const pid_t tid = static_cast<pid_t>(req.pid);
+  const __u64* a = req.data.args;
+  int dirfd = AT_FDCWD;
+  uint64_t path_addr = 0;
+  uint64_t flags = 0;
+  switch (kind) {
+    case TrappedCall::kOpen: path_addr = a[0]; flags = a[1]; break;
+    case TrappedCall::kCreat: path_addr = a[0]; flags = O_CREAT | O_WRONLY | O_TRUNC; break;
+    case TrappedCall::kOpenat: dirfd = static_cast<int>(a[0]); path_addr = a[1]; flags = a[2]; break;
+    case TrappedCall::kOpenat2: {
+      dirfd = static_cast<int>(a[0]);
+      path_addr = a[1];
+      open_how how{};
+      if (a[3] < sizeof(uint64_t) ||
+          !ReadGuest(tid, a[2], std::span(reinterpret_cast<uint8_t*>(&how), sizeof(uint64_t)))) {
+        listener_.Continue(req.id);  // the kernel reports the bad argument itself
+        return;
+      }
+      flags = how.flags;
+      break;
+    }
+    default: break;
+  }
+  // Unreadable paths continue: the kernel fails them the same way on its own read.
+  std::optional<std::string> path = ReadGuestString(tid, path_addr, PATH_MAX - 1);
+  if (!path || !MayNameNvidiaNode(*path)) {
+    listener_.Continue(req.id);
+    return;
+  }
+  std::string base;
+  if ((*path)[0] != '/') {
+    std::string link = dirfd == AT_FDCWD
+                           ? "/proc/" + std::to_string(tid) + "/cwd"
+                           : "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
+    auto resolved = ReadLink(link);
+    if (!resolved || (*resolved)[0] != '/') {
+      listener_.Continue(req.id);
+      return;
+    }
+    base = *resolved;
+  }
+  NormalPath np = NormalizePath(base, *path);
+  if (!abi::LooksLikeNvidiaNode(np.path)) {
+    listener_.Continue(req.id);
+    return;
+  }
+  const abi::DeviceDesc* dev = abi::FindDeviceByPath(np.path);
+  if (dev == nullptr) {
+    spdlog::info("open {}: not a device the catalogue has", np.path);
+    listener_.Fail(req.id, ENOENT);
+    return;
+  }
+  if (np.trailing_slash || (flags & O_DIRECTORY)) {
+    listener_.Fail(req.id, ENOTDIR);
+    return;
+  }
+  if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+    listener_.Fail(req.id, EEXIST);
+    return;
+  }
+  if (getenv("NVSENTRY_TEST_CRASH_ON_OPEN") != nullptr) CrashForTest();
+  if (!listener_.IdValid(req.id)) return;
+
+  auto session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev));
+  auto pending = sessions_.Create(std::move(session));
+  if (!pending.ok()) {
+    spdlog::error("open {}: {}", np.path, pending.status().ToString());
+    listener_.Fail(req.id, ENFILE);
+    return;
+  }
+  int guest_fd = listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+  if (guest_fd < 0) {
+    spdlog::debug("open {}: placing the fd failed: {}", np.path, strerror(-guest_fd));
+    sessions_.Abandon(*pending);
+    // EMFILE and the like are the guest's to see; a vanished call has nobody to answer.
+    if (guest_fd != -ENOENT) listener_.Fail(req.id, -guest_fd);
+    return;
+  }
+  sessions_.Placed(*pending);
+  spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
+}
+
+void Sentry::HandleIoctl(const seccomp_notif& req) {
+  const pid_t tid = static_cast<pid_t>(req.pid);
+  const int fd = static_cast<int>(req.data.args[0]);
+  std::shared_ptr<proxy::Session> session = sessions_.Lookup(tid, fd);
+  if (!session) {
+    listener_.Continue(req.id);  // not ours: exactly what the kernel would do without us
+    return;
+  }
+  NotifyCall call(listener_, req.id, tid);
+  const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
+  proxy::IoctlOutcome out = proxy::RunIoctl(*session, code, req.data.args[2], call);
+  if (out.kind != proxy::IoctlOutcome::kAnswer) return;
+  if (out.err == 0) listener_.Return(req.id, 0);
+  else listener_.Fail(req.id, out.err);
+}
+
+}  // namespace nvsentry::sentry

@@ -1,0 +1,216 @@
+#include "sentry/session_table.h"
+
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+long Kcmp(pid_t pid1, pid_t pid2, int type, unsigned long idx1, unsigned long idx2) {
+  return syscall(SYS_kcmp, pid1, pid2, type, idx1, idx2);
+}
+
+// Per worker thread: (tid, fd) -> slot. Bounded; a wrong guess costs only the slow path.
+struct IdentityCache {
+  absl::flat_hash_map<uint64_t, int> map;
+};
+thread_local IdentityCache tls_cache;
+constexpr size_t kCacheLimit = 4096;
+
+uint64_t Key(pid_t tid, int fd) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32) | static_cast<uint32_t>(fd);
+}
+
+}  // namespace
+
+SessionTable::SessionTable() : self_(getpid()) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) == 0) {
+    struct stat st;
+    if (fstat(p[0], &st) == 0) pipefs_dev_ = st.st_dev;
+    // Probe KCMP_EPOLL_TFD on ourselves once.
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev) == 0) {
+      kcmp_epoll_slot slot{static_cast<__u32>(ep), static_cast<__u32>(p[1]), 0};
+      kcmp_ok_ = Kcmp(self_, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(p[1]),
+                      reinterpret_cast<unsigned long>(&slot)) == 0;
+    }
+    if (ep >= 0) close(ep);
+    close(p[0]);
+    close(p[1]);
+  }
+  if (!kcmp_ok_) spdlog::warn("kcmp(KCMP_EPOLL_TFD) unavailable: every ioctl takes the slow fd lookup");
+  lifetime_epoll_ = epoll_create1(EPOLL_CLOEXEC);
+  stop_fd_ = eventfd(0, EFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = stop_fd_;
+  epoll_ctl(lifetime_epoll_, EPOLL_CTL_ADD, stop_fd_, &ev);
+  lifetime_ = std::thread([this] { LifetimeLoop(); });
+}
+
+SessionTable::~SessionTable() {
+  uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof one);
+  lifetime_.join();
+  absl::MutexLock lock(&mu_);
+  for (auto& [slot, e] : by_slot_) {
+    close(slot);
+    close(e.keep_end);
+  }
+  close(lifetime_epoll_);
+  close(stop_fd_);
+}
+
+absl::StatusOr<SessionTable::Pending> SessionTable::Create(std::shared_ptr<proxy::Session> session) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    return absl::ResourceExhaustedError(absl::StrCat("pipe: ", strerror(errno)));
+  // The guest's end blocks like a file would; only our drain end is non-blocking.
+  fcntl(p[1], F_SETFL, 0);
+  int slot = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  struct stat st;
+  if (slot < 0 || epoll_ctl(slot, EPOLL_CTL_ADD, p[1], &ev) != 0 || fstat(p[1], &st) != 0) {
+    int err = errno;
+    if (slot >= 0) close(slot);
+    close(p[0]);
+    close(p[1]);
+    return absl::ResourceExhaustedError(absl::StrCat("session fds: ", strerror(err)));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    by_slot_[slot] = Entry{std::move(session), slot, p[1], p[0], st.st_ino};
+    by_ino_[st.st_ino] = slot;
+    by_keep_end_[p[0]] = slot;
+  }
+  return Pending{p[1], slot};
+}
+
+void SessionTable::Placed(const Pending& p) {
+  close(p.guest_end);
+  int keep_end;
+  {
+    absl::MutexLock lock(&mu_);
+    keep_end = by_slot_.at(p.slot).keep_end;
+  }
+  // Watched only now, so the lifetime thread cannot end a session still being placed. The hang-up
+  // is level-triggered: a guest that closed it already is seen at once.
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = keep_end;
+  epoll_ctl(lifetime_epoll_, EPOLL_CTL_ADD, keep_end, &ev);
+}
+
+void SessionTable::Abandon(const Pending& p) {
+  close(p.guest_end);
+  End(p.slot);
+}
+
+void SessionTable::End(int slot) {
+  std::shared_ptr<proxy::Session> doomed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = by_slot_.find(slot);
+    if (it == by_slot_.end()) return;
+    Entry& e = it->second;
+    epoll_ctl(lifetime_epoll_, EPOLL_CTL_DEL, e.keep_end, nullptr);
+    close(e.keep_end);
+    close(e.slot);
+    by_ino_.erase(e.ino);
+    by_keep_end_.erase(e.keep_end);
+    doomed = std::move(e.session);
+    by_slot_.erase(it);
+  }
+  if (doomed) spdlog::debug("{}: session closed", doomed->device().path);
+  // The backend's resources go with the last reference, outside the lock.
+}
+
+std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
+  if (fd < 0) return nullptr;
+  const uint64_t key = Key(tid, fd);
+  auto hit = tls_cache.map.find(key);
+  if (hit != tls_cache.map.end() && kcmp_ok_) {
+    std::shared_ptr<proxy::Session> session;
+    int tfd = -1;
+    {
+      absl::ReaderMutexLock lock(&mu_);
+      auto e = by_slot_.find(hit->second);
+      if (e != by_slot_.end()) {
+        session = e->second.session;
+        tfd = e->second.tfd;
+      }
+    }
+    if (session) {
+      kcmp_epoll_slot s{static_cast<__u32>(hit->second), static_cast<__u32>(tfd), 0};
+      if (Kcmp(tid, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(fd),
+               reinterpret_cast<unsigned long>(&s)) == 0)
+        return session;
+    }
+  }
+  int slot = -1;
+  std::shared_ptr<proxy::Session> session = SlowLookup(tid, fd, &slot);
+  if (session) {
+    if (tls_cache.map.size() >= kCacheLimit) tls_cache.map.clear();
+    tls_cache.map[key] = slot;
+  } else if (hit != tls_cache.map.end()) {
+    tls_cache.map.erase(key);
+  }
+  return session;
+}
+
+std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, int* slot) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", tid, fd);
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_dev != pipefs_dev_) return nullptr;
+  absl::ReaderMutexLock lock(&mu_);
+  auto i = by_ino_.find(st.st_ino);
+  if (i == by_ino_.end()) return nullptr;
+  *slot = i->second;
+  return by_slot_.at(i->second).session;
+}
+
+size_t SessionTable::size() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return by_slot_.size();
+}
+
+void SessionTable::LifetimeLoop() {
+  epoll_event events[64];
+  char sink[4096];
+  for (;;) {
+    int n = epoll_wait(lifetime_epoll_, events, 64, -1);
+    if (n < 0) continue;
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == stop_fd_) return;
+      // Whatever the guest writes to a device fd is discarded (a device has no byte stream).
+      while (read(fd, sink, sizeof sink) > 0) {
+      }
+      if (events[i].events & (EPOLLHUP | EPOLLERR)) {
+        int slot = -1;
+        {
+          absl::ReaderMutexLock lock(&mu_);
+          auto it = by_keep_end_.find(fd);
+          if (it != by_keep_end_.end()) slot = it->second;
+        }
+        if (slot >= 0) End(slot);
+      }
+    }
+  }
+}
+
+}  // namespace nvsentry::sentry

@@ -1,0 +1,74 @@
+// Device sessions and the fds that refer to them.
+//
+// The guest holds, for each open of a device, the write end of a pipe the sentry made (never a
+// host device fd). The same open file travels with dup, fork, exec and SCM_RIGHTS like any other
+// fd, and the kernel tells the sentry when the last copy anywhere is closed: the read end, which
+// the sentry keeps, hangs up. Then the session ends.
+//
+// Identity on each trapped ioctl costs one syscall on the fast path: a per-thread cache maps the
+// guest's (thread, fd number) to a session, and kcmp(KCMP_EPOLL_TFD) confirms that the guest fd is
+// still that session's open file (each session registers its pipe end in an epoll instance of its
+// own, which holds no reference to it). A miss costs one stat of /proc/TID/fd/N, matched by the
+// pipe's inode.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "proxy/session.h"
+
+namespace nvsentry::sentry {
+
+class SessionTable {
+ public:
+  SessionTable();
+  ~SessionTable();
+
+  // A guest-side fd for a new session, registered before the guest can see it. The caller places
+  // it in the guest, then calls Placed() (or Abandon() if placing failed).
+  struct Pending {
+    int guest_end;  // sentry's copy of the fd to place in the guest
+    int slot;
+  };
+  absl::StatusOr<Pending> Create(std::shared_ptr<proxy::Session> session);
+  void Placed(const Pending& p);
+  void Abandon(const Pending& p);
+
+  // The session guest fd `fd` of thread `tid` refers to, or nullptr if it is not a session.
+  std::shared_ptr<proxy::Session> Lookup(pid_t tid, int fd);
+
+  size_t size() const;
+  // For tests and benchmarks: which identity check the fast path uses.
+  bool kcmp_available() const { return kcmp_ok_; }
+
+ private:
+  struct Entry {
+    std::shared_ptr<proxy::Session> session;
+    int slot;      // the session's own epoll fd; names the entry
+    int tfd;       // the fd number the guest end had when registered in the slot's epoll
+    int keep_end;  // read end of the pipe: hangs up when the guest's last copy closes
+    ino_t ino;
+  };
+
+  std::shared_ptr<proxy::Session> SlowLookup(pid_t tid, int fd, int* slot);
+  void LifetimeLoop();
+  void End(int slot);
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<int, Entry> by_slot_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<ino_t, int> by_ino_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int, int> by_keep_end_ ABSL_GUARDED_BY(mu_);
+  dev_t pipefs_dev_ = 0;
+  pid_t self_ = 0;
+  bool kcmp_ok_ = false;
+  int lifetime_epoll_ = -1;
+  int stop_fd_ = -1;
+  std::thread lifetime_;
+};
+
+}  // namespace nvsentry::sentry
