@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -16,7 +18,11 @@ namespace nvsentry::sentry {
 namespace {
 
 std::atomic<pid_t> g_victim{0};
+std::atomic<bool> g_crashing{false};
 int g_log_fd = -1;
+// Allocated up front: the demangler may not allocate safely inside a fault handler.
+char* g_demangle_buf = nullptr;
+size_t g_demangle_len = 0;
 
 void Emit(const char* s, size_t n) {
   (void)!write(STDERR_FILENO, s, n);
@@ -34,9 +40,7 @@ void Emitf(const char* fmt, ...) {
 }
 
 void OnFatal(int sig, siginfo_t* info, void*) {
-  // Kill the guest first: whatever happens below, it must not be left hanging on a dead sentry.
-  pid_t victim = g_victim.load();
-  if (victim > 0) kill(victim, SIGKILL);
+  g_crashing.store(true);
   Emitf("nvsentry: internal error: %s at address %p; the guest was killed. Backtrace:\n",
         strsignal(sig), info ? info->si_addr : nullptr);
   unw_context_t ctx;
@@ -48,9 +52,24 @@ void OnFatal(int sig, siginfo_t* info, void*) {
     unw_get_reg(&cur, UNW_REG_IP, &ip);
     char name[256] = "??";
     unw_get_proc_name(&cur, name, sizeof name, &off);
-    Emitf("  #%-2d 0x%016lx %s+0x%lx\n", frame, static_cast<unsigned long>(ip), name,
+    const char* shown = name;
+    int status = -1;
+    size_t len = g_demangle_len;
+    if (g_demangle_buf != nullptr && name[0] == '_' && name[1] == 'Z') {
+      char* d = abi::__cxa_demangle(name, g_demangle_buf, &len, &status);
+      if (status == 0 && d != nullptr) {
+        g_demangle_buf = d;
+        g_demangle_len = std::max(g_demangle_len, len);
+        shown = d;
+      }
+    }
+    Emitf("  #%-2d 0x%016lx %s+0x%lx\n", frame, static_cast<unsigned long>(ip), shown,
           static_cast<unsigned long>(off));
   }
+  // The guest must not be left hanging on a dead sentry. (Its init would also die of
+  // PDEATHSIG, but only once the whole sentry is gone.)
+  pid_t victim = g_victim.load();
+  if (victim > 0) kill(victim, SIGKILL);
   // SA_RESETHAND restored the default action: re-raise to die of the same signal.
   raise(sig);
 }
@@ -70,6 +89,8 @@ void InstallCrashStackForThread() {
 
 void InstallCrashHandler(int log_fd) {
   g_log_fd = log_fd;
+  g_demangle_len = 4096;
+  g_demangle_buf = static_cast<char*>(malloc(g_demangle_len));
   InstallCrashStackForThread();
   struct sigaction sa{};
   sa.sa_sigaction = OnFatal;
@@ -79,6 +100,8 @@ void InstallCrashHandler(int log_fd) {
 }
 
 void SetCrashVictim(pid_t pid) { g_victim.store(pid); }
+
+bool CrashInProgress() { return g_crashing.load(); }
 
 void CrashForTest() {
   volatile int* p = nullptr;

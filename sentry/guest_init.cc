@@ -59,7 +59,8 @@ void RunGuestInit(const GuestInitArgs& a) {
     int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC,
                               "size=4k,mode=0755")
                       : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);
-    if (rc != 0) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
+    // A node that vanished since the scan has nothing left to hide.
+    if (rc != 0 && errno != ENOENT) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
   }
   // A /proc of this PID namespace: host processes (and their /proc/PID/root views of the
   // uncovered /dev) are not reachable from the guest.

@@ -144,6 +144,7 @@ int RunGuest(const RunOptions& options) {
     siginfo_t info{};
     if (waitid(P_PIDFD, static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
       continue;
+    while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
     int status = 0;
     if (read(status_pipe[0], &status, sizeof status) == sizeof status) return StatusToExitCode(status);
     // Init died without reporting: killed from outside, or it could not start the program.

@@ -2,7 +2,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "sentry/cli.h"
 #include "sentry/crash.h"
@@ -16,12 +18,20 @@ namespace {
 int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
   std::shared_ptr<spdlog::logger> logger;
   int crash_fd = -1;
+  if (!o.log_file.empty()) {
+    // Checked here so that a bad path is an error (spdlog would create missing directories).
+    crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (crash_fd < 0) {
+      fprintf(stderr, "nvsentry: --log-file: cannot open %s: %s\n", o.log_file.c_str(),
+              strerror(errno));
+      return -2;
+    }
+  }
   try {
     if (o.log_file.empty()) {
       logger = spdlog::stderr_logger_mt("nvsentry");
     } else {
       logger = spdlog::basic_logger_mt("nvsentry", o.log_file);
-      crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     }
   } catch (const spdlog::spdlog_ex& e) {
     fprintf(stderr, "nvsentry: --log-file: %s\n", e.what());

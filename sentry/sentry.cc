@@ -42,11 +42,9 @@ void Sentry::Start() {
 }
 
 void Sentry::WorkerLoop() {
+  // The forwarded signals are already blocked (inherited from the main thread, which takes them
+  // through a signalfd); faults must stay deliverable so the crash handler runs.
   InstallCrashStackForThread();
-  // Workers never take the forwarded signals; the main thread does.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   seccomp_notif req;
   for (;;) {
     int err = listener_.Receive(&req);

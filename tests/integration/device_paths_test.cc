@@ -1,0 +1,72 @@
+// Opening device paths, and host NVIDIA nodes kept out of the guest's reach.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "gtest/gtest.h"
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+std::string E(int e) { return std::to_string(e); }
+
+TEST(DevicePaths, OpenFormsAndErrors) {
+  RunResult r = RunSandboxed({}, {CtrlGuestPath(), "paths"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["bogus"], E(ENOENT)) << "an NVIDIA-looking path the catalogue lacks";
+  EXPECT_EQ(kv["slash"], E(ENOTDIR));
+  EXPECT_EQ(kv["excl"], E(EEXIST));
+  EXPECT_EQ(kv["directory"], E(ENOTDIR));
+  EXPECT_EQ(kv["openat"], "1");
+  EXPECT_EQ(kv["dotdot"], "1");
+  EXPECT_EQ(kv["openat2"], "1");
+  EXPECT_EQ(kv["relative"], "1");
+  EXPECT_EQ(kv["creat"], "1");
+  EXPECT_EQ(kv["device_read"], "-1");
+}
+
+// A stand-in for a host NVIDIA node: a character device named like one (it is /dev/zero's
+// device, so reading it yields bytes). The guest must never get it: not by its path, not through
+// /proc/1/root, not by swapping the path between the sentry's look and the kernel's, and it may
+// not unmount the cover or make a node of its own.
+class HostNode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to make a device node";
+    path_ = "/dev/nvhost-standin-" + std::to_string(getpid());
+    rdev_ = makedev(1, 5);
+    ASSERT_EQ(mknod(path_.c_str(), S_IFCHR | 0666, rdev_), 0) << strerror(errno);
+  }
+  void TearDown() override {
+    if (!path_.empty()) unlink(path_.c_str());
+  }
+  std::string path_;
+  dev_t rdev_ = 0;
+};
+
+TEST_F(HostNode, StandInIsUnreachable) {
+  RunResult r = RunSandboxed({}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)},
+                             {}, 60000);
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(kv["breaches"], "0");
+  EXPECT_EQ(kv["direct_errno"], E(ENOENT));
+  EXPECT_EQ(kv["umount_errno"], E(EPERM));
+  EXPECT_EQ(kv["mknod_errno"], E(EPERM));
+  // The race really ran: the kernel opened the swapped-in path (the cover) many times.
+  EXPECT_GT(std::stoi(kv["opened_other"]), 0) << r.out;
+}
+
+TEST_F(HostNode, StandInIsReachableWithoutTheSandbox) {
+  // The same guest natively does reach it: the test above can fail.
+  RunResult r = RunProgram({{CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(ParseKeyValues(r.out)["breaches"], "0");
+}
+
+}  // namespace
+}  // namespace nvsentry::testing

@@ -1,0 +1,147 @@
+// nvsentry run as a launcher: exit statuses, signals, process lifetime, options, crashes.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+std::string UniqueSleep() {
+  // A sleep duration nobody else uses, to find the process by its command line.
+  std::random_device rd;
+  return std::to_string(900 + rd() % 90) + "." + std::to_string(100000 + rd() % 899999);
+}
+
+bool GoneWithin(const std::string& needle, int ms) {
+  for (int waited = 0; waited < ms; waited += 50) {
+    if (ProcessesMatching(needle).empty()) return true;
+    usleep(50000);
+  }
+  return false;
+}
+
+TEST(Launcher, ExitStatusIsTheGuests) {
+  EXPECT_EQ(RunSandboxed({}, {"sh", "-c", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(RunSandboxed({}, {"true"}).exit_code, 0);
+  EXPECT_EQ(RunSandboxed({}, {"sh", "-c", "kill -TERM $$"}).exit_code, 128 + SIGTERM);
+  EXPECT_EQ(RunSandboxed({}, {"sh", "-c", "kill -SEGV $$"}).exit_code, 128 + SIGSEGV);
+  RunResult missing = RunSandboxed({}, {"/nonexistent/program"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("No such file"), std::string::npos);
+  std::string plain = ::testing::TempDir() + "/not-executable";
+  RunProgram({{"sh", "-c", "echo data > " + plain + " && chmod 0644 " + plain}});
+  EXPECT_EQ(RunSandboxed({}, {plain}).exit_code, 126);
+}
+
+TEST(Launcher, StdioEnvironmentAndDirectoryAreTheCallers) {
+  RunSpec spec;
+  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c", "echo out:$NVS_TEST_VAR; echo err >&2; pwd"};
+  spec.extra_env = {"NVS_TEST_VAR=hello"};
+  RunResult r = RunProgram(spec);
+  ASSERT_EQ(r.exit_code, 0);
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(r.out, "out:hello\n" + std::string(cwd) + "\n");
+  EXPECT_EQ(r.err, "err\n");
+}
+
+class SignalForwarding : public ::testing::TestWithParam<int> {};
+
+TEST_P(SignalForwarding, SignalSentToNvsentryReachesTheGuest) {
+  int sig = GetParam();
+  const std::string name = sigabbrev_np(sig);
+  RunSpec spec;
+  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c",
+               "trap 'echo got-" + name + "; exit 42' " + name +
+                   "; echo ready; while :; do sleep 0.05; done"};
+  Child c(spec);
+  ASSERT_TRUE(c.WaitForOutput("ready", 10000));
+  kill(c.pid(), sig);
+  RunResult r = c.Finish(10000);
+  EXPECT_EQ(r.exit_code, 42) << r.out << r.err;
+  EXPECT_NE(r.out.find("got-" + name), std::string::npos) << r.out;
+}
+
+TEST_P(SignalForwarding, UnhandledSignalEndsTheGuestWithItsStatus) {
+  int sig = GetParam();
+  RunSpec spec;
+  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c", "echo ready; exec sleep 60"};
+  Child c(spec);
+  ASSERT_TRUE(c.WaitForOutput("ready", 10000));
+  usleep(100000);  // let the exec happen
+  kill(c.pid(), sig);
+  EXPECT_EQ(c.Finish(10000).exit_code, 128 + sig);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SignalForwarding, ::testing::Values(SIGINT, SIGTERM, SIGHUP, SIGQUIT),
+                         [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
+
+TEST(Launcher, NothingOfTheGuestOutlivesItsFirstProcess) {
+  std::string dur = UniqueSleep();
+  RunResult r = RunSandboxed({}, {"sh", "-c", "sleep " + dur + " & sleep " + dur + " & exit 3"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(GoneWithin("sleep " + dur, 3000));
+}
+
+TEST(Launcher, GuestThatForksAndExecs) {
+  RunResult r = RunSandboxed({}, {"sh", "-c",
+                                  std::string(CtrlGuestPath()) + " basic >/dev/null && " +
+                                      "(" + CtrlGuestPath() + " wait | grep -c timeout_errno)"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+}
+
+TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
+  std::string dur = UniqueSleep();
+  RunResult r = RunSandboxed({}, {CtrlGuestPath(), "crash_victim", dur},
+                             {"NVSENTRY_TEST_CRASH_ON_OPEN=1"}, 30000);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+  EXPECT_NE(r.out.find("victim_ready"), std::string::npos);
+  EXPECT_NE(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Backtrace"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HandleOpen"), std::string::npos) << "frames are named:\n" << r.err;
+  EXPECT_TRUE(GoneWithin("sleep " + dur, 3000));
+}
+
+TEST(Launcher, HelpDocumentsEveryOption) {
+  RunResult r = RunProgram({{NvsentryPath(), "--help"}});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* opt : {"--log-level", "--log-file", "--workers", "--sync-wakeup", "--help"})
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+  EXPECT_EQ(RunProgram({{NvsentryPath(), "run", "--help"}}).out, r.out);
+}
+
+TEST(Launcher, BadCommandLinesAreRefusedClearly) {
+  RunResult r = RunProgram({{NvsentryPath(), "run", "--frobnicate", "--", "true"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown option '--frobnicate'"), std::string::npos) << r.err;
+  r = RunProgram({{NvsentryPath(), "run", "--log-level=loud", "true"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--log-level"), std::string::npos) << r.err;
+  r = RunProgram({{NvsentryPath(), "run"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing PROGRAM"), std::string::npos) << r.err;
+  r = RunProgram({{NvsentryPath(), "run", "--log-file=/nonexistent-dir/x.log", "true"}});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Launcher, LogFileRecordsDeviceOpens) {
+  std::string log = ::testing::TempDir() + "/opens.log";
+  unlink(log.c_str());
+  RunResult r = RunSandboxed({"--log-level=debug", "--log-file=" + log}, {CtrlGuestPath(), "basic"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("nvsentry:"), std::string::npos) << "logs go to the file, not stderr";
+  RunResult text = RunProgram({{"cat", log}});
+  EXPECT_NE(text.out.find("opened /dev/nvhost-ctrl"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
