@@ -1,0 +1,167 @@
+// The copy engine against an in-memory guest: copy once, validate the copy, write back once.
+#include "proxy/engine.h"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "abi/devices/nvhost_ctrl.h"
+#include "gtest/gtest.h"
+#include "hostshim/sim/gpu.h"
+
+namespace nvsentry::proxy {
+namespace {
+
+namespace ctrl = abi::nvhost_ctrl;
+
+// Guest memory as a map of address ranges; counts every access.
+class FakeGuest : public CallContext {
+ public:
+  std::map<uint64_t, std::vector<uint8_t>> regions;
+  bool valid = true;
+  int reads = 0, writes = 0, checks = 0;
+  std::shared_ptr<hostshim::Continuation> parked;
+
+  bool Read(uint64_t addr, std::span<uint8_t> dst) override {
+    ++reads;
+    auto* r = Find(addr, dst.size());
+    if (!r) return false;
+    memcpy(dst.data(), r, dst.size());
+    return true;
+  }
+  bool Write(uint64_t addr, std::span<const uint8_t> src) override {
+    ++writes;
+    auto* r = Find(addr, src.size());
+    if (!r) return false;
+    memcpy(r, src.data(), src.size());
+    return true;
+  }
+  bool StillValid() override {
+    ++checks;
+    return valid;
+  }
+  std::shared_ptr<hostshim::Continuation> Detach(const abi::IoctlDesc&, uint64_t,
+                                                 std::vector<uint8_t> arg) override;
+  template <typename T>
+  void Put(uint64_t addr, const T& v) {
+    auto& r = regions[addr];
+    r.resize(sizeof(T));
+    memcpy(r.data(), &v, sizeof(T));
+  }
+  template <typename T>
+  T Get(uint64_t addr) {
+    T v;
+    memcpy(&v, regions.at(addr).data(), sizeof(T));
+    return v;
+  }
+
+ private:
+  uint8_t* Find(uint64_t addr, size_t n) {
+    for (auto& [base, bytes] : regions)
+      if (addr >= base && addr + n <= base + bytes.size()) return bytes.data() + (addr - base);
+    return nullptr;
+  }
+};
+
+class FakeContinuation : public hostshim::Continuation {
+ public:
+  explicit FakeContinuation(std::vector<uint8_t> a) : arg_(std::move(a)) {}
+  std::span<uint8_t> arg() override { return arg_; }
+  void Finish(abi::NvError e) override {
+    finished++;
+    err = e;
+  }
+  bool Abandoned() override { return false; }
+  std::vector<uint8_t> arg_;
+  int finished = 0;
+  abi::NvError err = abi::NvError::kSuccess;
+};
+
+std::shared_ptr<hostshim::Continuation> FakeGuest::Detach(const abi::IoctlDesc&, uint64_t,
+                                                          std::vector<uint8_t> arg) {
+  parked = std::make_shared<FakeContinuation>(std::move(arg));
+  return parked;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  hostshim::sim::Gpu gpu;
+  Session session{abi::Device(abi::DeviceId::kNvhostCtrl),
+                  gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrl))};
+  FakeGuest guest;
+};
+
+TEST_F(EngineTest, ReadCopiesInOnceAndOutOnce) {
+  gpu.syncpoints().Increment(5);
+  guest.Put<ctrl::SyncptIdValue>(0x1000, {5, 0xFFFF});
+  IoctlOutcome out = RunIoctl(session, ctrl::kSyncptRead, 0x1000, guest);
+  EXPECT_EQ(out.kind, IoctlOutcome::kAnswer);
+  EXPECT_EQ(out.err, 0);
+  EXPECT_EQ(guest.Get<ctrl::SyncptIdValue>(0x1000).value, 1u);
+  EXPECT_EQ(guest.reads, 1);
+  EXPECT_EQ(guest.writes, 1);
+  EXPECT_EQ(guest.checks, 1);
+}
+
+TEST_F(EngineTest, InputOnlyCallsWriteNothing) {
+  guest.Put<uint32_t>(0x2000, 6);
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).err, 0);
+  EXPECT_EQ(guest.writes, 0);
+  EXPECT_EQ(gpu.syncpoints().Read(6), 1u);
+}
+
+TEST_F(EngineTest, UnreadableArgumentIsEfaultAndChangesNothing) {
+  guest.Put<uint8_t>(0x3000, 6);  // one byte where four are needed
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x3000, guest).err, EFAULT);
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0xdead0000, guest).err, EFAULT);
+  EXPECT_EQ(gpu.syncpoints().Read(6), 0u);
+  EXPECT_EQ(guest.checks, 0) << "nothing to confirm when the copy failed";
+}
+
+TEST_F(EngineTest, UnwritableOutputIsEfault) {
+  guest.Put<uint32_t>(0x4000, 1);  // id readable... but only 4 of the 8 bytes exist
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptRead, 0x4000, guest).err, EFAULT);
+}
+
+TEST_F(EngineTest, GoneCallIsDroppedBeforeAnyEffect) {
+  guest.Put<uint32_t>(0x2000, 7);
+  guest.valid = false;
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(gpu.syncpoints().Read(7), 0u);
+}
+
+TEST_F(EngineTest, ErrorsWriteNothingBack) {
+  guest.Put<ctrl::SyncptIdValue>(0x1000, {999, 0x1234});
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptRead, 0x1000, guest).err, EINVAL);
+  EXPECT_EQ(guest.writes, 0);
+  EXPECT_EQ(guest.Get<ctrl::SyncptIdValue>(0x1000).value, 0x1234u);
+}
+
+TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
+  guest.Put<uint64_t>(0x1000, 0);
+  EXPECT_EQ(RunIoctl(session, 0xC0080099, 0x1000, guest).err, ENOTTY);
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptGetShift, 0x1000, guest).err, EOPNOTSUPP);
+  // A code whose size differs from the catalogue's is a different, unknown code.
+  EXPECT_EQ(RunIoctl(session, 0xC0100014, 0x1000, guest).err, ENOTTY);
+  Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap))};
+  EXPECT_EQ(RunIoctl(nvmap, 0xC0080101, 0x1000, guest).err, EOPNOTSUPP);
+}
+
+TEST_F(EngineTest, WaitParksAndFinishesThroughTheContinuation) {
+  guest.Put<ctrl::SyncptWaitEx>(0x5000, {8, 2, -1, 0});
+  IoctlOutcome out = RunIoctl(session, ctrl::kSyncptWaitEx, 0x5000, guest);
+  ASSERT_EQ(out.kind, IoctlOutcome::kParked);
+  auto* cont = static_cast<FakeContinuation*>(guest.parked.get());
+  gpu.syncpoints().Increment(8);
+  EXPECT_EQ(cont->finished, 0);
+  gpu.syncpoints().Increment(8);
+  EXPECT_EQ(cont->finished, 1);
+  EXPECT_EQ(cont->err, abi::NvError::kSuccess);
+  ctrl::SyncptWaitEx result;
+  memcpy(&result, cont->arg_.data(), sizeof result);
+  EXPECT_EQ(result.value, 2u);
+  EXPECT_EQ(guest.writes, 0) << "write-back belongs to the continuation";
+}
+
+}  // namespace
+}  // namespace nvsentry::proxy

@@ -1,0 +1,101 @@
+#include "hostshim/sim/syncpoints.h"
+
+#include <atomic>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace nvsentry::hostshim::sim {
+namespace {
+
+class RecordingWaiter : public SyncpointWaiter {
+ public:
+  void Reached(uint32_t v) override {
+    value = v;
+    reached++;
+    done.Notify();
+  }
+  void TimedOut() override {
+    timed_out++;
+    done.Notify();
+  }
+  bool Abandoned() override { return abandoned.load(); }
+  std::atomic<int> reached{0}, timed_out{0};
+  std::atomic<bool> abandoned{false};
+  uint32_t value = 0;
+  absl::Notification done;
+};
+
+TEST(SyncptReached, WrapsAround) {
+  EXPECT_TRUE(SyncptReached(5, 5));
+  EXPECT_TRUE(SyncptReached(6, 5));
+  EXPECT_FALSE(SyncptReached(4, 5));
+  EXPECT_TRUE(SyncptReached(2, 0xFFFFFFF0u)) << "value wrapped past the threshold";
+  EXPECT_FALSE(SyncptReached(0xFFFFFFF0u, 2)) << "threshold wrapped ahead of the value";
+}
+
+TEST(Syncpoints, IncrementReadAndMax) {
+  Syncpoints s;
+  EXPECT_EQ(s.Read(3), 0u);
+  EXPECT_EQ(s.Increment(3), 1u);
+  EXPECT_EQ(s.Read(3), 1u);
+  EXPECT_EQ(s.ReadMax(3), 1u);
+  EXPECT_EQ(s.Read(4), 0u);
+  EXPECT_TRUE(Syncpoints::ValidId(191));
+  EXPECT_FALSE(Syncpoints::ValidId(192));
+}
+
+TEST(Syncpoints, ParkedWaiterCompletesOnIncrement) {
+  Syncpoints s;
+  auto w = std::make_shared<RecordingWaiter>();
+  uint32_t v;
+  EXPECT_EQ(s.Wait(9, 2, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  EXPECT_EQ(s.ParkedCount(), 1u);
+  s.Increment(9);
+  EXPECT_EQ(w->reached.load(), 0);
+  s.Increment(9);
+  EXPECT_TRUE(w->done.HasBeenNotified());
+  EXPECT_EQ(w->value, 2u);
+  EXPECT_EQ(s.ParkedCount(), 0u);
+}
+
+TEST(Syncpoints, ReachedAndZeroTimeoutAnswerWithoutParking) {
+  Syncpoints s;
+  s.Increment(1);
+  uint32_t v = 0;
+  bool made = false;
+  auto make = [&] {
+    made = true;
+    return std::shared_ptr<SyncpointWaiter>();
+  };
+  EXPECT_EQ(s.Wait(1, 1, 100, make, &v), Syncpoints::WaitStart::kReached);
+  EXPECT_EQ(v, 1u);
+  EXPECT_EQ(s.Wait(1, 50, 0, make, &v), Syncpoints::WaitStart::kTimedOut);
+  EXPECT_FALSE(made);
+}
+
+TEST(Syncpoints, TimeoutFiresOnce) {
+  Syncpoints s;
+  auto w = std::make_shared<RecordingWaiter>();
+  uint32_t v;
+  ASSERT_EQ(s.Wait(2, 10, 30, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_TRUE(w->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  for (int i = 0; i < 10; ++i) s.Increment(2);
+  EXPECT_EQ(w->timed_out.load(), 1);
+  EXPECT_EQ(w->reached.load(), 0);
+}
+
+TEST(Syncpoints, AbandonedWaitersAreDropped) {
+  Syncpoints s(absl::Milliseconds(10));
+  auto w = std::make_shared<RecordingWaiter>();
+  uint32_t v;
+  ASSERT_EQ(s.Wait(4, 1, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  w->abandoned = true;
+  for (int i = 0; i < 200 && s.ParkedCount() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(s.ParkedCount(), 0u);
+  s.Increment(4);
+  EXPECT_EQ(w->reached.load(), 0);
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::sim
