@@ -127,8 +127,10 @@ int RunGuest(const RunOptions& options) {
     setrlimit(RLIMIT_NOFILE, &nofile);
   }
 
-  Sentry sentry(listener, SentryOptions{options.workers, options.sync_wakeup});
-  sentry.Start();
+  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
+  // process ends right after RunGuest returns.
+  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup});
+  sentry->Start();
 
   int sfd = signalfd(-1, &handled, SFD_CLOEXEC);
   for (;;) {
