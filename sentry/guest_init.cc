@@ -1,5 +1,7 @@
 #include "sentry/guest_init.h"
 
+#include "sentry/fd_passing.h"
+
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -16,26 +18,13 @@ namespace {
 
 [[noreturn]] void Fail(int control_fd, const char* what, int err) {
   char msg[512];
-  int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
-  send(control_fd, msg, static_cast<size_t>(n), MSG_NOSIGNAL);
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  SendWithFd(control_fd, msg, -1);
   _exit(125);
 }
 
 void SendListener(int control_fd, int listener, bool killable) {
-  char data[8] = {'o', 'k', killable ? 'k' : '-'};
-  iovec iov{data, 3};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = cbuf;
-  msg.msg_controllen = sizeof cbuf;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &listener, sizeof(int));
-  if (sendmsg(control_fd, &msg, MSG_NOSIGNAL) < 0) _exit(125);
+  if (!SendWithFd(control_fd, killable ? "ok:killable" : "ok", listener)) _exit(125);
 }
 
 [[noreturn]] void ExecGuest(const GuestInitArgs& a) {

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "sentry/crash.h"
+#include "sentry/fd_passing.h"
 #include "sentry/filter.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
@@ -27,30 +28,18 @@ constexpr int kSandboxFailed = 125;
 
 // Waits for init's first message: the listener fd, or why it could not start.
 int ReceiveListener(int control_fd, bool* killable, std::string* error) {
-  char data[512];
-  iovec iov{data, sizeof data - 1};
-  alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = cbuf;
-  msg.msg_controllen = sizeof cbuf;
-  ssize_t n;
-  do n = recvmsg(control_fd, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) {
+  std::string text;
+  int fd = -1;
+  if (!ReceiveWithFd(control_fd, &text, &fd)) {
     *error = "the sandbox's init exited before it was ready";
     return -1;
   }
-  data[n] = 0;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (n >= 2 && memcmp(data, "ok", 2) == 0 && c && c->cmsg_type == SCM_RIGHTS) {
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    *killable = n >= 3 && data[2] == 'k';
+  if (text.starts_with("ok") && fd >= 0) {
+    *killable = text == "ok:killable";
     return fd;
   }
-  *error = data;
+  if (fd >= 0) close(fd);
+  *error = text;
   return -1;
 }
 
