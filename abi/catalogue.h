@@ -37,7 +37,10 @@ struct Field {
 };
 
 enum IoctlFlags : uint32_t {
-  kMayBlock = 1u << 0,  // may park the calling thread (a wait); trapped interruptibly
+  kMayBlock = 1u << 0,  // may park the calling thread (a wait)
+  // Changes no driver state: only reads it. The engine then skips the liveness check that must
+  // precede a side effect (a gone caller's answer is simply never delivered).
+  kPure = 1u << 1,
 };
 
 struct IoctlDesc {
@@ -48,6 +51,7 @@ struct IoctlDesc {
   constexpr uint32_t size() const { return IocSize(code); }
   constexpr Dir dir() const { return IocDir(code); }
   constexpr bool may_block() const { return (flags & kMayBlock) != 0; }
+  constexpr bool pure() const { return (flags & kPure) != 0; }
 };
 
 enum class DeviceId : uint8_t {

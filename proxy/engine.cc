@@ -53,8 +53,9 @@ IoctlOutcome RunIoctl(Session& session, uint32_t code, uint64_t argp, CallContex
     return {IoctlOutcome::kAnswer, EFAULT};
   }
   // Nothing may change before we know the guest thread still waits for this call (the copy may
-  // also have come from a task that reused its id).
-  if (!ctx.StillValid()) return {IoctlOutcome::kDropped, 0};
+  // also have come from a task that reused its id). A pure call changes nothing, and its
+  // write-back is no safer for a check made before it, so it skips the syscall.
+  if (!desc->pure() && !ctx.StillValid()) return {IoctlOutcome::kDropped, 0};
 
   EngineParker parker(*desc, argp, std::span(buf), ctx);
   hostshim::Call call{*desc, std::span(buf), parker};

@@ -1,7 +1,8 @@
 // The copy engine: one path, driven by the catalogue, for every ioctl on a device session.
 // It finds the ioctl's description, copies the argument from the guest once into sentry memory,
-// confirms the call is still live before anything can change, dispatches to the backend, and
-// writes the outputs back once. Backends only ever see the sentry's copy.
+// confirms the call is still live before anything can change (pure calls change nothing),
+// dispatches to the backend, and writes the outputs back once. Backends only ever see the
+// sentry's copy.
 #pragma once
 
 #include <cstdint>

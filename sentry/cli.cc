@@ -27,8 +27,9 @@ Options for run:
   --log-level=LEVEL  the sentry's log detail: trace, debug, info, warn (default), error, off
   --log-file=FILE    write the sentry's log to FILE (appending) instead of standard error
   --workers=N        threads serving trapped calls (default: one per CPU, at least 2)
-  --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (Linux 6.6+; a
-                     latency trade-off, see docs/benchmarks.md)
+  --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (the default
+                     where the kernel has it, Linux 6.6+; see docs/benchmarks.md)
+  --no-sync-wakeup   let the scheduler place the sentry's wake-ups
   -h, --help         show this text
 )";
 }
@@ -89,6 +90,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
             absl::StrCat("--workers: '", value, "' is not a number from 1 to 256"));
     } else if (name == "--sync-wakeup" && !has_value) {
       o.sync_wakeup = true;
+    } else if (name == "--no-sync-wakeup" && !has_value) {
+      o.sync_wakeup = false;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
     }

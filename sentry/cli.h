@@ -14,7 +14,7 @@ struct RunOptions {
   std::string log_level = "warn";
   std::string log_file;
   int workers = 0;
-  bool sync_wakeup = false;
+  bool sync_wakeup = true;  // used where the kernel has it (6.6+)
 };
 
 struct Command {

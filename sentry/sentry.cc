@@ -33,7 +33,7 @@ Sentry::Sentry(int listener_fd, const SentryOptions& options)
     : listener_(listener_fd), options_(options) {
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
   if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
-    spdlog::info("synchronous wake-up not supported by this kernel; continuing without");
+    spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");
 }
 
 void Sentry::Start() {

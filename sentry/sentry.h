@@ -19,7 +19,7 @@ namespace nvsentry::sentry {
 
 struct SentryOptions {
   int workers = 0;           // 0: one per CPU, at least 2
-  bool sync_wakeup = false;  // ask the kernel to wake workers on the guest's CPU (6.6+)
+  bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
 };
 
 class Sentry {

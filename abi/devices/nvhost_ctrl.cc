@@ -28,13 +28,13 @@ constexpr Field kSlotMask[] = {{"event_slot_mask", 0, kU64, 1, I}};
 constexpr Field kShift[] = {{"syncpt_shift", 0, kU32, 1, O}};
 
 constexpr IoctlDesc kIoctls[] = {
-    {kSyncptRead, "NVHOST_IOCTL_CTRL_SYNCPT_READ", kIdValue, 0},
+    {kSyncptRead, "NVHOST_IOCTL_CTRL_SYNCPT_READ", kIdValue, kPure},
     {kSyncptIncr, "NVHOST_IOCTL_CTRL_SYNCPT_INCR", kIncr, 0},
     {kSyncptWait, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT", kWait, kMayBlock},
     {kModuleMutex, "NVHOST_IOCTL_CTRL_MODULE_MUTEX", kMutex, 0},
     {kModuleRegRdWr, "NVHOST_IOCTL_CTRL_MODULE_REGRDWR", kRegRdWr, 0},
     {kSyncptWaitEx, "NVHOST_IOCTL_CTRL_SYNCPT_WAITEX", kWaitEx, kMayBlock},
-    {kSyncptReadMax, "NVHOST_IOCTL_CTRL_SYNCPT_READ_MAX", kIdValue, 0},
+    {kSyncptReadMax, "NVHOST_IOCTL_CTRL_SYNCPT_READ_MAX", kIdValue, kPure},
     {kGetConfig, "NVHOST_IOCTL_CTRL_GET_CONFIG", kConfig, 0},
     {kSyncptClearEventWait, "NVHOST_IOCTL_CTRL_SYNCPT_CLEAR_EVENT_WAIT", kSlot, 0},
     {kSyncptWaitEvent, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT", kWaitEvent, kMayBlock},
@@ -42,7 +42,7 @@ constexpr IoctlDesc kIoctls[] = {
     {kSyncptAllocEvent, "NVHOST_IOCTL_CTRL_SYNCPT_ALLOC_EVENT", kSlot, 0},
     {kSyncptFreeEvent, "NVHOST_IOCTL_CTRL_SYNCPT_FREE_EVENT", kSlot, 0},
     {kSyncptFreeEventBatch, "NVHOST_IOCTL_CTRL_SYNCPT_FREE_EVENT_BATCH", kSlotMask, 0},
-    {kSyncptGetShift, "NVHOST_IOCTL_CTRL_SYNCPT_GET_SHIFT", kShift, 0},
+    {kSyncptGetShift, "NVHOST_IOCTL_CTRL_SYNCPT_GET_SHIFT", kShift, kPure},
 };
 static_assert(TableIsSound(kIoctls), "nvhost-ctrl layouts disagree with their codes");
 static_assert(sizeof(SyncptIdValue) == IocSize(kSyncptRead));

@@ -28,6 +28,8 @@ TEST(Cli, ProgramEndsOptionsWithoutDashes) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->run.argv, (std::vector<std::string>{"ls", "-l"}));
   EXPECT_EQ(c->run.log_level, "warn");
+  EXPECT_TRUE(c->run.sync_wakeup) << "on by default";
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--no-sync-wakeup", "x"})->run.sync_wakeup);
 }
 
 TEST(Cli, Errors) {

@@ -100,6 +100,12 @@ TEST_F(EngineTest, ReadCopiesInOnceAndOutOnce) {
   EXPECT_EQ(guest.Get<ctrl::SyncptIdValue>(0x1000).value, 1u);
   EXPECT_EQ(guest.reads, 1);
   EXPECT_EQ(guest.writes, 1);
+  EXPECT_EQ(guest.checks, 0) << "a pure call needs no liveness check";
+}
+
+TEST_F(EngineTest, SideEffectsWaitForTheLivenessCheck) {
+  guest.Put<uint32_t>(0x2000, 6);
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).err, 0);
   EXPECT_EQ(guest.checks, 1);
 }
 
@@ -128,6 +134,9 @@ TEST_F(EngineTest, GoneCallIsDroppedBeforeAnyEffect) {
   guest.valid = false;
   EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).kind, IoctlOutcome::kDropped);
   EXPECT_EQ(gpu.syncpoints().Read(7), 0u);
+  guest.Put<ctrl::SyncptWaitEx>(0x5000, {7, 1, -1, 0});
+  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptWaitEx, 0x5000, guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(guest.parked, nullptr) << "a gone caller is never parked";
 }
 
 TEST_F(EngineTest, ErrorsWriteNothingBack) {
