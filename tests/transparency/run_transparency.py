@@ -311,14 +311,13 @@ class Harness:
         ka, kb = a.kinds(), b.kinds()
         return sorted(i for i in set(ka) | set(kb) if ka.get(i) != kb.get(i))
 
-    def rerun_patterns(self, ids, native, sandbox):
+    def rerun_patterns(self, ids):
         """The regrtest --matchfile patterns that re-run `ids`, or None for the whole module."""
         tests = [i for i in ids if i != REGRTEST_KEY]
         if not tests:
             return None  # only the overall result differs (say, ENV_CHANGED): run it all again
         pats = set()
         for i in tests:
-            o = native.outcomes.get(i) or sandbox.outcomes.get(i)
             m = SETUP_HOLDER.match(i)
             if m:
                 if m.group(1).endswith("Module"):
@@ -360,7 +359,7 @@ class Harness:
         if diff:
             print(f"== {o.module}: {len(diff)} outcome(s) differ; re-running them on both sides",
                   flush=True)
-            pats = self.rerun_patterns(diff, native, sandbox)
+            pats = self.rerun_patterns(diff)
             rerun_n = self.run("native", "native-rerun", pats)
             rerun_s = self.run("sandbox", "sandbox-rerun", pats)
             kn, ks = rerun_n.kinds(), rerun_s.kinds()
