@@ -36,6 +36,8 @@ SUBTEST = re.compile(r"^(\S+) \((.*)\)$", re.S)
 KILL_GRACE = 30.0
 MAX_SEGMENTS = 8  # restarts after a hung or crashed test, per run
 MAX_DETAILED = 25  # differences reported with tracebacks and output; the rest by id only
+# Run directories (in the work dir, one per segment: n1, n2... ): equal lengths on both sides.
+DIR_NAMES = {"native": "n", "sandbox": "s", "native-rerun": "N", "sandbox-rerun": "S"}
 
 
 @dataclass
@@ -123,7 +125,9 @@ def tail(path, limit=4000):
 class Harness:
     def __init__(self, opts):
         self.o = opts
-        self.workdir = opts.workdir or tempfile.mkdtemp(prefix=f"nvsentry-transparency-{opts.module}-")
+        # Short, and the same length for every run: some tests depend on the length of their
+        # working directory's path (test_socket's AF_UNIX binds below it must fit 108 bytes).
+        self.workdir = opts.workdir or tempfile.mkdtemp(prefix="nvs-tr-")
         os.makedirs(self.workdir, exist_ok=True)
 
     # ---- running -------------------------------------------------------------------------------
@@ -150,7 +154,7 @@ class Harness:
         os.makedirs(seg_dir, exist_ok=True)
         events = os.path.join(seg_dir, "events.jsonl")
         log = os.path.join(seg_dir, "output.log")
-        tmp = os.path.join(seg_dir, "tmp")
+        tmp = os.path.join(seg_dir, "t")
         cmd = self.command(side, seg_dir, events, tmp, match_file, ignore_file)
         with open(os.path.join(seg_dir, "command"), "w") as f:
             f.write(" ".join(cmd) + "\n")
@@ -219,7 +223,7 @@ class Harness:
         done_ids = set()
         t0 = time.monotonic()
         for seg in range(1, MAX_SEGMENTS + 1):
-            seg_dir = os.path.join(self.workdir, f"{label}-{seg}")
+            seg_dir = os.path.join(self.workdir, f"{DIR_NAMES[label]}{seg}")
             ignore_file = None
             if done_ids:
                 ignore_file = os.path.join(seg_dir + ".ignore")
@@ -379,7 +383,9 @@ class Harness:
             with open(o.json_report, "w") as f:
                 json.dump(self.summary(native, sandbox, confirmed, flaky), f, indent=1)
         if confirmed:
-            print(f"\nlogs kept in {self.workdir}")
+            print(f"\nlogs kept in {self.workdir} (n1, n2...: native runs, s1...: sandboxed, N1/S1: "
+                  f"the re-runs; each has command, output.log, events.jsonl, and nvsentry.log "
+                  f"when sandboxed)")
             return 1
         if not o.keep and not o.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
