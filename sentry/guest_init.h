@@ -26,7 +26,9 @@ struct GuestInitArgs {
 
 [[noreturn]] void RunGuestInit(const GuestInitArgs& args);
 
-// The signals the sentry forwards to the guest.
-inline constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+// The signals the sentry forwards to the guest when they come from outside it. They are caught
+// (never their default action) because a guest's kill(0, ...) reaches the sentry too through the
+// process group they share; those the sentry drops, since the guest already got them.
+inline constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 
 }  // namespace nvsentry::sentry

@@ -43,6 +43,15 @@ int ReceiveListener(int control_fd, bool* killable, std::string* error) {
   return -1;
 }
 
+// True if process `pid` lives in the same PID namespace as `member` (the guest's init).
+bool SameNamespace(pid_t pid, pid_t member) {
+  char a[64], b[64], la[64] = {}, lb[64] = {};
+  snprintf(a, sizeof a, "/proc/%d/ns/pid", pid);
+  snprintf(b, sizeof b, "/proc/%d/ns/pid", member);
+  return readlink(a, la, sizeof la - 1) > 0 && readlink(b, lb, sizeof lb - 1) > 0 &&
+         strcmp(la, lb) == 0;
+}
+
 int StatusToExitCode(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -127,9 +136,12 @@ int RunGuest(const RunOptions& options) {
     if (read(sfd, &si, sizeof si) != sizeof si) continue;
     int sig = static_cast<int>(si.ssi_signo);
     if (sig != SIGCHLD) {
-      // A terminal's signals (SI_KERNEL) reach the guest directly through the shared process
-      // group; forward only what was sent to nvsentry itself.
-      if (si.ssi_code != SI_KERNEL) syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
+      // A terminal's signals (SI_KERNEL) and the guest's own kill(0, ...) reach the guest
+      // directly through the shared process group; forward only what others sent to nvsentry.
+      bool from_guest = si.ssi_pid != 0 && SameNamespace(static_cast<pid_t>(si.ssi_pid),
+                                                         static_cast<pid_t>(pid));
+      if (si.ssi_code != SI_KERNEL && !from_guest)
+        syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
       continue;
     }
     siginfo_t info{};

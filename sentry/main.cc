@@ -31,7 +31,12 @@ int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
     if (o.log_file.empty()) {
       logger = spdlog::stderr_logger_mt("nvsentry");
     } else {
-      logger = spdlog::basic_logger_mt("nvsentry", o.log_file);
+      // spdlog opens with fopen: mark it close-on-exec so the guest never inherits the log.
+      spdlog::file_event_handlers handlers;
+      handlers.after_open = [](const spdlog::filename_t&, std::FILE* f) {
+        fcntl(fileno(f), F_SETFD, FD_CLOEXEC);
+      };
+      logger = spdlog::basic_logger_mt("nvsentry", o.log_file, false, handlers);
     }
   } catch (const spdlog::spdlog_ex& e) {
     fprintf(stderr, "nvsentry: --log-file: %s\n", e.what());

@@ -80,8 +80,31 @@ TEST_P(SignalForwarding, UnhandledSignalEndsTheGuestWithItsStatus) {
   EXPECT_EQ(c.Finish(10000).exit_code, 128 + sig);
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, SignalForwarding, ::testing::Values(SIGINT, SIGTERM, SIGHUP, SIGQUIT),
+INSTANTIATE_TEST_SUITE_P(Signals, SignalForwarding,
+                         ::testing::Values(SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1),
                          [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
+
+TEST(Launcher, GuestSignallingItsProcessGroupReachesItOnceAndSparesTheSentry) {
+  // kill(0, ...) also reaches nvsentry, which shares the guest's process group: the sentry must
+  // neither die of it nor forward a second copy.
+  RunSpec spec;
+  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c",
+               "n=0; trap 'n=$((n+1))' USR1 INT; kill -USR1 0; kill -INT 0; sleep 0.3; echo count=$n"};
+  spec.own_process_group = true;  // kill(0) must not reach the test runner
+  spec.timeout_ms = 20000;
+  RunResult r = RunProgram(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "count=2\n");
+}
+
+TEST(Launcher, GuestInheritsNoSentryFds) {
+  std::string log = ::testing::TempDir() + "/fds.log";
+  RunResult native = RunProgram({{"sh", "-c", "ls /proc/self/fd | wc -l"}});
+  RunResult boxed = RunSandboxed({"--log-level=debug", "--log-file=" + log},
+                                 {"sh", "-c", "ls /proc/self/fd | wc -l"});
+  EXPECT_EQ(boxed.exit_code, 0) << boxed.err;
+  EXPECT_EQ(boxed.out, native.out);
+}
 
 TEST(Launcher, NothingOfTheGuestOutlivesItsFirstProcess) {
   std::string dur = UniqueSleep();
