@@ -1,218 +1,362 @@
-// nvsentry's benchmark. Measures, in one run on one machine, and prints as ratios:
-//   1. a native syscall (an ioctl the sandbox never traps): the machine's floor;
-//   2. the raw seccomp-notify round trip: a minimal supervisor that answers every trapped ioctl
-//      at once (the mechanism's floor), with and without the kernel's synchronous wake-up;
-//   3. SYNCPT_READ through nvsentry;
-//   4. open+close of an ordinary file, natively and under nvsentry;
-//   5. SYNCPT_READ throughput with 1, 2 and 8 guest threads.
-// Each figure is the median of several runs. Targets: (3) within 1.25x of the better (2);
-// (4) under 1.5x of (2) + native open+close.
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+// nvsentry's benchmark driver: takes every figure in one run on one machine and reports each
+// against baselines from that same run (docs/benchmarks.md explains the rows).
+//
+//   nvsentry_bench NVSENTRY BENCH_GUEST [--rounds=N]
+//
+// A round takes one run of every measurement, in a fixed order; the figure of a measurement is
+// the median over rounds of each run's median block. Interleaving the measurements, instead of
+// taking all runs of one before the next, spreads a noisy minute on the VM over all of them, so
+// the ratios stay fair even when the absolute figures move.
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "sentry/fd_passing.h"
+#include "bench/guest_run.h"
+#include "bench/raw_notify.h"
+#include "bench/timing.h"
 
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-
+namespace nvbench {
 namespace {
 
-constexpr int kReps = 5;
-constexpr uint32_t kSyncptRead = 0xC0080014;
+constexpr int kDefaultRounds = 7;
+constexpr int kBlocks = 5;  // timed blocks per run
+constexpr int kRunTimeoutSeconds = 30;
+// Calls per block, sized so that a block takes some 20-50 ms whatever its kind.
+constexpr long kNativeCalls = 20000;
+constexpr long kTrappedCalls = 2000;
+constexpr long kNativeOpenCalls = 10000;
+constexpr int kThreadCounts[] = {1, 2, 8};
 
-struct Sample {
-  double ns_per_call = 0;
-  double calls_per_sec = 0;
+using Samples = std::optional<std::vector<double>>;
+
+struct Measurement {
+  std::string key;
+  std::function<Samples()> run_once;
+  std::vector<double> run_medians;  // one per successful run
 };
 
-Sample Parse(const std::string& out) {
-  Sample s;
-  if (sscanf(out.c_str(), "ns_per_call=%lf calls_per_sec=%lf", &s.ns_per_call, &s.calls_per_sec) != 2)
-    fprintf(stderr, "bench: unexpected guest output: %s\n", out.c_str());
+struct Figure {
+  bool ok = false;
+  double ns = 0;       // median over runs
+  double spread = 0;   // half the range of the runs, relative to the median
+};
+
+// What the raw floor found out about the kernel (the same in every round).
+struct KernelFeatures {
+  bool killable_recv = false;
+  bool sync_wakeup = false;
+};
+
+struct Setup {
+  std::string nvsentry;
+  std::string guest;
+  int rounds = kDefaultRounds;
+};
+
+std::vector<std::string> GuestArgs(const Setup& s, const std::string& mode, int threads, long calls) {
+  return {s.guest, mode, std::to_string(threads), std::to_string(calls), std::to_string(kBlocks)};
+}
+
+std::vector<std::string> Sandboxed(const Setup& s, const std::vector<std::string>& options,
+                                   const std::vector<std::string>& guest_args) {
+  std::vector<std::string> argv = {s.nvsentry, "run"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), guest_args.begin(), guest_args.end());
+  return argv;
+}
+
+Samples RunNative(const Setup& s, const std::string& mode, long calls) {
+  return RunGuest(GuestArgs(s, mode, 1, calls), kRunTimeoutSeconds);
+}
+
+Samples RunUnderNvsentry(const Setup& s, const std::vector<std::string>& options,
+                         const std::string& mode, int threads, long calls) {
+  return RunGuest(Sandboxed(s, options, GuestArgs(s, mode, threads, calls)), kRunTimeoutSeconds);
+}
+
+Samples RunRaw(bool sync_wakeup, bool fast_path_syscalls, KernelFeatures* features) {
+  RawOptions o{sync_wakeup, fast_path_syscalls, kTrappedCalls / 4, kBlocks, kTrappedCalls};
+  RawResult r = MeasureRawRoundTrip(o);
+  if (r.ns_per_call) {
+    features->killable_recv = r.killable_recv;
+    if (sync_wakeup) features->sync_wakeup = r.sync_wakeup_applied;
+  }
+  return r.ns_per_call;
+}
+
+std::string SyncKey(const std::string& flag, int threads) {
+  return "syncpt " + flag + " x" + std::to_string(threads);
+}
+
+// Every measurement, in the order a round takes them.
+std::vector<Measurement> Plan(const Setup& s, KernelFeatures* features) {
+  std::vector<Measurement> m;
+  auto add = [&m](std::string key, std::function<Samples()> run) {
+    m.push_back({std::move(key), std::move(run), {}});
+  };
+  add("getppid", [&s] { return RunNative(s, "getppid", kNativeCalls); });
+  add("ioctl", [&s] { return RunNative(s, "ioctl", kNativeCalls); });
+  add("ioctl sandboxed", [&s] { return RunUnderNvsentry(s, {}, "ioctl", 1, kNativeCalls); });
+  add("raw", [features] { return RunRaw(false, false, features); });
+  add("raw sync", [features] { return RunRaw(true, false, features); });
+  add("raw sync fast path", [features] { return RunRaw(true, true, features); });
+  for (int threads : kThreadCounts)
+    for (const char* flag : {"--no-sync-wakeup", "--sync-wakeup"})
+      add(SyncKey(flag, threads), [&s, flag, threads] {
+        return RunUnderNvsentry(s, {flag}, "syncpt", threads, kTrappedCalls);
+      });
+  add("syncpt one worker", [&s] {
+    return RunUnderNvsentry(s, {"--sync-wakeup", "--workers=1"}, "syncpt", 1, kTrappedCalls);
+  });
+  add("open", [&s] { return RunNative(s, "open", kNativeOpenCalls); });
+  add("open sandboxed", [&s] { return RunUnderNvsentry(s, {}, "open", 1, kTrappedCalls); });
+  return m;
+}
+
+void RunRounds(std::vector<Measurement>& plan, int rounds) {
+  for (int r = 1; r <= rounds; ++r) {
+    fprintf(stderr, "nvsentry_bench: round %d of %d\n", r, rounds);
+    for (Measurement& m : plan)
+      if (Samples s = m.run_once()) m.run_medians.push_back(Median(*s));
+  }
+}
+
+Figure Summarize(const std::vector<double>& runs) {
+  Figure f;
+  if (runs.empty()) return f;
+  auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
+  f.ok = true;
+  f.ns = Median(runs);
+  f.spread = (*hi - *lo) / 2 / f.ns;
+  return f;
+}
+
+// ---- the machine, for the report's header ----
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string KernelRelease() {
+  utsname u{};
+  return uname(&u) == 0 ? u.release : "unknown";
+}
+
+std::string Today() {
+  time_t now = time(nullptr);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", localtime(&now));
+  return buf;
+}
+
+// ---- the report ----
+
+const char* Verdict(bool pass) { return pass ? "PASS" : "MISS"; }
+
+std::string Ns(const Figure& f) {
+  if (!f.ok) return "n/a";
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.0f", f.ns);
+  return buf;
+}
+
+std::string Spread(const Figure& f) {
+  if (!f.ok) return "";
+  char buf[32];
+  snprintf(buf, sizeof buf, "+-%.0f%%", f.spread * 100);
+  return buf;
+}
+
+std::string Ratio(const Figure& f, double base) {
+  if (!f.ok || base <= 0) return "";
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.2f", f.ns / base);
+  return buf;
+}
+
+// One line of the table; empty trailing cells leave no trailing blanks.
+void PrintCells(const char* id, const std::string& what, const std::string& ns,
+                const std::string& spread, const std::string& x_syscall, const std::string& x_floor,
+                const std::string& note) {
+  char line[256];
+  snprintf(line, sizeof line, "%-4s %-46s %9s %7s %9s %8s  %s", id, what.c_str(), ns.c_str(),
+           spread.c_str(), x_syscall.c_str(), x_floor.c_str(), note.c_str());
+  std::string text = line;
+  text.erase(text.find_last_not_of(' ') + 1);
+  puts(text.c_str());
+}
+
+void PrintRow(const char* id, const char* what, const Figure& f, double syscall, double floor,
+              const std::string& note = "") {
+  PrintCells(id, what, Ns(f), Spread(f), Ratio(f, syscall), Ratio(f, floor), note);
+}
+
+std::string ThroughputCell(const Figure& f, const Figure& one_thread) {
+  if (!f.ok) return "n/a";
+  char buf[48];
+  double per_s = 1e9 / f.ns;
+  if (one_thread.ok) snprintf(buf, sizeof buf, "%7.0f (%.2fx)", per_s, one_thread.ns / f.ns);
+  else snprintf(buf, sizeof buf, "%7.0f", per_s);
+  return buf;
+}
+
+class Report {
+ public:
+  Report(const std::vector<Measurement>& plan, const KernelFeatures& k, const Setup& s)
+      : kernel_(k), setup_(s) {
+    for (const Measurement& m : plan) figures_[m.key] = Summarize(m.run_medians);
+  }
+
+  void Print() const {
+    PrintHeader();
+    PrintRows();
+    PrintThroughput();
+    PrintTargets();
+  }
+
+ private:
+  const Figure& at(const std::string& key) const { return figures_.at(key); }
+
+  // The better of the two raw variants; without the kernel's flag the "sync" run is the plain one.
+  double Floor() const {
+    const Figure& plain = at("raw");
+    const Figure& sync = at("raw sync");
+    if (kernel_.sync_wakeup && sync.ok && (!plain.ok || sync.ns < plain.ns)) return sync.ns;
+    return plain.ok ? plain.ns : 0;
+  }
+
+  void PrintHeader() const {
+    printf("nvsentry benchmark, %s\n", Today().c_str());
+    printf("machine: %ld CPUs, %s, Linux %s\n", sysconf(_SC_NPROCESSORS_ONLN), CpuModel().c_str(),
+           KernelRelease().c_str());
+    printf("kernel: killable notification waits %s; sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) %s\n",
+           kernel_.killable_recv ? "yes" : "no", kernel_.sync_wakeup ? "yes" : "no");
+    printf("each figure: median of %d runs, each the median of %d timed blocks after a warm-up\n\n",
+           setup_.rounds, kBlocks);
+    PrintCells("row", "measurement", "ns/call", "spread", "x syscall", "x floor", "target");
+  }
+
+  void PrintRows() const {
+    const double sys = at("getppid").ns, floor = Floor();
+    PrintRow("1a", "getppid, native", at("getppid"), sys, 0);
+    PrintRow("1b", "untrapped ioctl (FIONREAD), native", at("ioctl"), sys, 0);
+    PrintRow("1c", "untrapped ioctl under nvsentry (filter cost)", at("ioctl sandboxed"), sys, 0);
+    PrintRow("2a", "raw seccomp-notify round trip", at("raw"), sys, floor);
+    PrintRow("2b", "raw round trip, sync wake-up", at("raw sync"), sys, floor,
+             kernel_.sync_wakeup ? "" : "(kernel refused the flag: same as 2a)");
+    PrintRow("2c", "2b + kcmp, process_vm_readv/writev per call", at("raw sync fast path"), sys,
+             floor, "(nvsentry's syscalls, no sentry)");
+    PrintRow("3a", "SYNCPT_READ, nvsentry --no-sync-wakeup", at(SyncKey("--no-sync-wakeup", 1)),
+             sys, floor, Target3(at(SyncKey("--no-sync-wakeup", 1))));
+    PrintRow("3b", "SYNCPT_READ, nvsentry --sync-wakeup", at(SyncKey("--sync-wakeup", 1)), sys,
+             floor, Target3(at(SyncKey("--sync-wakeup", 1))));
+    PrintRow("3c", "SYNCPT_READ, --sync-wakeup --workers=1", at("syncpt one worker"), sys, floor,
+             "(for comparison)");
+    PrintRow("4a", "open+close /etc/passwd, native", at("open"), sys, 0);
+    PrintRow("4b", "open+close /etc/passwd, nvsentry (defaults)", at("open sandboxed"), sys, 0, Target4());
+  }
+
+  std::string Target3(const Figure& f) const {
+    double floor = Floor();
+    if (!f.ok || floor <= 0) return "<= 1.25 x floor: n/a";
+    return std::string("<= 1.25 x floor: ") + Verdict(f.ns <= 1.25 * floor);
+  }
+
+  double OpenBudget() const { return Floor() + at("open").ns; }
+
+  std::string Target4() const {
+    const Figure& f = at("open sandboxed");
+    if (!f.ok || !at("open").ok || Floor() <= 0) return "< 1.5 x (floor + 4a): n/a";
+    char buf[80];
+    snprintf(buf, sizeof buf, "< 1.5 x (floor + 4a): %.2fx %s", f.ns / OpenBudget(),
+             Verdict(f.ns < 1.5 * OpenBudget()));
+    return buf;
+  }
+
+  void PrintThroughput() const {
+    printf("\n5    SYNCPT_READ throughput under nvsentry: calls/s, all threads together\n");
+    printf("     (in brackets: against 1 thread of the same column; 1 thread is rows 3a/3b)\n");
+    printf("     %-8s %-24s %s\n", "threads", "--no-sync-wakeup", "--sync-wakeup");
+    for (int threads : kThreadCounts) {
+      auto cell = [&](const char* flag) {
+        return ThroughputCell(at(SyncKey(flag, threads)), at(SyncKey(flag, 1)));
+      };
+      printf("     %-8d %-24s %s\n", threads, cell("--no-sync-wakeup").c_str(),
+             cell("--sync-wakeup").c_str());
+    }
+  }
+
+  void PrintTargets() const {
+    printf("\ntargets (a miss is reported, never fatal); floor = the better of 2a and 2b = %.0f ns\n",
+           Floor());
+    for (const char* flag : {"--no-sync-wakeup", "--sync-wakeup"}) {
+      const Figure& f = at(SyncKey(flag, 1));
+      if (!f.ok || Floor() <= 0) continue;
+      std::string what = std::string("(3) SYNCPT_READ, ") + flag;
+      printf("  %-36s %.2f x floor, target <= 1.25: %s\n", what.c_str(), f.ns / Floor(),
+             Verdict(f.ns <= 1.25 * Floor()));
+    }
+    const Figure& open = at("open sandboxed");
+    if (open.ok && at("open").ok && Floor() > 0)
+      printf("  %-36s %.2f x (floor + native open+close = %.0f ns), target < 1.5: %s\n",
+             "(4) open+close under nvsentry",
+             open.ns / OpenBudget(), OpenBudget(), Verdict(open.ns < 1.5 * OpenBudget()));
+  }
+
+  std::map<std::string, Figure> figures_;
+  KernelFeatures kernel_;
+  Setup setup_;
+};
+
+bool AllMeasured(const std::vector<Measurement>& plan) {
+  bool all = true;
+  for (const Measurement& m : plan) {
+    if (!m.run_medians.empty()) continue;
+    fprintf(stderr, "nvsentry_bench: no run of '%s' succeeded\n", m.key.c_str());
+    all = false;
+  }
+  return all;
+}
+
+std::optional<Setup> ParseArgs(int argc, char** argv) {
+  if (argc < 3) return std::nullopt;
+  Setup s{argv[1], argv[2]};
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--rounds=", 0) != 0) return std::nullopt;
+    s.rounds = atoi(a.c_str() + 9);
+    if (s.rounds < 1) return std::nullopt;
+  }
   return s;
 }
 
-std::string ReadAll(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  return out;
-}
-
-// Runs argv with stdout captured; `before_exec` runs in the child.
-template <typename F>
-std::string RunCapture(const std::vector<std::string>& args, F before_exec) {
-  int p[2];
-  if (pipe(p) != 0) return "";
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(p[1], 1);
-    close(p[0]);
-    close(p[1]);
-    before_exec();
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(p[1]);
-  std::string out = ReadAll(p[0]);
-  close(p[0]);
-  waitpid(pid, nullptr, 0);
-  return out;
-}
-
-std::string RunCapture(const std::vector<std::string>& args) {
-  return RunCapture(args, [] {});
-}
-
-// A filter that traps exactly SYNCPT_READ ioctls (native arch only: the benchmark's guest is).
-int InstallRawFilter() {
-  sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[1])),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kSyncptRead, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  // The same mode nvsentry uses, so that the floor is comparable.
-  long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
-  if (fd < 0) fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-  return static_cast<int>(fd);
-}
-
-// The mechanism's floor: a supervisor thread that answers every notification with 0 at once.
-Sample RawRoundTrip(const std::string& guest, long calls, bool sync_wakeup, bool* sync_ok) {
-  int sv[2];
-  socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
-  std::atomic<int> listener{-1};
-  std::thread supervisor([&] {
-    std::string text;
-    int fd = -1;
-    if (!nvsentry::sentry::ReceiveWithFd(sv[0], &text, &fd) || fd < 0) return;
-    if (sync_wakeup) *sync_ok = ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 1UL) == 0;
-    listener = fd;
-    seccomp_notif req;
-    seccomp_notif_resp resp;
-    for (;;) {
-      memset(&req, 0, sizeof req);
-      if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) {
-        if (errno == ENOENT || errno == EINTR) continue;
-        return;
-      }
-      memset(&resp, 0, sizeof resp);
-      resp.id = req.id;
-      ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-    }
-  });
-  std::string out = RunCapture({guest, "trapped", std::to_string(calls), "1"}, [&] {
-    int fd = InstallRawFilter();
-    nvsentry::sentry::SendWithFd(sv[1], "raw", fd);
-    close(fd);
-  });
-  // The guest has exited: the listener hangs up and the supervisor's RECV fails.
-  int fd = listener.exchange(-1);
-  if (fd >= 0) close(fd);
-  shutdown(sv[0], SHUT_RDWR);
-  supervisor.detach();  // may still sit in RECV on a filter nobody uses any more
-  close(sv[1]);
-  return Parse(out);
-}
-
-template <typename F>
-Sample Median(F measure) {
-  std::vector<Sample> s;
-  for (int i = 0; i < kReps; ++i) s.push_back(measure());
-  std::sort(s.begin(), s.end(), [](auto& a, auto& b) { return a.ns_per_call < b.ns_per_call; });
-  return s[kReps / 2];
-}
-
-const char* Verdict(bool ok) { return ok ? "PASS" : "MISS"; }
-
 }  // namespace
+}  // namespace nvbench
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: nvsentry_bench NVSENTRY BENCH_GUEST\n");
+  std::optional<nvbench::Setup> setup = nvbench::ParseArgs(argc, argv);
+  if (!setup) {
+    fprintf(stderr, "usage: nvsentry_bench NVSENTRY BENCH_GUEST [--rounds=N]\n");
     return 2;
   }
-  const std::string nvsentry = argv[1], guest = argv[2];
-  const long kCalls = 100000, kOpens = 30000;
-  auto sandboxed = [&](std::vector<std::string> opts, std::vector<std::string> args) {
-    std::vector<std::string> v = {nvsentry, "run"};
-    v.insert(v.end(), opts.begin(), opts.end());
-    v.push_back("--");
-    v.push_back(guest);
-    v.insert(v.end(), args.begin(), args.end());
-    return Parse(RunCapture(v));
-  };
-
-  Sample native = Median([&] { return Parse(RunCapture({guest, "native", std::to_string(kCalls), "1"})); });
-  bool sync_ok = false;
-  Sample raw = Median([&] { return RawRoundTrip(guest, kCalls, false, &sync_ok); });
-  Sample raw_sync = Median([&] { return RawRoundTrip(guest, kCalls, true, &sync_ok); });
-  Sample read = Median([&] { return sandboxed({}, {"syncpt", std::to_string(kCalls), "1"}); });
-  Sample read_nosync =
-      Median([&] { return sandboxed({"--no-sync-wakeup"}, {"syncpt", std::to_string(kCalls), "1"}); });
-  Sample read_one =
-      Median([&] { return sandboxed({"--workers=1"}, {"syncpt", std::to_string(kCalls), "1"}); });
-  Sample open_native = Median([&] { return Parse(RunCapture({guest, "open", std::to_string(kOpens), "1"})); });
-  Sample open_boxed = Median([&] { return sandboxed({}, {"open", std::to_string(kOpens), "1"}); });
-
-  double best_raw = sync_ok ? std::min(raw.ns_per_call, raw_sync.ns_per_call) : raw.ns_per_call;
-  printf("nvsentry benchmark (median of %d runs; ns per call)\n\n", kReps);
-  printf("%-52s %10s %8s\n", "measurement", "ns/call", "ratio");
-  printf("%-52s %10.0f %8s\n", "1. native ioctl (untrapped)", native.ns_per_call, "1.00");
-  printf("%-52s %10.0f %8.2f  (x native)\n", "2a. raw seccomp-notify round trip", raw.ns_per_call,
-         raw.ns_per_call / native.ns_per_call);
-  if (sync_ok)
-    printf("%-52s %10.0f %8.2f  (x native)\n", "2b. raw round trip, sync wake-up", raw_sync.ns_per_call,
-           raw_sync.ns_per_call / native.ns_per_call);
-  else
-    printf("%-52s %10s\n", "2b. raw round trip, sync wake-up", "unsupported by this kernel");
-  printf("%-52s %10.0f %8.2f  (x best raw)  target <= 1.25: %s\n", "3a. SYNCPT_READ via nvsentry (defaults)",
-         read.ns_per_call, read.ns_per_call / best_raw, Verdict(read.ns_per_call <= 1.25 * best_raw));
-  printf("%-52s %10.0f %8.2f  (x best raw)\n", "3b. ... --no-sync-wakeup",
-         read_nosync.ns_per_call, read_nosync.ns_per_call / best_raw);
-  printf("%-52s %10.0f %8.2f  (x best raw)\n", "3c. ... --workers=1",
-         read_one.ns_per_call, read_one.ns_per_call / best_raw);
-  printf("%-52s %10.0f\n", "4a. open+close, native", open_native.ns_per_call);
-  double open_budget = best_raw + open_native.ns_per_call;
-  printf("%-52s %10.0f %8.2f  (x raw+native)  target < 1.5: %s\n", "4b. open+close under nvsentry",
-         open_boxed.ns_per_call, open_boxed.ns_per_call / open_budget,
-         Verdict(open_boxed.ns_per_call < 1.5 * open_budget));
-  printf("\n5. SYNCPT_READ throughput (calls/s, all threads)\n");
-  printf("%-10s %14s %14s %14s\n", "threads", "defaults", "--no-sync-wakeup", "--workers=1");
-  for (int threads : {1, 2, 8}) {
-    long per_thread = kCalls / threads;
-    auto args = std::vector<std::string>{"syncpt", std::to_string(per_thread), std::to_string(threads)};
-    Sample d = Median([&] { return sandboxed({}, args); });
-    Sample s = Median([&] { return sandboxed({"--no-sync-wakeup"}, args); });
-    Sample one = Median([&] { return sandboxed({"--workers=1"}, args); });
-    printf("%-10d %14.0f %14.0f %14.0f\n", threads, d.calls_per_sec, s.calls_per_sec, one.calls_per_sec);
-  }
-  return 0;
+  nvbench::KernelFeatures features;
+  std::vector<nvbench::Measurement> plan = nvbench::Plan(*setup, &features);
+  nvbench::RunRounds(plan, setup->rounds);
+  nvbench::Report(plan, features, *setup).Print();
+  // Only a measurement that could not be taken at all fails the run; a missed target does not.
+  return nvbench::AllMeasured(plan) ? 0 : 1;
 }

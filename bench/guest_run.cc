@@ -1,0 +1,84 @@
+#include "bench/guest_run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "bench/timing.h"
+
+namespace nvbench {
+namespace {
+
+std::string Join(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+pid_t Spawn(const std::vector<std::string>& args, int stdout_fd) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(stdout_fd, STDOUT_FILENO);
+    execv(argv[0], argv.data());
+    fprintf(stderr, "nvsentry_bench: cannot run %s\n", argv[0]);
+    _exit(127);
+  }
+  return pid;
+}
+
+// Reads until end of file; false if the deadline passed first.
+bool ReadUntilEof(int fd, int64_t deadline_ns, std::string* out) {
+  char buf[4096];
+  for (;;) {
+    int64_t left_ms = (deadline_ns - NowNs()) / 1'000'000;
+    if (left_ms <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = poll(&p, 1, static_cast<int>(left_ms));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> RunGuest(const std::vector<std::string>& argv,
+                                            int timeout_seconds) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return std::nullopt;
+  pid_t pid = Spawn(argv, p[1]);
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return std::nullopt;
+  }
+  std::string out;
+  bool finished = ReadUntilEof(p[0], NowNs() + int64_t{timeout_seconds} * 1'000'000'000, &out);
+  close(p[0]);
+  if (!finished) {
+    fprintf(stderr, "nvsentry_bench: '%s' ran past %d s; killed\n", Join(argv).c_str(),
+            timeout_seconds);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!finished) return std::nullopt;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "nvsentry_bench: '%s' failed (wait status 0x%x)\n", Join(argv).c_str(), status);
+    return std::nullopt;
+  }
+  return ParseSamples(out);
+}
+
+}  // namespace nvbench

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds what the benchmarks need and runs them; the report goes to standard output.
+#   bench/run.sh [--rounds=N]        (build directory: ./build, or $BUILD_DIR)
+# Needs root, as nvsentry itself does. Takes about 25 s on 2 cores once built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+scripts/install-deps.sh
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
+case "$build_type" in
+  Release|RelWithDebInfo) ;;
+  *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
+esac
+cmake --build "$BUILD_DIR" --target nvsentry bench_guest nvsentry_bench -j"$(nproc)" >&2
+exec "$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@"
