@@ -4,7 +4,19 @@
 #include <array>
 #include <vector>
 
+#include "abi/devices/channel.h"
+#include "abi/devices/nvcec_ctrl.h"
+#include "abi/devices/nvdcutil.h"
+#include "abi/devices/nvdisp.h"
+#include "abi/devices/nvdisp_ctrl.h"
+#include "abi/devices/nverpt_ctrl.h"
+#include "abi/devices/nvhdcp_up_ctrl.h"
+#include "abi/devices/nvhost_as_gpu.h"
 #include "abi/devices/nvhost_ctrl.h"
+#include "abi/devices/nvhost_ctrl_gpu.h"
+#include "abi/devices/nvhost_dbg_gpu.h"
+#include "abi/devices/nvmap.h"
+#include "abi/devices/nvsched_ctrl.h"
 
 namespace nvsentry::abi {
 namespace {
@@ -20,34 +32,38 @@ constexpr uint8_t kMagicErpt[] = {0x07};
 constexpr uint8_t kMagicAs[] = {0x41};
 constexpr uint8_t kMagicDbg[] = {0x44};
 constexpr uint8_t kMagicCtrlGpu[] = {0x47};
-constexpr uint8_t kMagicChannel[] = {0x00, 0x48};  // host1x SUBMIT uses 0, the rest 'H'
+// host1x ioctls use 0, nvgpu channel ioctls 'H', SET/GET_USER_DATA 'G'
+constexpr uint8_t kMagicChannel[] = {0x00, 0x47, 0x48};
 
 // NvDrvPermission bits (seed 000): 0 Gpu, 1 GpuDebug, 2 GpuSchedule, 3 VIC, 4 VideoEncoder,
 // 5 VideoDecoder, 6 TSEC, 7 JPEG, 8 Display.
 const std::vector<DeviceDesc>& Table() {
   static const std::vector<DeviceDesc> kDevices = {
       {DeviceId::kNvhostCtrl, "/dev/nvhost-ctrl", kNoPermissionBit, kMagicCtrl, nvhost_ctrl::Ioctls()},
-      {DeviceId::kNvmap, "/dev/nvmap", kNoPermissionBit, kMagicNvmap, {}},
-      {DeviceId::kNvdispCtrl, "/dev/nvdisp-ctrl", 8, kMagicDisp, {}},
-      {DeviceId::kNvdispDisp0, "/dev/nvdisp-disp0", 8, kMagicDisp, {}},
-      {DeviceId::kNvdispDisp1, "/dev/nvdisp-disp1", 8, kMagicDisp, {}},
-      {DeviceId::kNvcecCtrl, "/dev/nvcec-ctrl", 8, kMagicCec, {}},
-      {DeviceId::kNvhdcpUpCtrl, "/dev/nvhdcp_up-ctrl", 8, kMagicHdcp, {}},
-      {DeviceId::kNvdcutilDisp0, "/dev/nvdcutil-disp0", 8, kMagicDcutil, {}},
-      {DeviceId::kNvdcutilDisp1, "/dev/nvdcutil-disp1", 8, kMagicDcutil, {}},
-      {DeviceId::kNvschedCtrl, "/dev/nvsched-ctrl", 2, kMagicSched, {}},
-      {DeviceId::kNverptCtrl, "/dev/nverpt-ctrl", kNoPermissionBit, kMagicErpt, {}},
-      {DeviceId::kNvhostAsGpu, "/dev/nvhost-as-gpu", 0, kMagicAs, {}},
-      {DeviceId::kNvhostDbgGpu, "/dev/nvhost-dbg-gpu", 1, kMagicDbg, {}},
-      {DeviceId::kNvhostProfGpu, "/dev/nvhost-prof-gpu", 1, kMagicDbg, {}},
-      {DeviceId::kNvhostCtrlGpu, "/dev/nvhost-ctrl-gpu", 0, kMagicCtrlGpu, {}},
-      {DeviceId::kNvhostGpu, "/dev/nvhost-gpu", 0, kMagicChannel, {}},
-      {DeviceId::kNvhostMsenc, "/dev/nvhost-msenc", 4, kMagicChannel, {}},
-      {DeviceId::kNvhostNvdec, "/dev/nvhost-nvdec", 5, kMagicChannel, {}},
-      {DeviceId::kNvhostNvjpg, "/dev/nvhost-nvjpg", 7, kMagicChannel, {}},
-      {DeviceId::kNvhostVic, "/dev/nvhost-vic", 3, kMagicChannel, {}},
-      {DeviceId::kNvhostDisplay, "/dev/nvhost-display", 8, kMagicChannel, {}},
-      {DeviceId::kNvhostTsec, "/dev/nvhost-tsec", 6, kMagicChannel, {}},
+      {DeviceId::kNvmap, "/dev/nvmap", kNoPermissionBit, kMagicNvmap, nvmap::Ioctls()},
+      {DeviceId::kNvdispCtrl, "/dev/nvdisp-ctrl", 8, kMagicDisp, nvdisp_ctrl::Ioctls()},
+      {DeviceId::kNvdispDisp0, "/dev/nvdisp-disp0", 8, kMagicDisp, nvdisp::Ioctls()},
+      {DeviceId::kNvdispDisp1, "/dev/nvdisp-disp1", 8, kMagicDisp, nvdisp::Ioctls()},
+      {DeviceId::kNvcecCtrl, "/dev/nvcec-ctrl", 8, kMagicCec, nvcec_ctrl::Ioctls()},
+      {DeviceId::kNvhdcpUpCtrl, "/dev/nvhdcp_up-ctrl", 8, kMagicHdcp, nvhdcp_up_ctrl::Ioctls()},
+      {DeviceId::kNvdcutilDisp0, "/dev/nvdcutil-disp0", 8, kMagicDcutil, nvdcutil::Ioctls()},
+      {DeviceId::kNvdcutilDisp1, "/dev/nvdcutil-disp1", 8, kMagicDcutil, nvdcutil::Ioctls()},
+      {DeviceId::kNvschedCtrl, "/dev/nvsched-ctrl", 2, kMagicSched, nvsched_ctrl::Ioctls()},
+      {DeviceId::kNverptCtrl, "/dev/nverpt-ctrl", kNoPermissionBit, kMagicErpt, nverpt_ctrl::Ioctls(),
+       0, FwRange{Fw(3, 0, 0)}},
+      {DeviceId::kNvhostAsGpu, "/dev/nvhost-as-gpu", 0, kMagicAs, nvhost_as_gpu::Ioctls()},
+      {DeviceId::kNvhostDbgGpu, "/dev/nvhost-dbg-gpu", 1, kMagicDbg, nvhost_dbg_gpu::Ioctls(),
+       kNeedsDebugMode},
+      {DeviceId::kNvhostProfGpu, "/dev/nvhost-prof-gpu", 1, kMagicDbg, nvhost_dbg_gpu::Ioctls(),
+       kNeedsDebugMode},
+      {DeviceId::kNvhostCtrlGpu, "/dev/nvhost-ctrl-gpu", 0, kMagicCtrlGpu, nvhost_ctrl_gpu::Ioctls()},
+      {DeviceId::kNvhostGpu, "/dev/nvhost-gpu", 0, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostMsenc, "/dev/nvhost-msenc", 4, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostNvdec, "/dev/nvhost-nvdec", 5, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostNvjpg, "/dev/nvhost-nvjpg", 7, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostVic, "/dev/nvhost-vic", 3, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostDisplay, "/dev/nvhost-display", 8, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvhostTsec, "/dev/nvhost-tsec", 6, kMagicChannel, channel::Ioctls()},
   };
   return kDevices;
 }
@@ -64,10 +80,20 @@ const DeviceDesc* FindDeviceByPath(std::string_view path) {
 
 const DeviceDesc& Device(DeviceId id) { return Table()[static_cast<size_t>(id)]; }
 
-const IoctlDesc* FindIoctl(const DeviceDesc& dev, uint32_t code) {
+const IoctlDesc* FindIoctl(const DeviceDesc& dev, uint32_t code, Firmware fw) {
   for (const IoctlDesc& d : dev.ioctls)
-    if (d.code == code) return &d;
+    if (d.Matches(code) && d.fw.Contains(fw)) return &d;
   return nullptr;
+}
+
+std::span<const NamedIoctl> AllIoctls() {
+  static const std::vector<NamedIoctl> kAll = [] {
+    std::vector<NamedIoctl> all;
+    for (const DeviceDesc& dev : Table())
+      for (const IoctlDesc& d : dev.ioctls) all.push_back({&dev, &d});
+    return all;
+  }();
+  return kAll;
 }
 
 std::span<const uint8_t> AllMagics() {

@@ -1,21 +1,54 @@
 // The ioctl catalogue: every device node and ioctl the sandbox knows, as data. One description per
-// ioctl drives the copy engine (what to read and write back), validation, dispatch and tracing.
-// Layouts are checked at compile time (see layout_check.h); the catalogue never changes at run time.
+// ioctl drives the copy engine (what to read, what to check, what to write back), dispatch,
+// tracing, the generated docs and the fuzzer's seeds. Layouts are checked at compile time
+// (layout_check.h); the catalogue never changes at run time.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 
+#include "abi/firmware.h"
 #include "abi/ioctl_code.h"
+#include "abi/nverror.h"
 
 namespace nvsentry::abi {
 
-enum class FieldType : uint8_t { kU8, kU16, kU32, kU64, kS16, kS32, kS64, kChar };
+enum class FieldType : uint8_t { kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64, kChar, kStruct };
+
+// How a trace prints a scalar field. kAuto: decimal for counts and values, hex for u64.
+enum class Fmt : uint8_t { kAuto, kDec, kHex };
+
+struct StructDesc;
+
+// One member of a struct. Fields are listed in offset order; `alt` marks a union member that
+// shares the previous field's bytes (e.g. `__in align` / `__out offset`). Dir kNone is padding or
+// a reserved word the driver ignores.
+struct Field {
+  std::string_view name;
+  uint16_t offset;
+  FieldType type;
+  uint16_t count;  // elements; >1 for fixed arrays such as char name[0x41]
+  Dir dir;         // from the caller's view: kIn is read by the driver, kOut written by it
+  const StructDesc* sub = nullptr;  // kStruct: the element layout
+  bool alt = false;
+  Fmt fmt = Fmt::kAuto;
+  constexpr uint32_t elem_size() const;
+  constexpr uint32_t extent() const { return offset + elem_size() * count; }
+};
+
+// A named layout used as a struct member or as the element of a variable-length array.
+struct StructDesc {
+  std::string_view name;
+  uint32_t size;
+  std::span<const Field> fields;
+};
 
 constexpr uint32_t FieldTypeSize(FieldType t) {
   switch (t) {
     case FieldType::kU8:
+    case FieldType::kS8:
     case FieldType::kChar: return 1;
     case FieldType::kU16:
     case FieldType::kS16: return 2;
@@ -23,17 +56,35 @@ constexpr uint32_t FieldTypeSize(FieldType t) {
     case FieldType::kS32: return 4;
     case FieldType::kU64:
     case FieldType::kS64: return 8;
+    case FieldType::kStruct: return 0;
   }
   return 0;
 }
 
-struct Field {
+constexpr uint32_t Field::elem_size() const {
+  return type == FieldType::kStruct ? (sub != nullptr ? sub->size : 0) : FieldTypeSize(type);
+}
+
+// Which of a call's buffers an array lives in. kMain: inline after the fixed header in the ioctl's
+// own buffer (the code's size covers both). kIn2: the second input buffer of the Ioctl2 service
+// command. kOut2: the second output buffer of Ioctl3.
+enum class Buffer : uint8_t { kMain, kIn2, kOut2 };
+
+// Where an array's element count comes from.
+enum class CountFrom : uint8_t {
+  kField,  // a u32 of the fixed header, at offset `count`
+  kFixed,  // always `count` elements
+  kRest,   // whatever the buffer holds after what precedes it (must be a whole number of elements)
+};
+
+struct ArrayDesc {
   std::string_view name;
-  uint16_t offset;
-  FieldType type;
-  uint16_t count;  // elements; >1 for fixed arrays such as char name[0x41]
-  Dir dir;         // from the caller's view: kIn is read by the driver, kOut written by it
-  constexpr uint32_t extent() const { return offset + FieldTypeSize(type) * count; }
+  const StructDesc* elem;
+  Dir dir;
+  Buffer buffer;
+  CountFrom count_from;
+  uint16_t count;      // kField: the header offset of the count; kFixed: the count
+  uint32_t max_count;  // default limit, far above what real clients use; policy may lower it
 };
 
 enum IoctlFlags : uint32_t {
@@ -41,17 +92,39 @@ enum IoctlFlags : uint32_t {
   // Changes no driver state: only reads it. The engine then skips the liveness check that must
   // precede a side effect (a gone caller's answer is simply never delivered).
   kPure = 1u << 1,
+  // The size bits of the code vary with the call (header plus arrays); `code` holds them as 0.
+  kVariable = 1u << 2,
+  // The seed gives this ioctl a fixed answer (e.g. "Returns NotSupported"): the engine answers
+  // `answer` after validating the call, without the backend.
+  kSeedAnswer = 1u << 3,
+  kUsesIoctl2 = 1u << 4,  // may arrive through the Ioctl2 service command (has a kIn2 array)
+  kUsesIoctl3 = 1u << 5,  // may arrive through the Ioctl3 service command (has a kOut2 array)
+  // The seed names the ioctl but gives no layout: `fields` is one opaque byte array.
+  kOpaque = 1u << 6,
 };
 
 struct IoctlDesc {
-  uint32_t code;
+  uint32_t code;  // kVariable: size bits are 0
   std::string_view name;
-  std::span<const Field> fields;
-  uint32_t flags;
+  std::span<const Field> fields;  // the whole struct, or the fixed header of a variable ioctl
+  uint32_t flags = 0;
+  std::span<const ArrayDesc> arrays = {};
+  uint16_t header_size = 0;  // kVariable only: bytes before the first inline array
+  FwRange fw = {};           // firmware versions that use this code
+  NvError answer = NvError::kSuccess;  // kSeedAnswer only
+  std::string_view summary = {};       // one line for docs and `nvsentry abi show`
+
+  constexpr bool variable() const { return (flags & kVariable) != 0; }
+  // Bytes of the fixed part: the code's size, or the header of a variable ioctl.
+  constexpr uint32_t fixed_size() const { return variable() ? header_size : IocSize(code); }
   constexpr uint32_t size() const { return IocSize(code); }
   constexpr Dir dir() const { return IocDir(code); }
   constexpr bool may_block() const { return (flags & kMayBlock) != 0; }
   constexpr bool pure() const { return (flags & kPure) != 0; }
+  // True when a guest's code selects this ioctl (the size bits are free for variable ones).
+  constexpr bool Matches(uint32_t guest_code) const {
+    return variable() ? (guest_code & ~kIocSizeMask) == code : guest_code == code;
+  }
 };
 
 enum class DeviceId : uint8_t {
@@ -81,20 +154,33 @@ enum class DeviceId : uint8_t {
 
 constexpr int kNoPermissionBit = -1;
 
+enum DeviceFlags : uint32_t {
+  kNeedsDebugMode = 1u << 0,  // opening answers NotSupported unless debug mode is on (seed 000)
+};
+
 struct DeviceDesc {
   DeviceId id;
-  std::string_view path;                // the node the guest opens
-  int permission_bit;                   // NvDrvPermission bit that grants it, or kNoPermissionBit
-  std::span<const uint8_t> magics;      // ioctl magics its codes use (drives the trap filter)
-  std::span<const IoctlDesc> ioctls;    // empty until the device's table is written
+  std::string_view path;              // the node the guest opens
+  int permission_bit;                 // NvDrvPermission bit that grants it, or kNoPermissionBit
+  std::span<const uint8_t> magics;    // ioctl magics its codes use (drives the trap filter)
+  std::span<const IoctlDesc> ioctls;  // every ioctl of seed 000, all firmware variants
+  uint32_t flags = 0;
+  FwRange fw = {};  // firmware versions that have the device
 };
 
 std::span<const DeviceDesc> Devices();
 const DeviceDesc* FindDeviceByPath(std::string_view path);
 const DeviceDesc& Device(DeviceId id);
 
-// The ioctl of `dev` whose code equals `code`, or nullptr.
-const IoctlDesc* FindIoctl(const DeviceDesc& dev, uint32_t code);
+// The ioctl of `dev` that `code` selects on firmware `fw`, or nullptr.
+const IoctlDesc* FindIoctl(const DeviceDesc& dev, uint32_t code, Firmware fw = kLatestFirmware);
+
+// Every ioctl of the catalogue whose name is `name` (all devices and firmware variants).
+struct NamedIoctl {
+  const DeviceDesc* device;
+  const IoctlDesc* ioctl;
+};
+std::span<const NamedIoctl> AllIoctls();
 
 // Every magic any device uses, deduplicated, ascending.
 std::span<const uint8_t> AllMagics();

@@ -1,5 +1,7 @@
-// Compile-time checks of an ioctl table against the sizes its codes encode: every field lies
-// inside the struct, fields do not overlap, and the last field ends exactly at the encoded size.
+// Compile-time checks of an ioctl table: every field lies inside its struct, fields do not overlap
+// (except union members marked `alt`), the fixed part ends exactly at the size the code encodes
+// (or at the header size of a variable ioctl), arrays name a real u32 count field, and no two
+// entries answer the same code on the same firmware. Use in a static_assert next to each table.
 #pragma once
 
 #include <span>
@@ -8,20 +10,66 @@
 
 namespace nvsentry::abi {
 
-constexpr bool FieldsFit(const IoctlDesc& d) {
+constexpr bool FieldsFit(std::span<const Field> fields, uint32_t size) {
   uint32_t end = 0;
-  for (const Field& f : d.fields) {
-    if (f.count == 0 || f.offset < end) return false;  // empty or overlapping / out of order
+  const Field* prev = nullptr;
+  for (const Field& f : fields) {
+    if (f.count == 0 || f.elem_size() == 0) return false;
+    if (f.alt) {
+      if (prev == nullptr || f.offset != prev->offset || f.extent() != prev->extent()) return false;
+    } else if (f.offset < end) {
+      return false;  // overlapping or out of order
+    }
+    if (f.type == FieldType::kStruct && !FieldsFit(f.sub->fields, f.sub->size)) return false;
     end = f.extent();
+    prev = &f;
   }
-  return end == d.size();
+  return end <= size && (fields.empty() ? size == 0 : end == size);
+}
+
+constexpr bool HasU32At(std::span<const Field> fields, uint32_t offset) {
+  for (const Field& f : fields)
+    if (f.offset == offset && f.type == FieldType::kU32 && f.count == 1 && DirHasIn(f.dir))
+      return true;
+  return false;
+}
+
+constexpr bool ArraysSound(const IoctlDesc& d) {
+  bool in2 = false, out2 = false;
+  for (const ArrayDesc& a : d.arrays) {
+    if (a.elem == nullptr || a.elem->size == 0 || !FieldsFit(a.elem->fields, a.elem->size))
+      return false;
+    if (a.max_count == 0) return false;
+    if (a.count_from == CountFrom::kField && !HasU32At(d.fields, a.count)) return false;
+    if (a.buffer == Buffer::kMain && !d.variable()) return false;
+    in2 |= a.buffer == Buffer::kIn2;
+    out2 |= a.buffer == Buffer::kOut2;
+  }
+  if (in2 != ((d.flags & kUsesIoctl2) != 0) || out2 != ((d.flags & kUsesIoctl3) != 0)) return false;
+  return true;
+}
+
+constexpr bool IoctlIsSound(const IoctlDesc& d) {
+  if (d.variable() && (d.code & kIocSizeMask) != 0) return false;
+  if (!d.variable() && d.header_size != 0) return false;
+  if (!FieldsFit(d.fields, d.fixed_size())) return false;
+  if ((d.flags & kSeedAnswer) != 0 && d.answer == NvError::kSuccess && !d.fields.empty() &&
+      DirHasOut(d.dir()))
+    return false;  // a fixed success answer would return whatever the guest passed in
+  return ArraysSound(d);
 }
 
 constexpr bool TableIsSound(std::span<const IoctlDesc> table) {
   for (size_t i = 0; i < table.size(); ++i) {
-    if (!FieldsFit(table[i])) return false;
-    for (size_t j = i + 1; j < table.size(); ++j)
-      if (table[i].code == table[j].code) return false;
+    if (!IoctlIsSound(table[i])) return false;
+    for (size_t j = i + 1; j < table.size(); ++j) {
+      const IoctlDesc& a = table[i];
+      const IoctlDesc& b = table[j];
+      bool same_code = a.variable() || b.variable()
+                           ? (a.code & ~kIocSizeMask) == (b.code & ~kIocSizeMask)
+                           : a.code == b.code;
+      if (same_code && a.fw.Overlaps(b.fw)) return false;
+    }
   }
   return true;
 }

@@ -1,5 +1,6 @@
 #include "sentry/cli.h"
 
+#include "abi/firmware.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -15,6 +16,7 @@ std::string HelpText() {
 
 Usage:
   nvsentry run [OPTIONS] [--] PROGRAM [ARGS...]
+  nvsentry abi list [DEVICE] | abi show NAME|CODE | abi docs
   nvsentry --help | --version
 
 The program runs with your stdio, environment and working directory. Its opens of NVIDIA device
@@ -30,6 +32,13 @@ Options for run:
   --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (the default
                      where the kernel has it, Linux 6.6+; see docs/benchmarks.md)
   --no-sync-wakeup   let the scheduler place the sentry's wake-ups
+  --trace[=FILE]     print every device open, ioctl and close, decoded field by field, to
+                     FILE (default: standard error)
+  --trace-format=F   text (default) or json (one object per line); implies --trace
+  --service=S        the nvdrv service the program is: nvdrv (default), nvdrv:a, nvdrv:s,
+                     nvdrv:t; its permission mask decides which devices open
+  --firmware=V       the firmware version whose ioctl codes apply (default: the latest)
+  --debug-mode       let /dev/nvhost-dbg-gpu and /dev/nvhost-prof-gpu open
   -h, --help         show this text
 )";
 }
@@ -41,6 +50,11 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
   if (sub == "-h" || sub == "--help" || sub == "help") return cmd;
   if (sub == "--version") {
     cmd.kind = Command::kVersion;
+    return cmd;
+  }
+  if (sub == "abi") {
+    cmd.kind = Command::kAbi;
+    for (int i = 2; i < argc; ++i) cmd.abi_args.push_back(argv[i]);
     return cmd;
   }
   if (sub != "run")
@@ -92,6 +106,35 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.sync_wakeup = true;
     } else if (name == "--no-sync-wakeup" && !has_value) {
       o.sync_wakeup = false;
+    } else if (name == "--trace") {
+      o.trace = true;
+      if (has_value) {
+        if (value.empty()) return absl::InvalidArgumentError("--trace=: missing FILE");
+        o.trace_file = value;
+      }
+    } else if (name == "--trace-format") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value != "text" && value != "json")
+        return absl::InvalidArgumentError(
+            absl::StrCat("--trace-format: '", value, "' is not one of text, json"));
+      o.trace_json = value == "json";
+      o.trace = true;
+    } else if (name == "--service") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value != "nvdrv" && value != "nvdrv:a" && value != "nvdrv:s" && value != "nvdrv:t")
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--service: '", value, "' is not one of nvdrv, nvdrv:a, nvdrv:s, nvdrv:t"));
+      o.service = value;
+    } else if (name == "--firmware") {
+      if (auto s = need_value(); !s.ok()) return s;
+      auto fw = abi::ParseFirmware(value);
+      if (!fw || *fw < abi::Fw(1, 0, 0) || *fw > abi::kLatestFirmware)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--firmware: '", value, "' is not a version from 1.0.0 to ",
+            abi::FirmwareString(abi::kLatestFirmware)));
+      o.firmware = value;
+    } else if (name == "--debug-mode" && !has_value) {
+      o.debug_mode = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
     }

@@ -15,11 +15,20 @@ struct RunOptions {
   std::string log_file;
   int workers = 0;
   bool sync_wakeup = true;  // used where the kernel has it (6.6+)
+  // --trace[=FILE]: every device open, ioctl and close, decoded. "-" (the default) is stderr.
+  bool trace = false;
+  std::string trace_file = "-";
+  bool trace_json = false;  // --trace-format=json: one JSON object per line
+  // The guest's service identity and firmware (a policy file will say these; issue 4).
+  std::string service = "nvdrv";
+  std::string firmware;  // empty: the latest the catalogue knows
+  bool debug_mode = false;
 };
 
 struct Command {
-  enum Kind { kHelp, kVersion, kRun } kind = kHelp;
+  enum Kind { kHelp, kVersion, kRun, kAbi } kind = kHelp;
   RunOptions run;
+  std::vector<std::string> abi_args;  // `nvsentry abi ARGS...`
 };
 
 absl::StatusOr<Command> ParseCommandLine(int argc, char** argv);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "sentry/abi_cmd.h"
 #include "sentry/cli.h"
 #include "sentry/crash.h"
 #include "sentry/launcher.h"
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
     case Command::kHelp:
       fputs(nvsentry::sentry::HelpText().c_str(), stdout);
       return 0;
+    case Command::kAbi:
+      return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
     case Command::kVersion:
       puts("nvsentry 0.1.0");
       return 0;

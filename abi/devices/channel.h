@@ -1,0 +1,12 @@
+// channel: the ioctl table of seed 000 (filled in by the catalogue work).
+#pragma once
+
+#include <span>
+
+#include "abi/catalogue.h"
+
+namespace nvsentry::abi::channel {
+
+std::span<const IoctlDesc> Ioctls();
+
+}  // namespace nvsentry::abi::channel

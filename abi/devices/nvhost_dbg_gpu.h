@@ -1,0 +1,12 @@
+// nvhost_dbg_gpu: the ioctl table of seed 000 (filled in by the catalogue work).
+#pragma once
+
+#include <span>
+
+#include "abi/catalogue.h"
+
+namespace nvsentry::abi::nvhost_dbg_gpu {
+
+std::span<const IoctlDesc> Ioctls();
+
+}  // namespace nvsentry::abi::nvhost_dbg_gpu
