@@ -1,0 +1,85 @@
+// Tracing of a guest's GPU traffic, strace-style: every device open, ioctl and close, decoded from
+// the catalogue field by field, as text lines or JSON lines. One Tracer per sentry; calls from any
+// worker thread; each record is written whole (one write per line).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "abi/catalogue.h"
+#include "abi/nverror.h"
+#include "absl/synchronization/mutex.h"
+
+namespace nvsentry::proxy {
+
+// How an ioctl reached the engine: a Linux ioctl on a device fd, or one of the /dev/nvdrv
+// service commands Ioctl, Ioctl2, Ioctl3 (the device fd is then an nvdrv fd).
+enum class Via : uint8_t { kDirect, kIoctl, kIoctl2, kIoctl3 };
+const char* ViaName(Via v);
+
+struct TraceOpen {
+  pid_t tid;
+  std::string_view path;
+  int fd;       // the guest's fd (or nvdrv fd) on success
+  int err;      // errno, 0 on success
+  abi::NvError nverr = abi::NvError::kSuccess;  // for nvdrv Open
+  bool nvdrv = false;  // opened through the /dev/nvdrv Open command
+  std::chrono::nanoseconds took{0};
+};
+
+struct TraceClose {
+  pid_t tid;   // 0 when the last reference went away without a call (e.g. the process exited)
+  std::string_view path;
+  int fd;      // -1 when not known
+  bool nvdrv = false;
+};
+
+// One ioctl. `desc` is null for a code the device does not know. The byte spans hold the
+// sentry's copies: `in` as copied from the guest (main buffer), `out` as written back (empty when
+// nothing was written), `in2`/`out2` the extra buffers of Ioctl2/Ioctl3.
+struct TraceIoctl {
+  pid_t tid;
+  int fd;
+  const abi::DeviceDesc* device;
+  const abi::IoctlDesc* desc;
+  uint32_t code;
+  Via via;
+  std::span<const uint8_t> in;
+  std::span<const uint8_t> in2;
+  std::span<const uint8_t> out;
+  std::span<const uint8_t> out2;
+  abi::NvError nverr;
+  int err;  // errno the guest sees (direct) or 0 with nverr set (service commands)
+  bool parked = false;  // finished later by a wake-up, timer or signal
+  std::chrono::nanoseconds took{0};
+};
+
+class Tracer {
+ public:
+  enum class Format { kText, kJson };
+  // Takes ownership of `out` (closed on destruction unless it is stderr/stdout).
+  Tracer(FILE* out, Format format);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  void Open(const TraceOpen& r);
+  void Close(const TraceClose& r);
+  void Ioctl(const TraceIoctl& r);
+  // Anything else worth a line (a service command other than the ioctls, a note).
+  void Note(pid_t tid, std::string_view what);
+
+ private:
+  void Emit(const std::string& line);
+  absl::Mutex mu_;
+  FILE* out_;
+  Format format_;
+};
+
+}  // namespace nvsentry::proxy
