@@ -77,6 +77,10 @@ enum class CountFrom : uint8_t {
   kRest,   // whatever the buffer holds after what precedes it (must be a whole number of elements)
 };
 
+// How a call reached the driver: a Linux ioctl on a device fd, or one of the /dev/nvdrv service
+// commands Ioctl, Ioctl2 (extra input buffer), Ioctl3 (extra output buffer).
+enum class Via : uint8_t { kDirect, kIoctl, kIoctl2, kIoctl3 };
+
 struct ArrayDesc {
   std::string_view name;
   const StructDesc* elem;

@@ -18,9 +18,8 @@
 
 namespace nvsentry::proxy {
 
-// How an ioctl reached the engine: a Linux ioctl on a device fd, or one of the /dev/nvdrv
-// service commands Ioctl, Ioctl2, Ioctl3 (the device fd is then an nvdrv fd).
-enum class Via : uint8_t { kDirect, kIoctl, kIoctl2, kIoctl3 };
+// How an ioctl reached the engine (abi::Via); through /dev/nvdrv the fd is an nvdrv fd.
+using Via = abi::Via;
 const char* ViaName(Via v);
 
 struct TraceOpen {
