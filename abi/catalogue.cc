@@ -9,6 +9,7 @@
 #include "abi/devices/nvdcutil.h"
 #include "abi/devices/nvdisp.h"
 #include "abi/devices/nvdisp_ctrl.h"
+#include "abi/devices/nvdrv.h"
 #include "abi/devices/nverpt_ctrl.h"
 #include "abi/devices/nvhdcp_up_ctrl.h"
 #include "abi/devices/nvhost_as_gpu.h"
@@ -22,6 +23,7 @@ namespace nvsentry::abi {
 namespace {
 
 constexpr uint8_t kMagicCtrl[] = {0x00};
+constexpr uint8_t kMagicNvdrv[] = {nvdrv::kMagic};
 constexpr uint8_t kMagicNvmap[] = {0x01};
 constexpr uint8_t kMagicDisp[] = {0x02};
 constexpr uint8_t kMagicCec[] = {0x03};
@@ -64,6 +66,7 @@ const std::vector<DeviceDesc>& Table() {
       {DeviceId::kNvhostVic, "/dev/nvhost-vic", 3, kMagicChannel, channel::Ioctls()},
       {DeviceId::kNvhostDisplay, "/dev/nvhost-display", 8, kMagicChannel, channel::Ioctls()},
       {DeviceId::kNvhostTsec, "/dev/nvhost-tsec", 6, kMagicChannel, channel::Ioctls()},
+      {DeviceId::kNvdrv, "/dev/nvdrv", kNoPermissionBit, kMagicNvdrv, nvdrv::Ioctls()},
   };
   return kDevices;
 }

@@ -154,6 +154,7 @@ enum class DeviceId : uint8_t {
   kNvhostVic,
   kNvhostDisplay,
   kNvhostTsec,
+  kNvdrv,  // the service endpoint (not a device of seed 000: the service commands as ioctls)
 };
 
 constexpr int kNoPermissionBit = -1;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 #include "abi/catalogue.h"
 #include "abi/nverror.h"
@@ -31,10 +32,25 @@ class Parker {
   virtual std::shared_ptr<Continuation> Park() = 0;
 };
 
+// A validated call. Every span is the sentry's own copy, already checked against the catalogue:
+// `arg` holds the fixed part (desc.fixed_size() bytes) followed by any inline arrays; `arrays[i]`
+// is the i-th ArrayDesc's elements wherever they live (main, Ioctl2 or Ioctl3 buffer); `out2` is
+// zeroed and written back to the guest's Ioctl3 buffer on success.
 struct Call {
   const abi::IoctlDesc& desc;
-  std::span<uint8_t> arg;  // sentry-owned copy, exactly desc.size() bytes
+  std::span<uint8_t> arg;
   Parker& parker;
+  abi::Via via = abi::Via::kDirect;
+  std::span<const std::span<uint8_t>> arrays = {};
+  std::span<uint8_t> in2 = {};
+  std::span<uint8_t> out2 = {};
+  // Typed elements of array i (the catalogue guarantees the element size).
+  template <typename T>
+  std::span<T> Array(size_t i) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::span<uint8_t> a = arrays[i];
+    return {reinterpret_cast<T*>(a.data()), a.size() / sizeof(T)};
+  }
 };
 
 struct Result {
@@ -48,6 +64,12 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual Result Ioctl(Call& call) = 0;
+  // The event `id` of this device session for the QueryEvent service command: an eventfd the
+  // backend signals (owned by the backend; the caller installs a copy in the guest). Devices
+  // without events answer NotSupported; an id the device does not have is BadParameter.
+  virtual abi::NvError QueryEvent(uint32_t id, int* eventfd) {
+    return abi::NvError::kNotSupported;
+  }
 };
 
 // Typed view of a call's argument; the catalogue guarantees the size.

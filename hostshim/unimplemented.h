@@ -3,15 +3,27 @@
 #pragma once
 
 #include "hostshim/backend.h"
+#include "hostshim/events.h"
 
 namespace nvsentry::hostshim {
 
 Result Unimplemented(const abi::IoctlDesc& desc);
 
-// Serves a device whose ioctls are not simulated yet: every call is Unimplemented.
+// Serves a device whose ioctls are not simulated yet: every call is Unimplemented. QueryEvent
+// already answers as seed 000 says for the device (the events exist; nothing signals them yet).
 class UnimplementedDevice : public DeviceBackend {
  public:
+  explicit UnimplementedDevice(const abi::DeviceDesc& device) : device_(device) {}
   Result Ioctl(Call& call) override { return Unimplemented(call.desc); }
+  abi::NvError QueryEvent(uint32_t id, int* eventfd) override;
+
+ private:
+  const abi::DeviceDesc& device_;
+  EventSet events_;
 };
+
+// Which event ids seed 000 gives a device's QueryEvent: NotSupported for devices without events,
+// BadParameter for an id the device does not have, Success otherwise.
+abi::NvError EventIdVerdict(const abi::DeviceDesc& device, uint32_t id);
 
 }  // namespace nvsentry::hostshim

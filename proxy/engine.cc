@@ -1,67 +1,165 @@
 #include "proxy/engine.h"
 
 #include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
 
+#include "abi/array_layout.h"
 #include "absl/container/inlined_vector.h"
+#include "proxy/service_endpoint.h"
+#include "proxy/trace.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
 namespace {
 
-// Turns a parked call's argument into a continuation only when the backend asks for it.
+using Clock = std::chrono::steady_clock;
+
+// Everything a finished call needs to write back, answer and trace; shared by the immediate path
+// and the continuation of a parked call.
+struct Completion {
+  const abi::IoctlDesc* desc;
+  const abi::DeviceDesc* device;
+  IoctlRequest req;
+  uint64_t out_end = 0;          // bytes of the main buffer written back on success
+  std::vector<uint8_t> in2;      // the Ioctl2 buffer as copied (kept for the trace)
+  std::vector<uint8_t> out2;     // the Ioctl3 buffer the backend filled
+  std::vector<uint8_t> in_copy;  // the main buffer as copied in, when tracing
+  Answer answer;
+  Tracer* tracer;
+  pid_t tid;
+  Clock::time_point start;
+  bool parked = false;
+
+  int Finish(std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
+    const bool ok = err == abi::NvError::kSuccess;
+    int e = 0;
+    if (ok && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
+    if (e == 0 && ok && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
+    if (e == 0) e = answer(err, io);
+    if (tracer != nullptr) {
+      std::span<const uint8_t> out = ok && e == 0 ? std::span<const uint8_t>(arg.first(out_end))
+                                                  : std::span<const uint8_t>();
+      tracer->Ioctl({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
+                     ok ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(), err, e,
+                     parked, Clock::now() - start});
+    }
+    return e;
+  }
+};
+
 class EngineParker : public hostshim::Parker {
  public:
-  EngineParker(const abi::IoctlDesc& desc, uint64_t argp, std::span<uint8_t> arg, CallContext& ctx)
-      : desc_(desc), argp_(argp), arg_(arg), ctx_(ctx) {}
+  EngineParker(std::span<uint8_t> arg, CallContext& ctx, std::shared_ptr<Completion> done)
+      : arg_(arg), ctx_(ctx), done_(std::move(done)) {}
   std::shared_ptr<hostshim::Continuation> Park() override {
     parked_ = true;
-    return ctx_.Detach(desc_, argp_, std::vector<uint8_t>(arg_.begin(), arg_.end()));
+    done_->parked = true;
+    auto done = done_;
+    return ctx_.Detach(done_->desc->name, std::vector<uint8_t>(arg_.begin(), arg_.end()),
+                       [done](std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
+                         return done->Finish(arg, err, io);
+                       });
   }
   bool parked() const { return parked_; }
 
  private:
-  const abi::IoctlDesc& desc_;
-  uint64_t argp_;
   std::span<uint8_t> arg_;
   CallContext& ctx_;
+  std::shared_ptr<Completion> done_;
   bool parked_ = false;
 };
 
-}  // namespace
-
-int FinishIoctl(const abi::IoctlDesc& desc, uint64_t argp, std::span<const uint8_t> arg,
-                abi::NvError err, GuestIo& io) {
-  if (err != abi::NvError::kSuccess) return abi::NvErrorToErrno(err);
-  if (abi::DirHasOut(desc.dir()) && !arg.empty() && !io.Write(argp, arg)) return EFAULT;
-  return 0;
+// The answer to a call that never reached a known ioctl.
+IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx, const Answer& answer,
+                    abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0) {
+  int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
+  if (Tracer* t = s.config().tracer)
+    t->Ioctl({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, {}, {}, {}, {}, err, e, false,
+              Clock::now() - t0});
+  return {IoctlOutcome::kAnswer, e};
 }
 
-IoctlOutcome RunIoctl(Session& session, uint32_t code, uint64_t argp, CallContext& ctx) {
+}  // namespace
+
+int DirectAnswer(abi::NvError err, GuestIo&) { return abi::NvErrorToErrno(err); }
+
+IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ctx,
+                      const Answer& answer) {
+  const Clock::time_point t0 = Clock::now();
   const abi::DeviceDesc& dev = session.device();
-  const abi::IoctlDesc* desc = abi::FindIoctl(dev, code);
+  const abi::IoctlDesc* desc = abi::FindIoctl(dev, req.code, session.config().firmware);
   if (desc == nullptr) {
-    if (dev.ioctls.empty()) {
-      spdlog::warn("{}: ioctl 0x{:08X}: the device's ioctl table is not written yet", dev.path, code);
-      return {IoctlOutcome::kAnswer, EOPNOTSUPP};
-    }
-    spdlog::debug("{}: unknown ioctl 0x{:08X}", dev.path, code);
-    return {IoctlOutcome::kAnswer, ENOTTY};
+    spdlog::debug("{}: unknown ioctl 0x{:08X}", dev.path, req.code);
+    return Reject(session, req, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
+  }
+  if ((req.via == abi::Via::kIoctl2 && !(desc->flags & abi::kUsesIoctl2)) ||
+      (req.via == abi::Via::kIoctl3 && !(desc->flags & abi::kUsesIoctl3))) {
+    return Reject(session, req, ctx, answer, abi::NvError::kNotSupported, 0, desc, t0);
   }
 
-  absl::InlinedVector<uint8_t, 512> buf(desc->size(), 0);
-  if (abi::DirHasIn(desc->dir()) && !buf.empty() && !ctx.Read(argp, std::span(buf))) {
-    return {IoctlOutcome::kAnswer, EFAULT};
+  // The main buffer, 8-byte aligned so backends may view it as their struct.
+  const uint32_t size = abi::IocSize(req.code);
+  const bool has_in = abi::DirHasIn(desc->dir()), has_out = abi::DirHasOut(desc->dir());
+  if ((has_in && req.buf.in_size < size) || (has_out && req.buf.out_size < size))
+    return Reject(session, req, ctx, answer, abi::NvError::kInvalidSize, 0, desc, t0);
+  absl::InlinedVector<uint64_t, 64> storage((size + 7) / 8, 0);
+  std::span<uint8_t> main(reinterpret_cast<uint8_t*>(storage.data()), size);
+  if (has_in && size > 0 && !ctx.Read(req.buf.in, main)) return {IoctlOutcome::kAnswer, EFAULT};
+
+  const abi::BufferSizes sizes{size, req.via == abi::Via::kIoctl2 ? req.buf.in2_size : 0,
+                               req.via == abi::Via::kIoctl3 ? req.buf.out2_size : 0};
+  abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes);
+  if (layout.err != abi::NvError::kSuccess) {
+    spdlog::debug("{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
+                  layout.culprit ? " in " : "", layout.culprit ? layout.culprit->name : "");
+    return Reject(session, req, ctx, answer, layout.err, 0, desc, t0);
   }
+
+  auto done = std::make_shared<Completion>();
+  done->desc = desc;
+  done->device = &dev;
+  done->req = req;
+  done->out_end = has_out ? layout.out_end : 0;
+  done->answer = answer;
+  done->tracer = session.config().tracer;
+  done->tid = ctx.tid();
+  done->start = t0;
+  if (layout.in2_bytes > 0) {
+    done->in2.resize(layout.in2_bytes);
+    if (!ctx.Read(req.buf.in2, done->in2)) return {IoctlOutcome::kAnswer, EFAULT};
+  }
+  done->out2.resize(layout.out2_bytes);
+  if (done->tracer != nullptr) done->in_copy.assign(main.begin(), has_in ? main.end() : main.begin());
+
   // Nothing may change before we know the guest thread still waits for this call (the copy may
   // also have come from a task that reused its id). A pure call changes nothing, and its
   // write-back is no safer for a check made before it, so it skips the syscall.
-  if (!desc->pure() && !ctx.StillValid()) return {IoctlOutcome::kDropped, 0};
+  const bool fixed_answer = (desc->flags & abi::kSeedAnswer) != 0;
+  if (!desc->pure() && !fixed_answer && !ctx.StillValid()) return {IoctlOutcome::kDropped, 0};
 
-  EngineParker parker(*desc, argp, std::span(buf), ctx);
-  hostshim::Call call{*desc, std::span(buf), parker};
-  hostshim::Result r = session.backend().Ioctl(call);
-  if (r.parked) return {IoctlOutcome::kParked, 0};
-  return {IoctlOutcome::kAnswer, FinishIoctl(*desc, argp, std::span(buf), r.err, ctx)};
+  abi::NvError err = desc->answer;
+  if (!fixed_answer) {
+    absl::InlinedVector<std::span<uint8_t>, 5> arrays;
+    for (const abi::ArraySlice& sl : layout.slices) {
+      std::span<uint8_t> buf = sl.buffer == abi::Buffer::kMain  ? main
+                               : sl.buffer == abi::Buffer::kIn2 ? std::span<uint8_t>(done->in2)
+                                                                : std::span<uint8_t>(done->out2);
+      arrays.push_back(buf.subspan(sl.offset, sl.bytes));
+    }
+    if (ServiceEndpoint* ep = session.endpoint()) {
+      std::optional<IoctlOutcome> carried = ep->Command(*desc, main, req, ctx);
+      if (carried) return *carried;
+      return {IoctlOutcome::kAnswer, done->Finish(main, abi::NvError::kSuccess, ctx)};
+    }
+    EngineParker parker(main, ctx, done);
+    hostshim::Call call{*desc, main, parker, req.via, arrays, done->in2, done->out2};
+    hostshim::Result r = session.backend().Ioctl(call);
+    if (r.parked) return {IoctlOutcome::kParked, 0};
+    err = r.err;
+  }
+  return {IoctlOutcome::kAnswer, done->Finish(main, err, ctx)};
 }
 
 }  // namespace nvsentry::proxy

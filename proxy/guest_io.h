@@ -1,10 +1,15 @@
-// The sentry's side of one trapped call, as the copy engine sees it: the guest's memory and the
-// liveness of the call. Implemented by sentry/ for a seccomp notification; by tests in memory.
+// The sentry's side of one trapped call, as the copy engine sees it: the guest's memory, the
+// liveness of the call, and the ways to answer it later or hand the guest an fd. Implemented by
+// sentry/ for a seccomp notification; by tests in memory.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "abi/catalogue.h"
@@ -23,11 +28,21 @@ class GuestIo {
   virtual bool StillValid() = 0;
 };
 
+// Writes a finished call's outputs back and gives the errno the guest's syscall returns (0 for
+// success). Runs exactly once, on the worker for an immediate call or on whoever completes a
+// parked one; `arg` is the call's main buffer.
+using Finisher = std::function<int(std::span<uint8_t> arg, abi::NvError err, GuestIo& io)>;
+
 class CallContext : public GuestIo {
  public:
-  // A continuation owning `arg` that answers this same call later (see FinishIoctl).
-  virtual std::shared_ptr<hostshim::Continuation> Detach(const abi::IoctlDesc& desc, uint64_t argp,
-                                                         std::vector<uint8_t> arg) = 0;
+  // A continuation owning `arg` that answers this same call later through `finish`.
+  virtual std::shared_ptr<hostshim::Continuation> Detach(std::string_view what,
+                                                         std::vector<uint8_t> arg,
+                                                         Finisher finish) = 0;
+  // Installs a copy of the sentry's `fd` in the calling process (close-on-exec if asked);
+  // returns the guest's fd number or -errno.
+  virtual int PlaceFd(int fd, bool cloexec) = 0;
+  virtual pid_t tid() const = 0;
 };
 
 }  // namespace nvsentry::proxy

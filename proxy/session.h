@@ -1,4 +1,4 @@
-// One open of a device node by the guest: which catalogue device it is and the backend serving it.
+// One open of a device node by the guest: which catalogue device it is and what serves it.
 // Shared by every guest fd that refers to the same open (dup, fork, fd passing).
 #pragma once
 
@@ -6,19 +6,30 @@
 
 #include "abi/catalogue.h"
 #include "hostshim/backend.h"
+#include "proxy/guest_config.h"
 
 namespace nvsentry::proxy {
 
+class ServiceEndpoint;
+
 class Session {
  public:
-  Session(const abi::DeviceDesc& device, std::unique_ptr<hostshim::DeviceBackend> backend)
-      : device_(device), backend_(std::move(backend)) {}
+  Session(const abi::DeviceDesc& device, std::unique_ptr<hostshim::DeviceBackend> backend,
+          const GuestConfig& config);
+  // The /dev/nvdrv endpoint: no backend, the service commands run in proxy/.
+  Session(const abi::DeviceDesc& device, std::unique_ptr<ServiceEndpoint> endpoint,
+          const GuestConfig& config);
+  ~Session();
   const abi::DeviceDesc& device() const { return device_; }
   hostshim::DeviceBackend& backend() { return *backend_; }
+  ServiceEndpoint* endpoint() { return endpoint_.get(); }
+  const GuestConfig& config() const { return config_; }
 
  private:
   const abi::DeviceDesc& device_;
   std::unique_ptr<hostshim::DeviceBackend> backend_;
+  std::unique_ptr<ServiceEndpoint> endpoint_;
+  const GuestConfig& config_;
 };
 
 }  // namespace nvsentry::proxy

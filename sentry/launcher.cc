@@ -1,5 +1,8 @@
 #include "sentry/launcher.h"
 
+#include "abi/services.h"
+#include "proxy/trace.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -60,7 +63,40 @@ int StatusToExitCode(int status) {
 
 }  // namespace
 
+absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
+  proxy::GuestConfig c;
+  c.service = options.service;
+  if (!options.firmware.empty()) {
+    std::optional<abi::Firmware> fw = abi::ParseFirmware(options.firmware);
+    if (!fw) return absl::InvalidArgumentError("--firmware: not a version: " + options.firmware);
+    c.firmware = *fw;
+  }
+  std::optional<uint32_t> mask = abi::ServiceMask(c.service, c.firmware);
+  if (!mask) return absl::InvalidArgumentError("--service: unknown service " + c.service);
+  c.permission_mask = *mask;
+  c.debug_mode = options.debug_mode;
+  if (options.trace) {
+    FILE* out = stderr;
+    if (options.trace_file != "-") {
+      // Close-on-exec ("e"): the guest must never inherit the trace.
+      out = fopen(options.trace_file.c_str(), "we");
+      if (out == nullptr)
+        return absl::InvalidArgumentError("--trace: cannot open " + options.trace_file + ": " +
+                                          strerror(errno));
+    }
+    // Lives as long as the sentry (never destroyed, like it).
+    c.tracer = new proxy::Tracer(
+        out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText);
+  }
+  return c;
+}
+
 int RunGuest(const RunOptions& options) {
+  absl::StatusOr<proxy::GuestConfig> guest = MakeGuestConfig(options);
+  if (!guest.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(guest.status().message()).c_str());
+    return 2;
+  }
   absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
@@ -127,7 +163,7 @@ int RunGuest(const RunOptions& options) {
 
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup});
+  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, *guest});
   sentry->Start();
 
   int sfd = signalfd(-1, &handled, SFD_CLOEXEC);

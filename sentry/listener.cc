@@ -60,6 +60,15 @@ int Listener::AddFdAndReturn(uint64_t id, int fd, bool cloexec) const {
   return r >= 0 ? r : -errno;
 }
 
+int Listener::AddFd(uint64_t id, int fd, bool cloexec) const {
+  seccomp_notif_addfd a{};
+  a.id = id;
+  a.srcfd = static_cast<uint32_t>(fd);
+  a.newfd_flags = cloexec ? O_CLOEXEC : 0;
+  int r = ioctl(fd_, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+  return r >= 0 ? r : -errno;
+}
+
 bool Listener::SetSyncWakeUp() const {
   return ioctl(fd_, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
 }

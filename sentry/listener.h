@@ -29,6 +29,9 @@ class Listener {
   // Places `fd` (a sentry fd) in the guest and answers the call with the new number. Returns the
   // guest's fd number or -errno.
   int AddFdAndReturn(uint64_t id, int fd, bool cloexec) const;
+  // Installs a copy of `fd` in the caller of notification `id` without answering it; the new fd
+  // number or -errno.
+  int AddFd(uint64_t id, int fd, bool cloexec) const;
   // Asks the kernel to wake the supervisor on the guest's CPU (Linux 6.6+). False if unsupported.
   bool SetSyncWakeUp() const;
 

@@ -33,9 +33,9 @@ class CheckedIo : public proxy::GuestIo {
 
 class ParkedIoctl : public hostshim::Continuation {
  public:
-  ParkedIoctl(const Listener& l, uint64_t id, pid_t tid, const abi::IoctlDesc& desc, uint64_t argp,
-              std::vector<uint8_t> arg)
-      : l_(l), id_(id), tid_(tid), desc_(desc), argp_(argp), arg_(std::move(arg)) {
+  ParkedIoctl(const Listener& l, uint64_t id, pid_t tid, std::string_view what,
+              std::vector<uint8_t> arg, proxy::Finisher finish)
+      : l_(l), id_(id), tid_(tid), what_(what), arg_(std::move(arg)), finish_(std::move(finish)) {
     GlobalParkStats().parked++;
   }
   std::span<uint8_t> arg() override { return arg_; }
@@ -43,7 +43,7 @@ class ParkedIoctl : public hostshim::Continuation {
   void Finish(abi::NvError err) override {
     if (done_.exchange(true)) return;
     CheckedIo io(l_, id_, tid_);
-    int e = proxy::FinishIoctl(desc_, argp_, arg_, err, io);
+    int e = finish_(arg_, err, io);
     bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
     if (sent) GlobalParkStats().finished++;
     else Drop("finished after its thread went away");
@@ -62,21 +62,21 @@ class ParkedIoctl : public hostshim::Continuation {
     // process-directed one may be taken by another thread, so only EINTR is safe to report.
     l_.Fail(id_, p.thread != 0 ? kErestartSys : EINTR);
     GlobalParkStats().interrupted++;
-    spdlog::debug("{} of thread {}: interrupted by a signal", desc_.name, tid_);
+    spdlog::debug("{} of thread {}: interrupted by a signal", what_, tid_);
     return true;
   }
 
  private:
   void Drop(const char* why) {
     GlobalParkStats().dropped++;
-    spdlog::debug("dropped parked {} of thread {}: {}", desc_.name, tid_, why);
+    spdlog::debug("dropped parked {} of thread {}: {}", what_, tid_, why);
   }
   const Listener& l_;
   const uint64_t id_;
   const pid_t tid_;
-  const abi::IoctlDesc& desc_;
-  const uint64_t argp_;
+  const std::string_view what_;  // a catalogue name: static storage
   std::vector<uint8_t> arg_;
+  proxy::Finisher finish_;
   std::atomic<bool> done_{false};
 };
 
@@ -103,10 +103,14 @@ bool NotifyCall::Write(uint64_t addr, std::span<const uint8_t> src) {
 
 bool NotifyCall::StillValid() { return listener_.IdValid(id_); }
 
-std::shared_ptr<hostshim::Continuation> NotifyCall::Detach(const abi::IoctlDesc& desc, uint64_t argp,
-                                                           std::vector<uint8_t> arg) {
-  return std::make_shared<ParkedIoctl>(listener_, id_, tid_, desc, argp, std::move(arg));
+std::shared_ptr<hostshim::Continuation> NotifyCall::Detach(std::string_view what,
+                                                           std::vector<uint8_t> arg,
+                                                           proxy::Finisher finish) {
+  return std::make_shared<ParkedIoctl>(listener_, id_, tid_, what, std::move(arg),
+                                       std::move(finish));
 }
+
+int NotifyCall::PlaceFd(int fd, bool cloexec) { return listener_.AddFd(id_, fd, cloexec); }
 
 bool ReadPendingSignals(pid_t tid, PendingSignals* out) {
   char path[64];

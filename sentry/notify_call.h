@@ -18,8 +18,10 @@ class NotifyCall : public proxy::CallContext {
   bool Read(uint64_t addr, std::span<uint8_t> dst) override;
   bool Write(uint64_t addr, std::span<const uint8_t> src) override;
   bool StillValid() override;
-  std::shared_ptr<hostshim::Continuation> Detach(const abi::IoctlDesc& desc, uint64_t argp,
-                                                 std::vector<uint8_t> arg) override;
+  std::shared_ptr<hostshim::Continuation> Detach(std::string_view what, std::vector<uint8_t> arg,
+                                                 proxy::Finisher finish) override;
+  int PlaceFd(int fd, bool cloexec) override;
+  pid_t tid() const override { return tid_; }
 
  private:
   const Listener& listener_;

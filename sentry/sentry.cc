@@ -1,5 +1,9 @@
 #include "sentry/sentry.h"
 
+#include "proxy/device_open.h"
+#include "proxy/nvdrv_service.h"
+#include "proxy/trace.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
@@ -119,9 +123,14 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     return;
   }
   const abi::DeviceDesc* dev = abi::FindDeviceByPath(np.path);
-  if (dev == nullptr) {
-    spdlog::info("open {}: not a device the catalogue has", np.path);
-    listener_.Fail(req.id, ENOENT);
+  const proxy::GuestConfig& guest = options_.guest;
+  if (abi::NvError verdict = proxy::MayOpen(guest, dev); verdict != abi::NvError::kSuccess) {
+    spdlog::info("open {}: {}", np.path,
+                 dev == nullptr ? "not a device the catalogue has"
+                                : abi::NvErrorName(verdict));
+    int e = proxy::OpenErrno(verdict);
+    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, e, verdict});
+    listener_.Fail(req.id, e);
     return;
   }
   if (np.trailing_slash || (flags & O_DIRECTORY)) {
@@ -135,7 +144,16 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   if (getenv("NVSENTRY_TEST_CRASH_ON_OPEN") != nullptr) CrashForTest();
   if (!listener_.IdValid(req.id)) return;
 
-  auto session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev));
+  std::shared_ptr<proxy::Session> session;
+  if (dev->id == abi::DeviceId::kNvdrv) {
+    session = std::make_shared<proxy::Session>(
+        *dev,
+        std::make_unique<proxy::NvdrvService>(
+            guest, [this](const abi::DeviceDesc& d) { return gpu_.Open(d); }),
+        guest);
+  } else {
+    session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev), guest);
+  }
   auto pending = sessions_.Create(std::move(session));
   if (!pending.ok()) {
     spdlog::error("open {}: {}", np.path, pending.status().ToString());
@@ -152,6 +170,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   }
   sessions_.Placed(*pending);
   spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
+  if (guest.tracer) guest.tracer->Open({tid, np.path, guest_fd, 0});
 }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {
@@ -164,7 +183,8 @@ void Sentry::HandleIoctl(const seccomp_notif& req) {
   }
   NotifyCall call(listener_, req.id, tid);
   const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
-  proxy::IoctlOutcome out = proxy::RunIoctl(*session, code, req.data.args[2], call);
+  proxy::IoctlOutcome out =
+      proxy::RunIoctl(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);
   if (out.kind != proxy::IoctlOutcome::kAnswer) return;
   if (out.err == 0) listener_.Return(req.id, 0);
   else listener_.Fail(req.id, out.err);

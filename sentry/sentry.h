@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hostshim/sim/gpu.h"
+#include "proxy/guest_config.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
 #include "sentry/session_table.h"
@@ -20,6 +21,7 @@ namespace nvsentry::sentry {
 struct SentryOptions {
   int workers = 0;           // 0: one per CPU, at least 2
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
+  proxy::GuestConfig guest;
 };
 
 class Sentry {

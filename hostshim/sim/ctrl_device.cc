@@ -28,6 +28,14 @@ class WaitCompletion : public SyncpointWaiter {
 
 }  // namespace
 
+abi::NvError CtrlDevice::QueryEvent(uint32_t id, int* eventfd) {
+  if ((id >> 28) != 1 || (id & 0x0FFFFFFF) >= 64) return NvError::kBadParameter;
+  int fd = events_.Get(id & 0x3F);
+  if (fd < 0) return NvError::kInsufficientMemory;
+  *eventfd = fd;
+  return NvError::kSuccess;
+}
+
 Result CtrlDevice::Ioctl(Call& call) {
   switch (call.desc.code) {
     case ctrl::kSyncptRead:

@@ -10,7 +10,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlDevice>(syncpoints_);
     default:
-      return std::make_unique<UnimplementedDevice>();
+      return std::make_unique<UnimplementedDevice>(device);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "abi/catalogue.h"
+#include "abi/services.h"
 #include "abi/devices/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 
@@ -65,12 +66,43 @@ TEST(Catalogue, EveryDeviceOfSeed000IsPresentOnce) {
       "/dev/nvhost-dbg-gpu",  "/dev/nvhost-prof-gpu", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu",
       "/dev/nvhost-msenc",    "/dev/nvhost-nvdec",   "/dev/nvhost-nvjpg",  "/dev/nvhost-vic",
       "/dev/nvhost-display",  "/dev/nvhost-tsec"};
-  EXPECT_EQ(Devices().size(), std::size(seed_devices));
+  // ... plus the service endpoint, which is nvsentry's own node.
+  EXPECT_EQ(Devices().size(), std::size(seed_devices) + 1);
+  ASSERT_NE(FindDeviceByPath("/dev/nvdrv"), nullptr);
+  EXPECT_EQ(FindDeviceByPath("/dev/nvdrv")->id, DeviceId::kNvdrv);
   for (const char* p : seed_devices) {
     const DeviceDesc* d = FindDeviceByPath(p);
     ASSERT_NE(d, nullptr) << p;
     EXPECT_EQ(&Device(d->id), d) << p;
   }
+}
+
+TEST(Catalogue, ServiceMasksFollowSeed) {
+  EXPECT_EQ(ServiceMask("nvdrv", Fw(1, 0, 0)), 0x2Bu);
+  EXPECT_EQ(ServiceMask("nvdrv", Fw(2, 3, 0)), 0x2Bu);
+  EXPECT_EQ(ServiceMask("nvdrv", Fw(3, 0, 0)), 0xA82Bu);
+  EXPECT_EQ(ServiceMask("nvdrv", Fw(10, 2, 0)), 0xA82Bu);
+  EXPECT_EQ(ServiceMask("nvdrv", Fw(11, 0, 0)), 0xA83Bu);
+  EXPECT_EQ(ServiceMask("nvdrv:a", Fw(2, 0, 0)), 0xA9u);
+  EXPECT_EQ(ServiceMask("nvdrv:a", Fw(3, 0, 0)), 0x10A9u);
+  EXPECT_EQ(ServiceMask("nvdrv:s", Fw(1, 0, 0)), 0x39Eu);
+  EXPECT_EQ(ServiceMask("nvdrv:s", Fw(9, 0, 0)), 0x439Eu);
+  EXPECT_EQ(ServiceMask("nvdrv:t", Fw(11, 0, 0)), 0xA83Bu | 0x10A9u | 0x439Eu);
+  EXPECT_FALSE(ServiceMask("nvdrv:x", Fw(11, 0, 0)).has_value());
+}
+
+TEST(Catalogue, FirmwareVersionsParseAndPrint) {
+  EXPECT_EQ(ParseFirmware("11.0.0"), Fw(11, 0, 0));
+  EXPECT_EQ(ParseFirmware("3.0"), Fw(3, 0, 0));
+  EXPECT_EQ(ParseFirmware("7.0.1"), Fw(7, 0, 1));
+  EXPECT_FALSE(ParseFirmware("7..1").has_value());
+  EXPECT_FALSE(ParseFirmware("256.0.0").has_value());
+  EXPECT_FALSE(ParseFirmware("1.2.3.4").has_value());
+  EXPECT_EQ(FirmwareString(Fw(6, 1, 0)), "6.1.0");
+  EXPECT_EQ(FwRangeString(FwRange{0, Fw(3, 0, 0)}), "[0.0.0-3.0.0)");
+  EXPECT_EQ(FwRangeString(FwRange{Fw(11, 0, 0)}), "[11.0.0+]");
+  EXPECT_TRUE((FwRange{0, Fw(3, 0, 0)}).Contains(Fw(2, 3, 0)));
+  EXPECT_FALSE((FwRange{0, Fw(3, 0, 0)}).Contains(Fw(3, 0, 0)));
 }
 
 TEST(Catalogue, PermissionBitsFollowSeed) {

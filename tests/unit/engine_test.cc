@@ -40,8 +40,10 @@ class FakeGuest : public CallContext {
     ++checks;
     return valid;
   }
-  std::shared_ptr<hostshim::Continuation> Detach(const abi::IoctlDesc&, uint64_t,
-                                                 std::vector<uint8_t> arg) override;
+  std::shared_ptr<hostshim::Continuation> Detach(std::string_view, std::vector<uint8_t> arg,
+                                                 Finisher finish) override;
+  int PlaceFd(int, bool) override { return -ENOSYS; }
+  pid_t tid() const override { return 42; }
   template <typename T>
   void Put(uint64_t addr, const T& v) {
     auto& r = regions[addr];
@@ -65,36 +67,42 @@ class FakeGuest : public CallContext {
 
 class FakeContinuation : public hostshim::Continuation {
  public:
-  explicit FakeContinuation(std::vector<uint8_t> a) : arg_(std::move(a)) {}
+  FakeContinuation(std::vector<uint8_t> a, Finisher f, GuestIo& io)
+      : arg_(std::move(a)), finish_(std::move(f)), io_(io) {}
   std::span<uint8_t> arg() override { return arg_; }
   void Finish(abi::NvError e) override {
     finished++;
     err = e;
+    answer = finish_(arg_, e, io_);
   }
+  Finisher finish_;
+  GuestIo& io_;
+  int answer = -1;
   bool Abandoned() override { return false; }
   std::vector<uint8_t> arg_;
   int finished = 0;
   abi::NvError err = abi::NvError::kSuccess;
 };
 
-std::shared_ptr<hostshim::Continuation> FakeGuest::Detach(const abi::IoctlDesc&, uint64_t,
-                                                          std::vector<uint8_t> arg) {
-  parked = std::make_shared<FakeContinuation>(std::move(arg));
+std::shared_ptr<hostshim::Continuation> FakeGuest::Detach(std::string_view, std::vector<uint8_t> arg,
+                                                          Finisher finish) {
+  parked = std::make_shared<FakeContinuation>(std::move(arg), std::move(finish), *this);
   return parked;
 }
 
 class EngineTest : public ::testing::Test {
  protected:
   hostshim::sim::Gpu gpu;
+  GuestConfig config;
   Session session{abi::Device(abi::DeviceId::kNvhostCtrl),
-                  gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrl))};
+                  gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrl)), config};
   FakeGuest guest;
 };
 
 TEST_F(EngineTest, ReadCopiesInOnceAndOutOnce) {
   gpu.syncpoints().Increment(5);
   guest.Put<ctrl::SyncptIdValue>(0x1000, {5, 0xFFFF});
-  IoctlOutcome out = RunIoctl(session, ctrl::kSyncptRead, 0x1000, guest);
+  IoctlOutcome out = RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptRead, 0x1000), guest);
   EXPECT_EQ(out.kind, IoctlOutcome::kAnswer);
   EXPECT_EQ(out.err, 0);
   EXPECT_EQ(guest.Get<ctrl::SyncptIdValue>(0x1000).value, 1u);
@@ -105,60 +113,61 @@ TEST_F(EngineTest, ReadCopiesInOnceAndOutOnce) {
 
 TEST_F(EngineTest, SideEffectsWaitForTheLivenessCheck) {
   guest.Put<uint32_t>(0x2000, 6);
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).err, 0);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest).err, 0);
   EXPECT_EQ(guest.checks, 1);
 }
 
 TEST_F(EngineTest, InputOnlyCallsWriteNothing) {
   guest.Put<uint32_t>(0x2000, 6);
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).err, 0);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest).err, 0);
   EXPECT_EQ(guest.writes, 0);
   EXPECT_EQ(gpu.syncpoints().Read(6), 1u);
 }
 
 TEST_F(EngineTest, UnreadableArgumentIsEfaultAndChangesNothing) {
   guest.Put<uint8_t>(0x3000, 6);  // one byte where four are needed
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x3000, guest).err, EFAULT);
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0xdead0000, guest).err, EFAULT);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x3000), guest).err, EFAULT);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0xdead0000), guest).err, EFAULT);
   EXPECT_EQ(gpu.syncpoints().Read(6), 0u);
   EXPECT_EQ(guest.checks, 0) << "nothing to confirm when the copy failed";
 }
 
 TEST_F(EngineTest, UnwritableOutputIsEfault) {
   guest.Put<uint32_t>(0x4000, 1);  // id readable... but only 4 of the 8 bytes exist
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptRead, 0x4000, guest).err, EFAULT);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptRead, 0x4000), guest).err, EFAULT);
 }
 
 TEST_F(EngineTest, GoneCallIsDroppedBeforeAnyEffect) {
   guest.Put<uint32_t>(0x2000, 7);
   guest.valid = false;
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptIncr, 0x2000, guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest).kind, IoctlOutcome::kDropped);
   EXPECT_EQ(gpu.syncpoints().Read(7), 0u);
   guest.Put<ctrl::SyncptWaitEx>(0x5000, {7, 1, -1, 0});
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptWaitEx, 0x5000, guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptWaitEx, 0x5000), guest).kind, IoctlOutcome::kDropped);
   EXPECT_EQ(guest.parked, nullptr) << "a gone caller is never parked";
 }
 
 TEST_F(EngineTest, ErrorsWriteNothingBack) {
   guest.Put<ctrl::SyncptIdValue>(0x1000, {999, 0x1234});
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptRead, 0x1000, guest).err, EINVAL);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptRead, 0x1000), guest).err, EINVAL);
   EXPECT_EQ(guest.writes, 0);
   EXPECT_EQ(guest.Get<ctrl::SyncptIdValue>(0x1000).value, 0x1234u);
 }
 
 TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
   guest.Put<uint64_t>(0x1000, 0);
-  EXPECT_EQ(RunIoctl(session, 0xC0080099, 0x1000, guest).err, ENOTTY);
-  EXPECT_EQ(RunIoctl(session, ctrl::kSyncptGetShift, 0x1000, guest).err, EOPNOTSUPP);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0080099, 0x1000), guest).err, ENOTTY);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptGetShift, 0x1000), guest).err, EOPNOTSUPP);
   // A code whose size differs from the catalogue's is a different, unknown code.
-  EXPECT_EQ(RunIoctl(session, 0xC0100014, 0x1000, guest).err, ENOTTY);
-  Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap))};
-  EXPECT_EQ(RunIoctl(nvmap, 0xC0080101, 0x1000, guest).err, EOPNOTSUPP);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0100014, 0x1000), guest).err, ENOTTY);
+  Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap)),
+                config};
+  EXPECT_EQ(RunIoctl(nvmap, IoctlRequest::Direct(0xC0080101, 0x1000), guest).err, EOPNOTSUPP);
 }
 
 TEST_F(EngineTest, WaitParksAndFinishesThroughTheContinuation) {
   guest.Put<ctrl::SyncptWaitEx>(0x5000, {8, 2, -1, 0});
-  IoctlOutcome out = RunIoctl(session, ctrl::kSyncptWaitEx, 0x5000, guest);
+  IoctlOutcome out = RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptWaitEx, 0x5000), guest);
   ASSERT_EQ(out.kind, IoctlOutcome::kParked);
   auto* cont = static_cast<FakeContinuation*>(guest.parked.get());
   gpu.syncpoints().Increment(8);
@@ -169,7 +178,9 @@ TEST_F(EngineTest, WaitParksAndFinishesThroughTheContinuation) {
   ctrl::SyncptWaitEx result;
   memcpy(&result, cont->arg_.data(), sizeof result);
   EXPECT_EQ(result.value, 2u);
-  EXPECT_EQ(guest.writes, 0) << "write-back belongs to the continuation";
+  EXPECT_EQ(cont->answer, 0);
+  EXPECT_EQ(guest.writes, 1) << "the continuation writes back once";
+  EXPECT_EQ(guest.Get<ctrl::SyncptWaitEx>(0x5000).value, 2u);
 }
 
 }  // namespace

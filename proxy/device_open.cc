@@ -1,0 +1,27 @@
+#include "proxy/device_open.h"
+
+#include <cerrno>
+
+namespace nvsentry::proxy {
+
+abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
+  if (dev == nullptr || !dev->fw.Contains(config.firmware)) return abi::NvError::kDeviceNotFound;
+  if (dev->id == abi::DeviceId::kNvdrv) return abi::NvError::kSuccess;
+  if (dev->permission_bit != abi::kNoPermissionBit &&
+      (config.permission_mask & (1u << dev->permission_bit)) == 0)
+    return abi::NvError::kAccessDenied;
+  if ((dev->flags & abi::kNeedsDebugMode) && !config.debug_mode) return abi::NvError::kNotSupported;
+  return abi::NvError::kSuccess;
+}
+
+int OpenErrno(abi::NvError err) {
+  switch (err) {
+    case abi::NvError::kSuccess: return 0;
+    case abi::NvError::kDeviceNotFound: return ENOENT;
+    case abi::NvError::kAccessDenied: return EACCES;
+    case abi::NvError::kNotSupported: return EOPNOTSUPP;
+    default: return abi::NvErrorToErrno(err);
+  }
+}
+
+}  // namespace nvsentry::proxy

@@ -1,0 +1,29 @@
+// Opening a device node on the guest's behalf, by path, with the checks of the guest contract:
+// the path must be a catalogue device that exists on the guest's firmware, the guest's service
+// must hold the device's permission bit, and the debugger devices need debug mode. Used by both
+// the Linux open path and the /dev/nvdrv Open command.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "abi/catalogue.h"
+#include "abi/nverror.h"
+#include "hostshim/backend.h"
+#include "proxy/guest_config.h"
+#include "proxy/session.h"
+
+namespace nvsentry::proxy {
+
+using BackendFactory =
+    std::function<std::unique_ptr<hostshim::DeviceBackend>(const abi::DeviceDesc& device)>;
+
+// The verdict for opening `dev` (or nullptr for a path the catalogue does not have):
+// DeviceNotFound, AccessDenied, NotSupported (debug devices without debug mode), or Success.
+abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev);
+
+// errno for a Linux open refused with `err` (ENOENT, EACCES, EOPNOTSUPP).
+int OpenErrno(abi::NvError err);
+
+}  // namespace nvsentry::proxy
