@@ -1,6 +1,7 @@
 #include "proxy/session.h"
 
 #include "proxy/service_endpoint.h"
+#include "proxy/trace.h"
 
 namespace nvsentry::proxy {
 
@@ -12,6 +13,9 @@ Session::Session(const abi::DeviceDesc& device, std::unique_ptr<ServiceEndpoint>
                  const GuestConfig& config)
     : device_(device), endpoint_(std::move(endpoint)), config_(config) {}
 
-Session::~Session() = default;
+Session::~Session() {
+  if (traced_fd_ >= 0 && config_.tracer != nullptr)
+    config_.tracer->Close({0, device_.path, traced_fd_, false});
+}
 
 }  // namespace nvsentry::proxy

@@ -24,12 +24,16 @@ class Session {
   hostshim::DeviceBackend& backend() { return *backend_; }
   ServiceEndpoint* endpoint() { return endpoint_.get(); }
   const GuestConfig& config() const { return config_; }
+  // The guest fd the session was first placed as; the trace reports its close under that number
+  // when the last reference anywhere goes away.
+  void TraceCloseAs(int fd) { traced_fd_ = fd; }
 
  private:
   const abi::DeviceDesc& device_;
   std::unique_ptr<hostshim::DeviceBackend> backend_;
   std::unique_ptr<ServiceEndpoint> endpoint_;
   const GuestConfig& config_;
+  int traced_fd_ = -1;
 };
 
 }  // namespace nvsentry::proxy

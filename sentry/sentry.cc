@@ -154,6 +154,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   } else {
     session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev), guest);
   }
+  proxy::Session* opened = session.get();
   auto pending = sessions_.Create(std::move(session));
   if (!pending.ok()) {
     spdlog::error("open {}: {}", np.path, pending.status().ToString());
@@ -170,7 +171,10 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   }
   sessions_.Placed(*pending);
   spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
-  if (guest.tracer) guest.tracer->Open({tid, np.path, guest_fd, 0});
+  if (guest.tracer) {
+    guest.tracer->Open({tid, np.path, guest_fd, 0});
+    opened->TraceCloseAs(guest_fd);
+  }
 }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {

@@ -1,0 +1,227 @@
+/* Guest for the catalogue/service tests. Modes:
+ *   opens PATH...   open each path, print "PATH=0" or "PATH=<errno>"
+ *   service         drive /dev/nvdrv through its commands; print "key=value" results
+ *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size
+ * Layouts are typed here from the guest ABI document, independently of the sandbox's sources. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IOC(dir, magic, nr, size) (((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((magic) << 8) | (nr))
+#define RW 3u
+
+struct nvdrv_open { char path[0x100]; uint32_t fd, error; };
+struct nvdrv_ioctl { uint32_t fd, code; uint64_t in, in_size, out, out_size; uint32_t error, reserved; };
+struct nvdrv_ioctl2 { uint32_t fd, code; uint64_t in, in_size, in2, in2_size, out, out_size; uint32_t error, reserved; };
+struct nvdrv_ioctl3 { uint32_t fd, code; uint64_t in, in_size, out, out_size, out2, out2_size; uint32_t error, reserved; };
+struct nvdrv_close { uint32_t fd, error; };
+struct nvdrv_init { uint64_t transfer_memory; uint32_t size, error; };
+struct nvdrv_query { uint32_t fd, event_id, flags; int32_t event_fd; uint32_t error, reserved; };
+struct nvdrv_status { uint32_t free_size, allocatable, min_free, min_allocatable; uint8_t reserved[16]; uint32_t error, pad; };
+struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
+
+#define NVDRV_OPEN IOC(RW, 'n', 0, sizeof(struct nvdrv_open))
+#define NVDRV_IOCTL IOC(RW, 'n', 1, sizeof(struct nvdrv_ioctl))
+#define NVDRV_CLOSE IOC(RW, 'n', 2, sizeof(struct nvdrv_close))
+#define NVDRV_INITIALIZE IOC(RW, 'n', 3, sizeof(struct nvdrv_init))
+#define NVDRV_QUERY_EVENT IOC(RW, 'n', 4, sizeof(struct nvdrv_query))
+#define NVDRV_GET_STATUS IOC(RW, 'n', 6, sizeof(struct nvdrv_status))
+#define NVDRV_SET_ARUID_WITHOUT_CHECK IOC(RW, 'n', 7, sizeof(struct nvdrv_aruid))
+#define NVDRV_SET_ARUID IOC(RW, 'n', 8, sizeof(struct nvdrv_aruid))
+#define NVDRV_DUMP_STATUS IOC(0, 'n', 9, 0)
+#define NVDRV_IOCTL2 IOC(RW, 'n', 11, sizeof(struct nvdrv_ioctl2))
+#define NVDRV_IOCTL3 IOC(RW, 'n', 12, sizeof(struct nvdrv_ioctl3))
+#define NVDRV_SET_MARGIN IOC(RW, 'n', 13, sizeof(struct nvdrv_aruid))
+
+/* Device ioctls (seed 000). */
+#define SYNCPT_READ 0xC0080014u
+#define SYNCPT_INCR 0x40040015u
+#define GET_CHARACTERISTICS 0xC0B04705u
+#define SUBMIT_GPFIFO_BASE 0xC0004808u
+#define SUBMIT_GPFIFO2 0xC018481Bu
+
+static int fail(const char* what) {
+  fprintf(stderr, "FAILED: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static int opens(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    int fd = open(argv[i], O_RDWR | O_CLOEXEC);
+    printf("%s=%d\n", argv[i], fd >= 0 ? 0 : errno);
+    if (fd >= 0) close(fd);
+  }
+  return 0;
+}
+
+static uint32_t nv_open(int nvdrv, const char* path) {
+  struct nvdrv_open o;
+  memset(&o, 0, sizeof o);
+  strncpy(o.path, path, sizeof o.path - 1);
+  if (ioctl(nvdrv, NVDRV_OPEN, &o) != 0) fail("NVDRV_OPEN");
+  return o.error ? 0x80000000u | o.error : o.fd;
+}
+
+/* Runs a device ioctl through the Ioctl command with one buffer used for both directions. */
+static uint32_t nv_ioctl(int nvdrv, uint32_t fd, uint32_t code, void* arg) {
+  uint32_t size = (code >> 16) & 0x3FFF;
+  struct nvdrv_ioctl c = {fd, code, (uintptr_t)arg, size, (uintptr_t)arg, size, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL, &c) != 0) fail("NVDRV_IOCTL");
+  return c.error;
+}
+
+static int service(void) {
+  int nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
+  if (nvdrv < 0) fail("open /dev/nvdrv");
+  printf("open_before_init=0x%x\n", nv_open(nvdrv, "/dev/nvhost-ctrl") & 0x7FFFFFFF);
+
+  struct nvdrv_status st = {0};
+  if (ioctl(nvdrv, NVDRV_GET_STATUS, &st) != 0) fail("GET_STATUS");
+  printf("status_before_init=0x%x\n", st.error);
+
+  struct nvdrv_init in = {0, 0x3000, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_INITIALIZE, &in) != 0) fail("INITIALIZE");
+  printf("init=0x%x\n", in.error);
+  struct nvdrv_init again = {0, 0x3000, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_INITIALIZE, &again) != 0) fail("INITIALIZE again");
+  printf("init_again=0x%x\n", again.error);
+
+  uint32_t ctrl = nv_open(nvdrv, "/dev/nvhost-ctrl");
+  printf("ctrl_fd=%u\n", ctrl);
+  printf("open_unknown=0x%x\n", nv_open(nvdrv, "/dev/nvhost-nonesuch") & 0x7FFFFFFF);
+  printf("open_nvdrv=0x%x\n", nv_open(nvdrv, "/dev/nvdrv") & 0x7FFFFFFF);
+
+  memset(&st, 0, sizeof st);
+  if (ioctl(nvdrv, NVDRV_GET_STATUS, &st) != 0) fail("GET_STATUS");
+  printf("status=0x%x free=0x%x allocatable=0x%x min_free=0x%x\n", st.error, st.free_size,
+         st.allocatable, st.min_free);
+
+  /* A syncpoint through the service: increment 30 twice, read it back. */
+  uint32_t id = 30;
+  printf("incr=0x%x\n", nv_ioctl(nvdrv, ctrl, SYNCPT_INCR, &id));
+  printf("incr=0x%x\n", nv_ioctl(nvdrv, ctrl, SYNCPT_INCR, &id));
+  uint32_t iv[2] = {30, 0xdeadbeef};
+  uint32_t read_err = nv_ioctl(nvdrv, ctrl, SYNCPT_READ, iv);
+  printf("read=0x%x value=%u\n", read_err, iv[1]);
+  uint32_t bad[2] = {999, 0xdeadbeef};
+  uint32_t bad_err = nv_ioctl(nvdrv, ctrl, SYNCPT_READ, bad);
+  printf("read_bad_id=0x%x untouched=%d\n", bad_err, bad[1] == 0xdeadbeef);
+  uint64_t scratch[4] = {0};
+  printf("unknown_code=0x%x\n", nv_ioctl(nvdrv, ctrl, 0xC0080099, scratch));
+  printf("bad_fd=0x%x\n", nv_ioctl(nvdrv, 77, SYNCPT_READ, iv));
+
+  /* Separate in and out buffers: the output lands in `out`, `in` is not written. */
+  uint32_t in_buf[2] = {30, 0x11111111}, out_buf[2] = {0x22222222, 0x22222222};
+  struct nvdrv_ioctl split = {ctrl, SYNCPT_READ, (uintptr_t)in_buf, 8, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL, &split) != 0) fail("NVDRV_IOCTL split");
+  printf("split=0x%x out_id=%u out_value=%u in_value=0x%x\n", split.error, out_buf[0], out_buf[1],
+         in_buf[1]);
+  /* An input buffer shorter than the code's size. */
+  struct nvdrv_ioctl shorty = {ctrl, SYNCPT_READ, (uintptr_t)in_buf, 4, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL, &shorty) != 0) fail("NVDRV_IOCTL short");
+  printf("short_in=0x%x\n", shorty.error);
+  /* An unreadable input buffer is EFAULT for the command itself. */
+  struct nvdrv_ioctl wild = {ctrl, SYNCPT_READ, 0x10, 8, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
+  printf("wild_in_errno=%d\n", ioctl(nvdrv, NVDRV_IOCTL, &wild) == 0 ? 0 : errno);
+
+  /* Ioctl2/Ioctl3 on ioctls that do not take the extra buffer. */
+  struct nvdrv_ioctl2 i2 = {ctrl, SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)scratch, 8, (uintptr_t)iv, 8, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL2, &i2) != 0) fail("NVDRV_IOCTL2");
+  printf("ioctl2_plain=0x%x\n", i2.error);
+  struct nvdrv_ioctl3 i3 = {ctrl, SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)iv, 8, (uintptr_t)scratch, 8, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL3, &i3) != 0) fail("NVDRV_IOCTL3");
+  printf("ioctl3_plain=0x%x\n", i3.error);
+
+  /* Events: a syncpoint event of nvhost-ctrl is an eventfd in this process. */
+  struct nvdrv_query q = {ctrl, 0x10000000u | 5, 1, -1, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_QUERY_EVENT, &q) != 0) fail("QUERY_EVENT");
+  int cloexec = q.event_fd >= 0 ? (fcntl(q.event_fd, F_GETFD) & FD_CLOEXEC) != 0 : -1;
+  char link[64], target[128] = "";
+  snprintf(link, sizeof link, "/proc/self/fd/%d", q.event_fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n > 0) target[n] = 0;
+  uint64_t v;
+  int flags = fcntl(q.event_fd, F_GETFL);
+  fcntl(q.event_fd, F_SETFL, flags | O_NONBLOCK);
+  int rd = (int)read(q.event_fd, &v, sizeof v);
+  printf("query=0x%x event_is_eventfd=%d cloexec=%d unsignalled=%d\n", q.error,
+         strstr(target, "eventfd") != NULL, cloexec, rd < 0 && errno == EAGAIN);
+  struct nvdrv_query qbad = {ctrl, 64, 0, -1, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_QUERY_EVENT, &qbad) != 0) fail("QUERY_EVENT bad");
+  printf("query_bad_id=0x%x event_fd=%d\n", qbad.error, qbad.event_fd);
+
+  struct nvdrv_aruid a = {0x1234, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_SET_ARUID_WITHOUT_CHECK, &a) != 0) fail("SET_ARUID_WITHOUT_CHECK");
+  printf("aruid_unchecked=0x%x\n", a.error);
+  struct nvdrv_aruid b = {0x1234, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_SET_ARUID, &b) != 0) fail("SET_ARUID");
+  printf("aruid=0x%x\n", b.error);
+  struct nvdrv_aruid m = {1, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_SET_MARGIN, &m) != 0) fail("SET_MARGIN");
+  printf("margin=0x%x\n", m.error);
+  printf("dump=%d\n", ioctl(nvdrv, NVDRV_DUMP_STATUS, 0) == 0 ? 0 : errno);
+
+  /* Budget: 0x3000 bytes at one page per fd: ctrl holds one, so two more fit, the next does not. */
+  uint32_t f2 = nv_open(nvdrv, "/dev/nvhost-ctrl"), f3 = nv_open(nvdrv, "/dev/nvmap");
+  uint32_t f4 = nv_open(nvdrv, "/dev/nvhost-ctrl");
+  printf("budget_opens=%d,%d over_budget=0x%x\n", !(f2 >> 31), !(f3 >> 31), f4 & 0x7FFFFFFF);
+  struct nvdrv_close cl = {f3, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_CLOSE, &cl) != 0) fail("CLOSE");
+  struct nvdrv_close cl2 = {f3, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_CLOSE, &cl2) != 0) fail("CLOSE again");
+  printf("close=0x%x close_again=0x%x after_close_open=%d\n", cl.error, cl2.error,
+         !(nv_open(nvdrv, "/dev/nvmap") >> 31));
+  memset(&st, 0, sizeof st);
+  ioctl(nvdrv, NVDRV_GET_STATUS, &st);
+  printf("final_free=0x%x final_min_free=0x%x\n", st.free_size, st.min_free);
+  printf("wrong_size_errno=%d\n", ioctl(nvdrv, IOC(RW, 'n', 1, 40), &split) == 0 ? 0 : errno);
+  close(nvdrv);
+  return 0;
+}
+
+/* SUBMIT_GPFIFO with n entries: 24-byte header + 8 bytes per entry, as real clients encode it. */
+static int variable(void) {
+  int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
+  if (gpu < 0) fail("open /dev/nvhost-gpu");
+  struct { uint64_t gpfifo; uint32_t num_entries, flags; uint32_t fence_id, fence_value; uint64_t entries[4]; } s;
+  memset(&s, 0, sizeof s);
+  s.num_entries = 4;
+  int ok = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
+  s.num_entries = 5;  /* one more than the size carries */
+  int more = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
+  s.num_entries = 3;  /* one fewer */
+  int fewer = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
+  s.num_entries = 0x40000000u;  /* count * 8 overflows 32 bits */
+  int huge = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
+  int shorthdr = ioctl(gpu, SUBMIT_GPFIFO_BASE | (16 << 16), &s) == 0 ? 0 : errno;
+  /* SUBMIT_GPFIFO2 carries its entries in Ioctl2's second buffer: a plain ioctl with entries is
+   * a count mismatch; with none it passes validation. */
+  s.num_entries = 2;
+  int plain2 = ioctl(gpu, SUBMIT_GPFIFO2, &s) == 0 ? 0 : errno;
+  s.num_entries = 0;
+  int plain2_empty = ioctl(gpu, SUBMIT_GPFIFO2, &s) == 0 ? 0 : errno;
+  printf("matching=%d more=%d fewer=%d huge=%d short_header=%d gpfifo2_plain=%d gpfifo2_empty=%d\n",
+         ok, more, fewer, huge, shorthdr, plain2, plain2_empty);
+  close(gpu);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable\n");
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (!strcmp(argv[1], "opens")) return opens(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "service")) return service();
+  if (!strcmp(argv[1], "variable")) return variable();
+  fprintf(stderr, "unknown mode %s\n", argv[1]);
+  return 2;
+}
