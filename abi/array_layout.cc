@@ -1,5 +1,6 @@
 #include "abi/array_layout.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace nvsentry::abi {
@@ -62,7 +63,7 @@ ArrayLayout LayOutArrays(const IoctlDesc& desc, Via via, std::span<const uint8_t
     const uint64_t bytes = count * elem;  // count < 2^32 and elem < 2^16: no 64-bit overflow
     if (bytes > kMaxBytes)
       return Fail(std::move(l), NvError::kOverFlow, "count times element size overflows", &a);
-    const uint32_t limit = i < max_counts.size() ? max_counts[i] : a.max_count;
+    const uint32_t limit = i < max_counts.size() ? std::min(max_counts[i], a.max_count) : a.max_count;
     if (count > limit) {
       if (a.count_from == CountFrom::kRest && a.buffer == Buffer::kOut2) {
         count = limit;  // a roomier output buffer than needed is fine

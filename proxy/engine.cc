@@ -110,7 +110,10 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
 
   const abi::BufferSizes sizes{size, req.via == abi::Via::kIoctl2 ? req.buf.in2_size : 0,
                                req.via == abi::Via::kIoctl3 ? req.buf.out2_size : 0};
-  abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes);
+  std::span<const uint32_t> limits;
+  if (auto it = session.config().array_limits.find(desc); it != session.config().array_limits.end())
+    limits = it->second;
+  abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes, limits);
   if (layout.err != abi::NvError::kSuccess) {
     spdlog::debug("{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
                   layout.culprit ? " in " : "", layout.culprit ? layout.culprit->name : "");

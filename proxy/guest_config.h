@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "abi/catalogue.h"
 #include "abi/firmware.h"
+#include "absl/container/flat_hash_map.h"
 
 namespace nvsentry::proxy {
 
@@ -19,6 +22,10 @@ struct GuestConfig {
   uint32_t permission_mask = 0;  // NvDrvPermission bits
   bool debug_mode = false;
   Tracer* tracer = nullptr;  // null: no tracing
+  // Lowered limits for variable-length arrays: for an ioctl listed here, one maximum count per
+  // entry of its `arrays` (the catalogue's max_count for the others). Limits only ever tighten
+  // what the catalogue allows; issue 4's policy file fills this in.
+  absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint32_t>> array_limits;
 };
 
 }  // namespace nvsentry::proxy

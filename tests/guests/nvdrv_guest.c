@@ -1,7 +1,9 @@
 /* Guest for the catalogue/service tests. Modes:
  *   opens PATH...   open each path, print "PATH=0" or "PATH=<errno>"
  *   service         drive /dev/nvdrv through its commands; print "key=value" results
- *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size
+ *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size,
+ *                   and the Ioctl2/Ioctl3 buffers through /dev/nvdrv
+ *   trace           a short, fixed conversation for the --trace tests
  * Layouts are typed here from the guest ABI document, independently of the sandbox's sources. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +48,10 @@ struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
 #define GET_CHARACTERISTICS 0xC0B04705u
 #define SUBMIT_GPFIFO_BASE 0xC0004808u
 #define SUBMIT_GPFIFO2 0xC018481Bu
+#define GET_TPC_MASKS 0xC0184706u
+#define NVMAP_CREATE 0xC0080101u
+#define NVMAP_CLAIM 0x00000102u
+#define FREE_OBJ_CTX 0x4008480Au
 
 static int fail(const char* what) {
   fprintf(stderr, "FAILED: %s: %s\n", what, strerror(errno));
@@ -209,19 +215,89 @@ static int variable(void) {
   int plain2_empty = ioctl(gpu, SUBMIT_GPFIFO2, &s) == 0 ? 0 : errno;
   printf("matching=%d more=%d fewer=%d huge=%d short_header=%d gpfifo2_plain=%d gpfifo2_empty=%d\n",
          ok, more, fewer, huge, shorthdr, plain2, plain2_empty);
+  /* Fixed answers of seed 000 ("Returns NotSupported"). */
+  uint64_t obj = 0;
+  int free_obj = ioctl(gpu, FREE_OBJ_CTX, &obj) == 0 ? 0 : errno;
+  int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
+  if (nvmap < 0) fail("open /dev/nvmap");
+  int claim = ioctl(nvmap, NVMAP_CLAIM, 0) == 0 ? 0 : errno;
+  printf("free_obj_ctx=%d claim=%d\n", free_obj, claim);
+  close(nvmap);
   close(gpu);
+
+  /* Through /dev/nvdrv: SUBMIT_GPFIFO2's entries in Ioctl2's second buffer, and an Ioctl3 read. */
+  int nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
+  if (nvdrv < 0) fail("open /dev/nvdrv");
+  struct nvdrv_init in = {0, 0x10000, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_INITIALIZE, &in) != 0) fail("INITIALIZE");
+  uint32_t ch = nv_open(nvdrv, "/dev/nvhost-gpu");
+  uint64_t entries[3] = {0};
+  memset(&s, 0, sizeof s);
+  s.num_entries = 3;
+  struct nvdrv_ioctl2 g2 = {ch, SUBMIT_GPFIFO2, (uintptr_t)&s, 24, (uintptr_t)entries, 24, (uintptr_t)&s, 24, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL2, &g2) != 0) fail("IOCTL2");
+  struct nvdrv_ioctl2 g2bad = g2;
+  g2bad.in2_size = 16; /* two entries' worth for a count of three */
+  g2bad.error = 0xFFFFFFFF;
+  if (ioctl(nvdrv, NVDRV_IOCTL2, &g2bad) != 0) fail("IOCTL2 bad");
+  uint32_t cg = nv_open(nvdrv, "/dev/nvhost-ctrl-gpu");
+  uint64_t tpc[3] = {0};
+  uint32_t masks[4] = {0};
+  struct nvdrv_ioctl3 t3 = {cg, GET_TPC_MASKS, (uintptr_t)tpc, 24, (uintptr_t)tpc, 24, (uintptr_t)masks, sizeof masks, 0xFFFFFFFF, 0};
+  if (ioctl(nvdrv, NVDRV_IOCTL3, &t3) != 0) fail("IOCTL3");
+  printf("gpfifo2_ioctl2=0x%x gpfifo2_ioctl2_short=0x%x tpc_masks_ioctl3=0x%x\n", g2.error, g2bad.error,
+         t3.error);
+  close(nvdrv);
+  return 0;
+}
+
+/* A short conversation whose trace the tests read: every result is printed for comparison. */
+static int trace(void) {
+  int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
+  if (ctrl < 0) fail("open /dev/nvhost-ctrl");
+  uint32_t id = 7;
+  if (ioctl(ctrl, SYNCPT_INCR, &id) != 0) fail("SYNCPT_INCR");
+  uint32_t iv[2] = {7, 0};
+  if (ioctl(ctrl, SYNCPT_READ, iv) != 0) fail("SYNCPT_READ");
+  uint32_t bad[2] = {999, 0};
+  int bad_errno = ioctl(ctrl, SYNCPT_READ, bad) == 0 ? 0 : errno;
+  close(ctrl);
+  int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
+  if (gpu < 0) fail("open /dev/nvhost-gpu");
+  struct { uint64_t gpfifo; uint32_t num_entries, flags; uint32_t fence_id, fence_value; uint32_t e[4]; } s;
+  memset(&s, 0, sizeof s);
+  s.num_entries = 2;
+  s.e[0] = 0x1000;
+  s.e[1] = 0x80000400;
+  s.e[2] = 0x2000;
+  s.e[3] = 0x80000800;
+  int submit_errno = ioctl(gpu, SUBMIT_GPFIFO_BASE | (40u << 16), &s) == 0 ? 0 : errno;
+  close(gpu);
+  int nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
+  if (nvdrv < 0) fail("open /dev/nvdrv");
+  struct nvdrv_init in = {0, 0x10000, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_INITIALIZE, &in) != 0) fail("INITIALIZE");
+  uint32_t nvmap = nv_open(nvdrv, "/dev/nvmap");
+  uint32_t create[2] = {0x1000, 0};
+  uint32_t create_err = nv_ioctl(nvdrv, nvmap, NVMAP_CREATE, create);
+  struct nvdrv_close cl = {nvmap, 0xFFFFFFFF};
+  if (ioctl(nvdrv, NVDRV_CLOSE, &cl) != 0) fail("CLOSE");
+  close(nvdrv);
+  printf("value=%u bad_errno=%d submit_errno=%d nvmap_fd=%u create=0x%x\n", iv[1], bad_errno,
+         submit_errno, nvmap, create_err);
   return 0;
 }
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable\n");
+    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IONBF, 0);
   if (!strcmp(argv[1], "opens")) return opens(argc - 2, argv + 2);
   if (!strcmp(argv[1], "service")) return service();
   if (!strcmp(argv[1], "variable")) return variable();
+  if (!strcmp(argv[1], "trace")) return trace();
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }

@@ -142,6 +142,14 @@ TEST(VariableIoctls, CountsMustAgreeWithTheEncodedSize) {
   EXPECT_EQ(kv["short_header"], std::to_string(EINVAL));
   EXPECT_EQ(kv["gpfifo2_plain"], std::to_string(EINVAL));
   EXPECT_EQ(kv["gpfifo2_empty"], std::to_string(EOPNOTSUPP));
+  // Seed 000's fixed answers: NotSupported, whatever the simulator implements.
+  EXPECT_EQ(kv["free_obj_ctx"], std::to_string(EOPNOTSUPP));
+  EXPECT_EQ(kv["claim"], std::to_string(EOPNOTSUPP));
+  // Through /dev/nvdrv: the Ioctl2 buffer must hold exactly num_entries entries (else
+  // CountMismatch, 0x10); valid calls reach the not-yet-simulated devices (NotSupported, 0x2).
+  EXPECT_EQ(kv["gpfifo2_ioctl2"], "0x2");
+  EXPECT_EQ(kv["gpfifo2_ioctl2_short"], "0x10");
+  EXPECT_EQ(kv["tpc_masks_ioctl3"], "0x2");
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The copy engine against an in-memory guest: copy once, validate the copy, write back once.
 #include "proxy/engine.h"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
 
+#include "abi/array_layout.h"
 #include "abi/devices/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 #include "hostshim/sim/gpu.h"
@@ -163,6 +165,34 @@ TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
   Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap)),
                 config};
   EXPECT_EQ(RunIoctl(nvmap, IoctlRequest::Direct(0xC0080101, 0x1000), guest).err, EOPNOTSUPP);
+}
+
+// SUBMIT_GPFIFO with 3 inline entries: 24-byte header + 3 * 8 bytes.
+TEST_F(EngineTest, LoweredArrayLimitsApplyAndNeverRaiseTheDefault) {
+  const abi::DeviceDesc& gpu_dev = abi::Device(abi::DeviceId::kNvhostGpu);
+  const uint32_t code = 0xC0004808u | (48u << 16);
+  const abi::IoctlDesc* submit = abi::FindIoctl(gpu_dev, code);
+  ASSERT_NE(submit, nullptr);
+  std::array<uint32_t, 12> arg{};
+  arg[2] = 3;  // num_entries
+  guest.Put(0x2000, arg);
+  {
+    Session channel{gpu_dev, gpu.Open(gpu_dev), config};
+    // Within the catalogue's limit: reaches the (not yet implemented) channel backend.
+    EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EOPNOTSUPP);
+  }
+  GuestConfig tight = config;
+  tight.array_limits[submit] = {2};
+  Session channel{gpu_dev, gpu.Open(gpu_dev), tight};
+  EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
+  EXPECT_EQ(guest.writes, 0);
+  // A limit above the catalogue's default (65536 entries) does not lift the default.
+  std::array<uint8_t, 24> hdr{};
+  const uint32_t n = 70000;
+  memcpy(hdr.data() + 8, &n, 4);
+  const uint32_t huge_limit[] = {0xFFFFFFFFu};
+  EXPECT_EQ(abi::LayOutArrays(*submit, abi::Via::kDirect, hdr, {24 + 8ull * n}, huge_limit).err,
+            abi::NvError::kBadParameter);
 }
 
 TEST_F(EngineTest, WaitParksAndFinishesThroughTheContinuation) {
