@@ -4,6 +4,8 @@
  *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size,
  *                   and the Ioctl2/Ioctl3 buffers through /dev/nvdrv
  *   trace           a short, fixed conversation for the --trace tests
+ *   sweep PATH CODE...  open PATH, call each code (hex) on a zeroed buffer of the code's size,
+ *                   print "CODE=errno" (the open's errno as "open=N")
  * Layouts are typed here from the guest ABI document, independently of the sandbox's sources. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -251,6 +253,21 @@ static int variable(void) {
   return 0;
 }
 
+static int sweep(const char* path, int n, char** codes) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  printf("open=%d\n", fd >= 0 ? 0 : errno);
+  if (fd < 0) return 0;
+  static uint64_t buf[0x4000 / 8];
+  for (int i = 0; i < n; ++i) {
+    uint32_t code = (uint32_t)strtoul(codes[i], NULL, 16);
+    memset(buf, 0, sizeof buf);
+    int r = ioctl(fd, code, buf);
+    printf("%s=%d\n", codes[i], r == 0 ? 0 : errno);
+  }
+  close(fd);
+  return 0;
+}
+
 /* A short conversation whose trace the tests read: every result is printed for comparison. */
 static int trace(void) {
   int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
@@ -290,7 +307,7 @@ static int trace(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace\n");
+    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE...\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -298,6 +315,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "service")) return service();
   if (!strcmp(argv[1], "variable")) return variable();
   if (!strcmp(argv[1], "trace")) return trace();
+  if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argv[2], argc - 3, argv + 3);
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }
