@@ -1,11 +1,81 @@
-// nvdisp: the ioctl table of seed 000 (filled in by the catalogue work).
+// /dev/nvdisp-disp0/1: one display head each: windows, flips, modes, colour, backlight (seed 000).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "abi/catalogue.h"
 
 namespace nvsentry::abi::nvdisp {
+
+constexpr uint32_t kGetWindow = 0x40040201;
+constexpr uint32_t kPutWindow = 0x40040202;
+constexpr uint32_t kFlip = 0xC4C80203;
+constexpr uint32_t kGetMode = 0x80380204;
+constexpr uint32_t kSetMode = 0x40380205;
+constexpr uint32_t kSetLut = 0x430C0206;
+constexpr uint32_t kConfigCrc = 0x40010207;
+constexpr uint32_t kGetCrc = 0x80040208;
+constexpr uint32_t kGetHeadStatus = 0x80040209;
+constexpr uint32_t kValidateMode = 0xC038020A;
+constexpr uint32_t kSetCsc = 0x4018020B;
+constexpr uint32_t kGetVblankSyncpt = 0xC004020C;
+constexpr uint32_t kGetUnderflows = 0x8040020D;
+constexpr uint32_t kSetCmu = 0xC99A020E;
+constexpr uint32_t kDpms = 0xC004020F;
+constexpr uint32_t kGetAviInfoframe = 0x80600210;
+constexpr uint32_t kSetAviInfoframe = 0x40600211;
+constexpr uint32_t kGetModeDb = 0xEBFC0215;
+constexpr uint32_t kPanelGetVendorId = 0xC003021A;
+constexpr uint32_t kGetMode2 = 0x803C021B;
+constexpr uint32_t kSetMode2 = 0x403C021C;
+constexpr uint32_t kValidateMode2 = 0xC03C021D;
+constexpr uint32_t kGetModeDb2 = 0xEF20021E;
+constexpr uint32_t kGetWinmask = 0xC004021F;
+constexpr uint32_t kGetBacklightRange = 0x80080221;     // 10.0.0+
+constexpr uint32_t kSetBacklightRangeMax = 0x40040222;  // 10.0.0+
+constexpr uint32_t kSetBacklightRangeMin = 0x40040223;  // 11.0.0+
+constexpr uint32_t kSendPanelMsg = 0x401C0225;          // 11.0.0+
+constexpr uint32_t kGetPanelData = 0xC01C0226;          // 11.0.0+
+
+// Argument structs, as the guest lays them out.
+
+// GET_MODE (all out), SET_MODE (all in), VALIDATE_MODE (all inout). The seed lists 13 words;
+// the code's size is 56, so the last word is unnamed tail space.
+struct Mode {
+  uint32_t h_active;
+  uint32_t v_active;
+  uint32_t h_sync_width;
+  uint32_t v_sync_width;
+  uint32_t h_front_porch;
+  uint32_t v_front_porch;
+  uint32_t h_back_porch;
+  uint32_t v_back_porch;
+  uint32_t h_ref_to_sync;
+  uint32_t v_ref_to_sync;
+  uint32_t pclk_khz;
+  uint32_t bits_per_pixel;  // GET_MODE reports 0
+  uint32_t vmode;           // GET_MODE reports 0
+  uint32_t reserved;        // not in the seed's struct
+};
+struct BacklightRange {
+  uint32_t min;
+  uint32_t max;
+};
+struct BacklightRangeMax {
+  uint32_t max;
+};
+struct BacklightRangeMin {
+  uint32_t min;
+};
+// SEND_PANEL_MSG (msg in) and GET_PANEL_DATA (msg out): one DPAUX transaction.
+struct PanelMsg {
+  uint32_t cmd;     // AUXCTL command: send 1, 2 (I2C write), 4 (MOT write), 7 (AUX write);
+                    // get 3 (I2C read), 5 (MOT read), 6 (AUX read)
+  uint32_t addr;    // AUXADDR
+  uint32_t size;    // bytes of msg in use
+  uint32_t msg[4];  // AUXDATA
+};
 
 std::span<const IoctlDesc> Ioctls();
 

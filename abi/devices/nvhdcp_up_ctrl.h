@@ -1,11 +1,20 @@
-// nvhdcp_up_ctrl: the ioctl table of seed 000 (filled in by the catalogue work).
+// /dev/nvhdcp_up-ctrl: HDCP link protection status and control for the external output (seed 000).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "abi/catalogue.h"
 
 namespace nvsentry::abi::nvhdcp_up_ctrl {
+
+constexpr uint32_t kReadStatus = 0xC4880401;
+constexpr uint32_t kReadM = 0xC4880402;
+constexpr uint32_t kEnable = 0x40010403;
+constexpr uint32_t kCtrlStateTransitEventData = 0xC0080404;
+constexpr uint32_t kCtrlStateCb = 0xC0010405;
+
+// The seed gives no argument layouts for this device: every entry is opaque.
 
 std::span<const IoctlDesc> Ioctls();
 
