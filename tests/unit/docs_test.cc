@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "abi/nverror.h"
+#include "abi/reference.h"
 #include "gtest/gtest.h"
 
 namespace nvsentry::abi {
@@ -40,6 +41,31 @@ TEST(Docs, GuestAbiNvErrorTableMatchesCode) {
   EXPECT_EQ(doc.size(), n);
   for (size_t i = 0; i < n; ++i)
     EXPECT_EQ(doc[std::string(all[i].name)], ErrnoName(all[i].err)) << all[i].name;
+}
+
+// docs/ioctls.md is the generator's output, byte for byte.
+TEST(Docs, IoctlReferenceIsGenerated) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/docs/ioctls.md", std::ios::binary);
+  std::stringstream committed;
+  if (in) committed << in.rdbuf();
+  const std::string generated = IoctlReferenceMarkdown();
+  if (committed.str() == generated) return;
+  // Name the first line that differs, so the failure says what went stale.
+  std::stringstream a(committed.str()), b(generated);
+  std::string la, lb;
+  int line = 0;
+  while (true) {
+    ++line;
+    const bool more_a = static_cast<bool>(std::getline(a, la));
+    const bool more_b = static_cast<bool>(std::getline(b, lb));
+    if (!more_a) la = "<end of file>";
+    if (!more_b) lb = "<end of file>";
+    if (!more_a || !more_b || la != lb) break;
+  }
+  ADD_FAILURE() << "docs/ioctls.md is not the catalogue's reference"
+                << (in ? "" : " (the file is missing)") << "; first difference at line " << line
+                << ":\n  file:      " << la << "\n  generated: " << lb
+                << "\nRegenerate it: build/sentry/nvsentry abi docs > docs/ioctls.md";
 }
 
 }  // namespace
