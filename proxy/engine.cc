@@ -73,10 +73,11 @@ class EngineParker : public hostshim::Parker {
 
 // The answer to a call that never reached a known ioctl.
 IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx, const Answer& answer,
-                    abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0) {
+                    abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0,
+                    std::span<const uint8_t> in = {}) {
   int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
   if (Tracer* t = s.config().tracer)
-    t->Ioctl({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, {}, {}, {}, {}, err, e, false,
+    t->Ioctl({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, in, {}, {}, {}, err, e, false,
               Clock::now() - t0});
   return {IoctlOutcome::kAnswer, e};
 }
@@ -117,7 +118,9 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
   if (layout.err != abi::NvError::kSuccess) {
     spdlog::debug("{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
                   layout.culprit ? " in " : "", layout.culprit ? layout.culprit->name : "");
-    return Reject(session, req, ctx, answer, layout.err, 0, desc, t0);
+    // The header was copied: the trace shows the counts that did not fit.
+    return Reject(session, req, ctx, answer, layout.err, 0, desc, t0,
+                  has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>());
   }
 
   auto done = std::make_shared<Completion>();

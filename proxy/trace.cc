@@ -130,6 +130,10 @@ Tracer::~Tracer() {
 // never interleave mid-line. Streams without a descriptor (memory streams in tests) use stdio.
 void Tracer::Emit(const std::string& line) {
   absl::MutexLock l(&mu_);
+  Write(line);
+}
+
+void Tracer::Write(const std::string& line) {
   const int fd = fileno(out_);
   if (fd < 0) {
     fwrite(line.data(), 1, line.size(), out_);
@@ -146,22 +150,30 @@ void Tracer::Emit(const std::string& line) {
   }
 }
 
-void Tracer::Open(const TraceOpen& r) {
+void Tracer::Open(const TraceOpen& r) { Emit(OpenRecord(r)); }
+
+int Tracer::OpenPlaced(TraceOpen r, absl::FunctionRef<int()> place) {
+  absl::MutexLock l(&mu_);
+  r.fd = place();
+  if (r.fd >= 0) Write(OpenRecord(r));
+  return r.fd;
+}
+
+std::string Tracer::OpenRecord(const TraceOpen& r) const {
   const bool ok = r.err == 0 && r.nverr == NvError::kSuccess && r.fd >= 0;
   if (format_ == Format::kJson) {
-    Emit(absl::StrCat("{\"tid\":", r.tid, ",\"op\":\"open\",\"via\":\"",
+    return absl::StrCat("{\"tid\":", r.tid, ",\"op\":\"open\",\"via\":\"",
                       r.nvdrv ? "nvdrv" : "direct", "\",\"path\":", abi::JsonQuote(r.path),
                       ",\"fd\":", ok ? r.fd : -1, ",\"errno\":", r.err,
                       r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
                       ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":",
-                      Seconds(r.took), "}\n"));
-    return;
+                        Seconds(r.took), "}\n");
   }
   std::string result = ok ? absl::StrCat(r.fd) : Result(r.err, r.nverr);
   // nvdrv Open fails with an NvError only; a direct open always has the errno.
   if (!ok && r.err == 0 && r.nverr == NvError::kSuccess) result = "-1";
-  Emit(absl::StrCat(Prefix(r.tid), r.nvdrv ? "nvdrv Open(" : "open(", abi::CQuote(r.path),
-                    ") = ", result, TimeSuffix(r.took), "\n"));
+  return absl::StrCat(Prefix(r.tid), r.nvdrv ? "nvdrv Open(" : "open(", abi::CQuote(r.path),
+                      ") = ", result, TimeSuffix(r.took), "\n");
 }
 
 void Tracer::Close(const TraceClose& r) {

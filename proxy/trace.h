@@ -14,6 +14,7 @@
 
 #include "abi/catalogue.h"
 #include "abi/nverror.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 
 namespace nvsentry::proxy {
@@ -69,13 +70,19 @@ class Tracer {
   Tracer& operator=(const Tracer&) = delete;
 
   void Open(const TraceOpen& r);
+  // Runs `place`, which puts an opened fd into the guest and lets it run on, with the trace held,
+  // then records the open under the fd `place` returns (nothing when negative): no record of what
+  // the guest does with the fd can get ahead of the open's.
+  int OpenPlaced(TraceOpen r, absl::FunctionRef<int()> place);
   void Close(const TraceClose& r);
   void Ioctl(const TraceIoctl& r);
   // Anything else worth a line (a service command other than the ioctls, a note).
   void Note(pid_t tid, std::string_view what);
 
  private:
+  std::string OpenRecord(const TraceOpen& r) const;
   void Emit(const std::string& line);
+  void Write(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Mutex mu_;
   FILE* out_;
   Format format_;

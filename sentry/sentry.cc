@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 
@@ -76,6 +77,7 @@ void Sentry::Handle(const seccomp_notif& req) {
 }
 
 void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
+  const auto t0 = std::chrono::steady_clock::now();
   const pid_t tid = static_cast<pid_t>(req.pid);
   const __u64* a = req.data.args;
   int dirfd = AT_FDCWD;
@@ -129,7 +131,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
                  dev == nullptr ? "not a device the catalogue has"
                                 : abi::NvErrorName(verdict));
     int e = proxy::OpenErrno(verdict);
-    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, e, verdict});
+    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, e, verdict, false, std::chrono::steady_clock::now() - t0});
     listener_.Fail(req.id, e);
     return;
   }
@@ -161,7 +163,14 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     listener_.Fail(req.id, ENFILE);
     return;
   }
-  int guest_fd = listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+  auto place = [&] {
+    return listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+  };
+  const int guest_fd =
+      guest.tracer ? guest.tracer->OpenPlaced({tid, np.path, -1, 0, abi::NvError::kSuccess, false,
+                                               std::chrono::steady_clock::now() - t0},
+                                              place)
+                   : place();
   if (guest_fd < 0) {
     spdlog::debug("open {}: placing the fd failed: {}", np.path, strerror(-guest_fd));
     sessions_.Abandon(*pending);
@@ -171,10 +180,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   }
   sessions_.Placed(*pending);
   spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
-  if (guest.tracer) {
-    guest.tracer->Open({tid, np.path, guest_fd, 0});
-    opened->TraceCloseAs(guest_fd);
-  }
+  if (guest.tracer) opened->TraceCloseAs(guest_fd);
 }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {

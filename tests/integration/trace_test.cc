@@ -1,0 +1,177 @@
+// `nvsentry run --trace`: a small guest's GPU traffic, decoded, as the user reads it (text) and as
+// tools read it (JSON lines). The guest (nvdrv_guest trace) makes a fixed set of calls; what each
+// line must say is typed here from those calls and seed 000's layouts.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string l;
+  while (std::getline(ss, l))
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The index of the first line containing every one of `parts`, or -1.
+int Find(const std::vector<std::string>& lines, std::initializer_list<std::string> parts) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    bool all = true;
+    for (const std::string& p : parts) all = all && lines[i].find(p) != std::string::npos;
+    if (all) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string TempPath(const char* tag) {
+  return ::testing::TempDir() + "nvsentry_trace_" + tag + "_" + std::to_string(getpid());
+}
+
+TEST(Trace, TextIsDecodedFieldByField) {
+  const std::string file = TempPath("text");
+  RunResult r = RunSandboxed({"--trace=" + file}, {NVDRV_GUEST_BIN, "trace"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  ASSERT_EQ(kv["value"], "1");
+  const std::string text = ReadFile(file);
+  unlink(file.c_str());
+  const auto lines = Lines(text);
+  for (const std::string& l : lines) EXPECT_TRUE(l.starts_with("[pid ")) << l;
+
+  const int open_ctrl = Find(lines, {"open(\"/dev/nvhost-ctrl\") = "});
+  const int incr = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_INCR", "{id=7}", ") = 0"});
+  const int read = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=7}", ") = 0", "-> {value=1}"});
+  const int bad = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=999}", "= -1 EINVAL", "BadParameter"});
+  ASSERT_GE(open_ctrl, 0) << text;
+  ASSERT_GT(incr, open_ctrl);
+  ASSERT_GT(read, incr);
+  ASSERT_GT(bad, read);
+  EXPECT_EQ(lines[bad].find("->"), std::string::npos) << "a failed call writes nothing back";
+  // Every ioctl line carries its time, strace's <seconds>.
+  EXPECT_NE(lines[read].rfind(" <0."), std::string::npos) << lines[read];
+  EXPECT_TRUE(lines[read].ends_with(">"));
+  // The fd is shown with the device behind it.
+  EXPECT_NE(lines[read].find("</dev/nvhost-ctrl>"), std::string::npos);
+
+  // A variable-length ioctl: the header and each inline entry.
+  const int submit = Find(lines, {"NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO", "num_entries=2",
+                                  "{entry0=0x1000, entry1=0x80000400}",
+                                  "{entry0=0x2000, entry1=0x80000800}", "EOPNOTSUPP"});
+  EXPECT_GT(submit, Find(lines, {"open(\"/dev/nvhost-gpu\") = "}));
+  EXPECT_GE(submit, 0);
+
+  // Through /dev/nvdrv: the service command itself and the device ioctl it carries.
+  EXPECT_GE(Find(lines, {"NVDRV_INITIALIZE", "size=0x10000", ") = 0"}), 0);
+  EXPECT_GE(Find(lines, {"nvdrv Open(\"/dev/nvmap\") = " + kv["nvmap_fd"]}), 0);
+  EXPECT_GE(Find(lines, {"nvdrv Ioctl(fd " + kv["nvmap_fd"], "NVMAP_IOC_CREATE", "{size=0x1000}"}), 0);
+  EXPECT_GE(Find(lines, {"nvdrv Close(fd " + kv["nvmap_fd"]}), 0);
+  // The sessions end: each device's close is recorded (when the sentry sees the last reference go).
+  EXPECT_GE(Find(lines, {"close(", "</dev/nvhost-ctrl>"}), 0);
+  EXPECT_GE(Find(lines, {"close(", "</dev/nvhost-gpu>"}), 0);
+}
+
+TEST(Trace, JsonLinesCarryTheSameFacts) {
+  const std::string file = TempPath("json");
+  RunResult r = RunSandboxed({"--trace=" + file, "--trace-format=json"}, {NVDRV_GUEST_BIN, "trace"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto lines = Lines(ReadFile(file));
+  unlink(file.c_str());
+  ASSERT_FALSE(lines.empty());
+  std::vector<nlohmann::json> recs;
+  for (const std::string& l : lines) {
+    ASSERT_TRUE(nlohmann::json::accept(l)) << l;
+    recs.push_back(nlohmann::json::parse(l));
+  }
+  auto find = [&](auto pred) -> const nlohmann::json* {
+    for (const auto& j : recs)
+      if (pred(j)) return &j;
+    return nullptr;
+  };
+  const auto* read = find([](const nlohmann::json& j) {
+    return j.value("name", "") == "NVHOST_IOCTL_CTRL_SYNCPT_READ" && j["in"]["id"] == 7;
+  });
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ((*read)["op"], "ioctl");
+  EXPECT_EQ((*read)["code"], "0xC0080014");
+  EXPECT_EQ((*read)["device"], "/dev/nvhost-ctrl");
+  EXPECT_EQ((*read)["errno"], 0);
+  EXPECT_EQ((*read)["out"]["value"], 1);
+  EXPECT_TRUE((*read)["seconds"].is_number());
+
+  const auto* bad = find([](const nlohmann::json& j) {
+    return j.value("name", "") == "NVHOST_IOCTL_CTRL_SYNCPT_READ" && j["in"]["id"] == 999;
+  });
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ((*bad)["errno"], EINVAL);
+  EXPECT_EQ((*bad)["nverror"], "BadParameter");
+  EXPECT_TRUE((*bad)["out"].is_null());
+
+  const auto* submit = find([](const nlohmann::json& j) {
+    return j.value("name", "") == "NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO";
+  });
+  ASSERT_NE(submit, nullptr);
+  EXPECT_EQ((*submit)["code"], "0xC0284808") << "the guest's code, with its size";
+  EXPECT_EQ((*submit)["in"]["num_entries"], 2);
+  ASSERT_EQ((*submit)["in"]["entries"].size(), 2u);
+  EXPECT_EQ((*submit)["in"]["entries"][1]["entry0"], 0x2000);
+  EXPECT_EQ((*submit)["in"]["entries"][1]["entry1"], 0x80000800u);
+  EXPECT_EQ((*submit)["errno"], EOPNOTSUPP);
+
+  const auto* create = find([](const nlohmann::json& j) {
+    return j.value("name", "") == "NVMAP_IOC_CREATE";
+  });
+  ASSERT_NE(create, nullptr);
+  EXPECT_NE((*create)["via"], "direct");
+  EXPECT_EQ((*create)["in"]["size"], 0x1000);
+  EXPECT_NE(find([](const nlohmann::json& j) {
+              return j["op"] == "open" && j.value("path", "") == "/dev/nvhost-gpu";
+            }),
+            nullptr);
+}
+
+TEST(Trace, DefaultsToStderrAndLeavesTheGuestsOutputAlone) {
+  RunResult r = RunSandboxed({"--trace"}, {NVDRV_GUEST_BIN, "trace"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("NVHOST_IOCTL_CTRL_SYNCPT_READ"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("NVHOST_IOCTL"), std::string::npos) << r.out;
+  EXPECT_EQ(ParseKeyValues(r.out)["value"], "1");
+}
+
+TEST(Trace, RefusedCallsShowTheHeaderThatWasRefused) {
+  RunResult r = RunSandboxed({"--trace"}, {NVDRV_GUEST_BIN, "variable"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto lines = Lines(r.err);
+  // num_entries=5 in a code sized for 4 entries.
+  EXPECT_GE(Find(lines, {"NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO", "num_entries=5", "= -1 EINVAL",
+                         "CountMismatch"}),
+            0)
+      << r.err;
+  EXPECT_GE(Find(lines, {"NVHOST_IOCTL_CHANNEL_FREE_OBJ_CTX", "EOPNOTSUPP"}), 0);
+}
+
+TEST(Trace, NoTraceWithoutTheOption) {
+  RunResult r = RunSandboxed({}, {NVDRV_GUEST_BIN, "trace"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("NVHOST_IOCTL_CTRL_SYNCPT_READ"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
