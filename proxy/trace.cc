@@ -93,7 +93,7 @@ Decoded DecodeIoctl(const TraceIoctl& r, abi::DecodeFormat format) {
     // counts of the arrays still come from the header it passed.
     std::vector<uint8_t> after(r.in.begin(), r.in.end());
     after.resize(std::max<size_t>(after.size(), r.out.size()));
-    std::memcpy(after.data(), r.out.data(), r.out.size());
+    if (!r.out.empty()) std::memcpy(after.data(), r.out.data(), r.out.size());
     const abi::BufferSizes out_sizes{std::max<uint64_t>(main_size, after.size()), r.in2.size(),
                                      r.out2.size()};
     d.out = abi::DecodeCall(desc, r.via, after, r.in2, r.out2, abi::Show::kOut, format, &out_sizes);

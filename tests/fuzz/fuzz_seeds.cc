@@ -1,0 +1,31 @@
+// Writes the seed corpus of a fuzz target into a directory: fuzz_seeds engine|decode DIR.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/fuzz/fuzz_input.h"
+
+int main(int argc, char** argv) {
+  using namespace nvsentry::fuzz;
+  if (argc != 3 || (std::string(argv[1]) != "engine" && std::string(argv[1]) != "decode")) {
+    std::fprintf(stderr, "usage: %s engine|decode DIR\n", argv[0]);
+    return 2;
+  }
+  const bool engine = std::string(argv[1]) == "engine";
+  const std::filesystem::path dir = argv[2];
+  std::filesystem::create_directories(dir);
+  const auto seeds = engine ? EngineSeeds() : DecodeSeeds();
+  char name[32];
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    std::snprintf(name, sizeof name, "seed-%05zu", i);
+    std::ofstream f(dir / name, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(seeds[i].data()), static_cast<std::streamsize>(seeds[i].size()));
+    if (!f) {
+      std::perror((dir / name).c_str());
+      return 1;
+    }
+  }
+  std::printf("%zu %s seeds in %s\n", seeds.size(), argv[1], dir.c_str());
+  return 0;
+}
