@@ -24,9 +24,10 @@ fi
 
 start=$(date +%s)
 if [[ ! -f $build/CMakeCache.txt ]]; then
+  mkdir -p "$build"
   cmake -S "$src" -B "$build" -DNVSENTRY_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; echo "run_fuzzers: configure failed"; exit 1; }
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; echo "run_fuzzers: configure failed"; exit 1; }
 fi
 # shellcheck disable=SC2086
 if ! cmake --build "$build" -j"$jobs" --target fuzz_seeds $targets >"$build/build.log" 2>&1; then
