@@ -22,6 +22,7 @@
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
 #include "sentry/sentry.h"
+#include "sentry/signal_origin.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -44,15 +45,6 @@ int ReceiveListener(int control_fd, bool* killable, std::string* error) {
   if (fd >= 0) close(fd);
   *error = text;
   return -1;
-}
-
-// True if process `pid` lives in the same PID namespace as `member` (the guest's init).
-bool SameNamespace(pid_t pid, pid_t member) {
-  char a[64], b[64], la[64] = {}, lb[64] = {};
-  snprintf(a, sizeof a, "/proc/%d/ns/pid", pid);
-  snprintf(b, sizeof b, "/proc/%d/ns/pid", member);
-  return readlink(a, la, sizeof la - 1) > 0 && readlink(b, lb, sizeof lb - 1) > 0 &&
-         strcmp(la, lb) == 0;
 }
 
 int StatusToExitCode(int status) {
@@ -174,8 +166,9 @@ int RunGuest(const RunOptions& options) {
     if (sig != SIGCHLD) {
       // A terminal's signals (SI_KERNEL) and the guest's own kill(0, ...) reach the guest
       // directly through the shared process group; forward only what others sent to nvsentry.
-      bool from_guest = si.ssi_pid != 0 && SameNamespace(static_cast<pid_t>(si.ssi_pid),
-                                                         static_cast<pid_t>(pid));
+      const bool from_guest = SentByGuest(static_cast<pid_t>(si.ssi_pid), static_cast<pid_t>(pid));
+      spdlog::debug("signal {} from pid {} code {}: {}", sig, si.ssi_pid, si.ssi_code,
+                    from_guest ? "the guest's own" : "forwarding");
       if (si.ssi_code != SI_KERNEL && !from_guest)
         syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
       continue;
