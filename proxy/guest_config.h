@@ -1,7 +1,7 @@
-// What the sandbox knows about the guest as a client of the driver: its service identity and
-// firmware (which decide the permission mask and which ioctl codes apply), debug mode, and where
-// its traffic is traced. One per sentry; fixed before the guest starts. (Issue 4's policy file
-// fills this in; today the command line does.)
+// What the sandbox knows about the guest as a client of the driver: its policy (service identity
+// and firmware, which decide the permission mask and which ioctl codes apply, devices, ioctl
+// rules, budgets) and where its traffic is traced. One per sentry; fixed before the guest starts.
+// The scalar fields below are the policy's, copied out for the hot paths.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +11,14 @@
 #include "abi/catalogue.h"
 #include "abi/firmware.h"
 #include "absl/container/flat_hash_map.h"
+#include "policy/policy.h"
 
 namespace nvsentry::proxy {
 
 class Tracer;
 
 struct GuestConfig {
+  policy::Policy policy = policy::DefaultPolicy();
   std::string service = "nvdrv";
   abi::Firmware firmware = abi::kLatestFirmware;
   uint32_t permission_mask = 0;  // NvDrvPermission bits

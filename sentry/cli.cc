@@ -17,6 +17,8 @@ std::string HelpText() {
 Usage:
   nvsentry run [OPTIONS] [--] PROGRAM [ARGS...]
   nvsentry abi list [DEVICE] | abi show NAME|CODE | abi docs
+  nvsentry policy check FILE | show FILE [--effective] | init --service S [--firmware V]
+                  | diff A B
   nvsentry --help | --version
 
 The program runs with your stdio, environment and working directory. Its opens of NVIDIA device
@@ -35,10 +37,14 @@ Options for run:
   --trace[=FILE]     print every device open, ioctl and close, decoded field by field, to
                      FILE (default: standard error)
   --trace-format=F   text (default) or json (one object per line); implies --trace
-  --service=S        the nvdrv service the program is: nvdrv (default), nvdrv:a, nvdrv:s,
+  --policy=FILE      enforce the policy in FILE (docs/policy.md); without it, the default
+                     policy: service nvdrv, latest firmware, everything simulated
+  --learn=FILE       run in audit mode and write to FILE the smallest policy that allows what
+                     the program did
+  --service=S        (without --policy) the nvdrv service the program is: nvdrv (default), nvdrv:a, nvdrv:s,
                      nvdrv:t; its permission mask decides which devices open
-  --firmware=V       the firmware version whose ioctl codes apply (default: the latest)
-  --debug-mode       let /dev/nvhost-dbg-gpu and /dev/nvhost-prof-gpu open
+  --firmware=V       (without --policy) the firmware version whose ioctl codes apply (default: the latest)
+  --debug-mode       (without --policy) let /dev/nvhost-dbg-gpu and /dev/nvhost-prof-gpu open
   -h, --help         show this text
 )";
 }
@@ -55,6 +61,11 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
   if (sub == "abi") {
     cmd.kind = Command::kAbi;
     for (int i = 2; i < argc; ++i) cmd.abi_args.push_back(argv[i]);
+    return cmd;
+  }
+  if (sub == "policy") {
+    cmd.kind = Command::kPolicy;
+    for (int i = 2; i < argc; ++i) cmd.policy_args.push_back(argv[i]);
     return cmd;
   }
   if (sub != "run")
@@ -119,14 +130,20 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
             absl::StrCat("--trace-format: '", value, "' is not one of text, json"));
       o.trace_json = value == "json";
       o.trace = true;
+    } else if (name == "--policy" || name == "--learn") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": missing FILE"));
+      (name == "--policy" ? o.policy_file : o.learn_file) = value;
     } else if (name == "--service") {
       if (auto s = need_value(); !s.ok()) return s;
+      o.shorthand_used = true;
       if (value != "nvdrv" && value != "nvdrv:a" && value != "nvdrv:s" && value != "nvdrv:t")
         return absl::InvalidArgumentError(absl::StrCat(
             "--service: '", value, "' is not one of nvdrv, nvdrv:a, nvdrv:s, nvdrv:t"));
       o.service = value;
     } else if (name == "--firmware") {
       if (auto s = need_value(); !s.ok()) return s;
+      o.shorthand_used = true;
       auto fw = abi::ParseFirmware(value);
       if (!fw || *fw < abi::Fw(1, 0, 0) || *fw > abi::kLatestFirmware)
         return absl::InvalidArgumentError(absl::StrCat(
@@ -135,11 +152,16 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.firmware = value;
     } else if (name == "--debug-mode" && !has_value) {
       o.debug_mode = true;
+      o.shorthand_used = true;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
     }
   }
   for (; i < argc; ++i) o.argv.push_back(argv[i]);
+  if (!o.policy_file.empty() && o.shorthand_used)
+    return absl::InvalidArgumentError(
+        "--service, --firmware and --debug-mode do not combine with --policy: set them in the "
+        "policy file ([guest] service, firmware, debug_mode)");
   if (o.argv.empty()) return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
   return cmd;
 }

@@ -19,16 +19,22 @@ struct RunOptions {
   bool trace = false;
   std::string trace_file = "-";
   bool trace_json = false;  // --trace-format=json: one JSON object per line
-  // The guest's service identity and firmware (a policy file will say these; issue 4).
+  // --policy=FILE: the guest's policy (docs/policy.md). Without it, the default policy, adjusted
+  // by the shorthands below (which a policy file states itself, so they do not combine with it).
+  std::string policy_file;
+  // --learn=FILE: run in audit mode and write the smallest policy that allows what the guest did.
+  std::string learn_file;
   std::string service = "nvdrv";
   std::string firmware;  // empty: the latest the catalogue knows
   bool debug_mode = false;
+  bool shorthand_used = false;  // any of --service, --firmware, --debug-mode
 };
 
 struct Command {
-  enum Kind { kHelp, kVersion, kRun, kAbi } kind = kHelp;
+  enum Kind { kHelp, kVersion, kRun, kAbi, kPolicy } kind = kHelp;
   RunOptions run;
-  std::vector<std::string> abi_args;  // `nvsentry abi ARGS...`
+  std::vector<std::string> abi_args;     // `nvsentry abi ARGS...`
+  std::vector<std::string> policy_args;  // `nvsentry policy ARGS...`
 };
 
 absl::StatusOr<Command> ParseCommandLine(int argc, char** argv);

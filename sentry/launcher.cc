@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "policy/parse.h"
 #include "sentry/crash.h"
 #include "sentry/fd_passing.h"
 #include "sentry/filter.h"
@@ -57,16 +58,29 @@ int StatusToExitCode(int status) {
 
 absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
   proxy::GuestConfig c;
-  c.service = options.service;
-  if (!options.firmware.empty()) {
-    std::optional<abi::Firmware> fw = abi::ParseFirmware(options.firmware);
-    if (!fw) return absl::InvalidArgumentError("--firmware: not a version: " + options.firmware);
-    c.firmware = *fw;
+  if (!options.policy_file.empty()) {
+    absl::StatusOr<policy::Policy> p = policy::LoadPolicy(options.policy_file);
+    if (!p.ok()) return p.status();
+    c.policy = *std::move(p);
+  } else {
+    // The default policy, with the command line's shorthands for its [guest] table.
+    c.policy.service = options.service;
+    if (!options.firmware.empty()) {
+      std::optional<abi::Firmware> fw = abi::ParseFirmware(options.firmware);
+      if (!fw) return absl::InvalidArgumentError("--firmware: not a version: " + options.firmware);
+      c.policy.firmware = *fw;
+    }
+    std::optional<uint32_t> mask = abi::ServiceMask(c.policy.service, c.policy.firmware);
+    if (!mask) return absl::InvalidArgumentError("--service: unknown service " + c.policy.service);
+    c.policy.permission_mask = *mask;
+    c.policy.debug_mode = options.debug_mode;
   }
-  std::optional<uint32_t> mask = abi::ServiceMask(c.service, c.firmware);
-  if (!mask) return absl::InvalidArgumentError("--service: unknown service " + c.service);
-  c.permission_mask = *mask;
-  c.debug_mode = options.debug_mode;
+  c.service = c.policy.service;
+  c.firmware = c.policy.firmware;
+  c.permission_mask = c.policy.permission_mask;
+  c.debug_mode = c.policy.debug_mode;
+  for (const auto& [desc, rule] : c.policy.ioctls)
+    if (!rule.array_limits.empty()) c.array_limits[desc] = rule.array_limits;
   if (options.trace) {
     FILE* out = stderr;
     if (options.trace_file != "-") {

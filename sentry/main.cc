@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "sentry/abi_cmd.h"
+#include "sentry/policy_cmd.h"
 #include "sentry/cli.h"
 #include "sentry/crash.h"
 #include "sentry/launcher.h"
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
       return 0;
     case Command::kAbi:
       return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
+    case Command::kPolicy:
+      return nvsentry::sentry::RunPolicyCommand(cmd->policy_args);
     case Command::kVersion:
       puts("nvsentry 0.1.0");
       return 0;

@@ -1,0 +1,85 @@
+// A guest's policy: what it is (service identity, firmware, permission mask, aruid, modes), which
+// devices it may open and who serves them, which ioctls it may call and with what arguments, how
+// much it may make the driver keep, and what a violation does. Read from a TOML file (parse.h),
+// resolved against the catalogue: every name in it is a real device, ioctl, array or field.
+// Immutable once loaded; one per sentry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "abi/catalogue.h"
+#include "abi/firmware.h"
+#include "absl/container/flat_hash_map.h"
+
+namespace nvsentry::policy {
+
+enum class Backend : uint8_t {
+  kSimulated,  // the built-in simulated GPU
+  kDeny,       // the node does not exist for the guest (open fails as for a missing node)
+};
+
+enum class Verdict : uint8_t { kAllow, kDeny };
+
+// What happens when the guest does something the policy does not allow.
+enum class Action : uint8_t {
+  kErrno,  // the call fails (AccessDenied: EACCES, or the NvError through /dev/nvdrv)
+  kKill,   // the whole guest is killed (SIGKILL); nvsentry exits 137
+  kAudit,  // logged (and traced), then allowed
+};
+
+// A constraint on one scalar field of an ioctl's fixed part, by catalogue field name.
+struct FieldRule {
+  const abi::Field* field;          // in the ioctl's catalogue layout
+  std::optional<uint64_t> max;      // value <= max
+  std::optional<uint64_t> bits;     // value & ~bits == 0 (e.g. heap masks)
+  std::vector<uint64_t> one_of;     // value is one of these (e.g. ALLOC_OBJ_CTX classes); empty: any
+};
+
+struct IoctlRule {
+  Verdict verdict = Verdict::kAllow;
+  // Per entry of the ioctl's `arrays`: the largest count allowed (never above the catalogue's).
+  std::vector<uint32_t> array_limits;
+  std::vector<FieldRule> fields;
+};
+
+struct DeviceRule {
+  Backend backend = Backend::kSimulated;
+  Verdict ioctls = Verdict::kAllow;  // for ioctls of the device that no rule names
+};
+
+// What the guest may make the driver keep. 0 means "none allowed".
+struct Budgets {
+  uint64_t transfer_memory = 64ull << 20;  // largest Initialize size
+  uint32_t open_fds = 1024;                // device sessions open at once (direct and nvdrv fds)
+  uint32_t nvmap_objects = 1u << 16;
+  uint32_t channels = 64;
+  uint32_t address_spaces = 16;
+  uint64_t pinned_bytes = 4ull << 30;
+};
+
+struct Policy {
+  std::string source;  // the file it came from, "(default)" for the built-in one
+  std::string service = "nvdrv";
+  abi::Firmware firmware = abi::kLatestFirmware;
+  uint32_t permission_mask = 0;   // the service's mask on `firmware`, or the explicit one
+  bool mask_explicit = false;
+  uint64_t aruid = 0;
+  bool debug_mode = false;
+  bool production_mode = false;   // GET_CONFIG is unavailable
+  Action action = Action::kErrno;
+  Budgets budgets;
+  absl::flat_hash_map<abi::DeviceId, DeviceRule> devices;  // devices not listed: DeviceRule{}
+  absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule> ioctls;  // ioctls not listed: the device's default
+
+  const DeviceRule& Device(abi::DeviceId id) const;
+  // The rule for `desc` on `dev`: its own, or allow/deny from the device's default.
+  IoctlRule Ioctl(const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) const;
+};
+
+// nvdrv, latest firmware, its mask, every device simulated, every ioctl allowed, the budgets above.
+Policy DefaultPolicy();
+
+}  // namespace nvsentry::policy
