@@ -6,6 +6,10 @@ namespace nvsentry::proxy {
 
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
   if (dev == nullptr || !dev->fw.Contains(config.firmware)) return abi::NvError::kDeviceNotFound;
+  // backend = "deny": the node does not exist for the guest (not a violation: there is nothing
+  // to open, whatever the policy's action).
+  if (config.policy.Device(dev->id).backend == policy::Backend::kDeny)
+    return abi::NvError::kDeviceNotFound;
   if (dev->id == abi::DeviceId::kNvdrv) return abi::NvError::kSuccess;
   if (dev->permission_bit != abi::kNoPermissionBit &&
       (config.permission_mask & (1u << dev->permission_bit)) == 0)

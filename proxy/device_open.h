@@ -20,7 +20,9 @@ using BackendFactory =
     std::function<std::unique_ptr<hostshim::DeviceBackend>(const abi::DeviceDesc& device)>;
 
 // The verdict for opening `dev` (or nullptr for a path the catalogue does not have):
-// DeviceNotFound, AccessDenied, NotSupported (debug devices without debug mode), or Success.
+// DeviceNotFound (also for a device whose policy backend is "deny"), AccessDenied (its permission
+// bit is not in the guest's mask), NotSupported (debug devices without debug mode), or Success.
+// The open_fds budget is charged separately, when the session is made (Session::ChargeFd).
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev);
 
 // errno for a Linux open refused with `err` (ENOENT, EACCES, EOPNOTSUPP).

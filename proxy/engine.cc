@@ -7,6 +7,8 @@
 
 #include "abi/array_layout.h"
 #include "absl/container/inlined_vector.h"
+#include "proxy/enforce.h"
+#include "proxy/learn.h"
 #include "proxy/service_endpoint.h"
 #include "proxy/trace.h"
 #include "spdlog/spdlog.h"
@@ -95,9 +97,33 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
     spdlog::debug("{}: unknown ioctl 0x{:08X}", dev.path, req.code);
     return Reject(session, req, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
   }
+  const GuestConfig& config = session.config();
+  if (config.learner != nullptr) config.learner->Called(*desc);
   if ((req.via == abi::Via::kIoctl2 && !(desc->flags & abi::kUsesIoctl2)) ||
       (req.via == abi::Via::kIoctl3 && !(desc->flags & abi::kUsesIoctl3))) {
     return Reject(session, req, ctx, answer, abi::NvError::kNotSupported, 0, desc, t0);
+  }
+  // The policy: a violation is refused (AccessDenied), audited (goes on) or kills the guest (the
+  // call is never answered: the guest dies waiting for it).
+  auto violation = [&](std::string_view rule, std::string_view detail,
+                       std::span<const uint8_t> in) -> std::optional<IoctlOutcome> {
+    switch (Violation(config, ctx.tid(), dev, desc, rule, detail)) {
+      case ViolationOutcome::kProceed: return std::nullopt;
+      case ViolationOutcome::kKilled: return IoctlOutcome{IoctlOutcome::kDropped, 0};
+      case ViolationOutcome::kRefuse: break;
+    }
+    return Reject(session, req, ctx, answer, abi::NvError::kAccessDenied, 0, desc, t0, in);
+  };
+  const RuleRef rule = FindRule(config, dev, *desc);
+  if (rule.verdict == policy::Verdict::kDeny) {
+    if (auto out = violation("ioctl denied", "the policy denies this ioctl", {})) return *out;
+  }
+  // What the guest's identity (permission mask, production mode) answers, whatever the action.
+  if (abi::NvError id = IdentityAnswer(config, dev, *desc); id != abi::NvError::kSuccess) {
+    spdlog::debug("{}: {}: {} for service {} (mask 0x{:X}{})", dev.path, desc->name,
+                  abi::NvErrorName(id), config.service, config.permission_mask,
+                  config.policy.production_mode ? ", production mode" : "");
+    return Reject(session, req, ctx, answer, id, 0, desc, t0);
   }
 
   // The main buffer, 8-byte aligned so backends may view it as their struct.
@@ -111,9 +137,9 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
 
   const abi::BufferSizes sizes{size, req.via == abi::Via::kIoctl2 ? req.buf.in2_size : 0,
                                req.via == abi::Via::kIoctl3 ? req.buf.out2_size : 0};
-  std::span<const uint32_t> limits;
-  if (auto it = session.config().array_limits.find(desc); it != session.config().array_limits.end())
-    limits = it->second;
+  // The catalogue's limits here; the policy's lower ones are checked below, as a violation.
+  const std::vector<uint32_t> limits =
+      desc->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config, *desc);
   abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes, limits);
   if (layout.err != abi::NvError::kSuccess) {
     spdlog::debug("{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
@@ -123,13 +149,24 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
                   has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>());
   }
 
+  if (config.learner != nullptr && !layout.slices.empty())
+    config.learner->Arrays(*desc, layout.slices);
+  if (!config.array_limits.empty() || rule.rule != nullptr) {
+    std::span<const uint8_t> in =
+        has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>();
+    std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc->fixed_size()));
+    if (std::optional<Breach> b = CheckArguments(config, *desc, rule.rule, fixed, layout)) {
+      if (auto out = violation(b->rule, b->detail, in)) return *out;
+    }
+  }
+
   auto done = std::make_shared<Completion>();
   done->desc = desc;
   done->device = &dev;
   done->req = req;
   done->out_end = has_out ? layout.out_end : 0;
   done->answer = answer;
-  done->tracer = session.config().tracer;
+  done->tracer = config.tracer;
   done->tid = ctx.tid();
   done->start = t0;
   if (layout.in2_bytes > 0) {

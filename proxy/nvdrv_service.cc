@@ -6,6 +6,7 @@
 #include "abi/devices/nvdrv.h"
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
+#include "proxy/learn.h"
 #include "proxy/trace.h"
 #include "spdlog/spdlog.h"
 
@@ -132,13 +133,24 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
     else if (fds_.size() >= kMaxFds) verdict = NvError::kResourceError;
     else if (budget_ - used_ < kOpenCost) verdict = NvError::kInsufficientTransferMemory;
     else {
-      fd = next_fd_++;
-      used_ += kOpenCost;
-      peak_used_ = std::max(peak_used_, used_);
-      fds_[fd] = std::make_shared<Session>(*dev, factory_(*dev), config_);
+      auto session = std::make_shared<Session>(*dev, factory_(*dev), config_);
+      // The open_fds budget counts nvdrv fds with the direct sessions.
+      verdict = session->ChargeFd();
+      if (verdict == NvError::kSuccess) {
+        fd = next_fd_++;
+        used_ += kOpenCost;
+        peak_used_ = std::max(peak_used_, used_);
+        fds_[fd] = std::move(session);
+      }
     }
   }
-  if (verdict == NvError::kSuccess) c.fd = fd;
+  if (verdict == NvError::kSuccess) {
+    c.fd = fd;
+    if (config_.learner != nullptr) config_.learner->Opened(*dev);
+  } else if (verdict == NvError::kInsufficientMemory) {
+    spdlog::info("nvdrv open {}: the open_fds budget ({}) is spent", path,
+                 config_.budget->limit(BudgetKind::kOpenFds));
+  }
   if (Tracer* t = config_.tracer)
     t->Open({ctx.tid(), path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,
              true});
@@ -172,6 +184,13 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
     return NvError::kSuccess;
   }
   if (initialized_) return NvError::kInvalidState;
+  if (config_.learner != nullptr) config_.learner->Initialized(c.size);
+  // The policy's transfer-memory budget: the most the guest may lend the driver.
+  if (c.size > config_.policy.budgets.transfer_memory) {
+    spdlog::info("nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
+                 config_.policy.budgets.transfer_memory);
+    return NvError::kInsufficientTransferMemory;
+  }
   initialized_ = true;
   budget_ = c.size;
   transfer_memory_ = c.transfer_memory;

@@ -13,7 +13,15 @@ Session::Session(const abi::DeviceDesc& device, std::unique_ptr<ServiceEndpoint>
                  const GuestConfig& config)
     : device_(device), endpoint_(std::move(endpoint)), config_(config) {}
 
+abi::NvError Session::ChargeFd() {
+  if (fd_charged_ || !config_.budget) return abi::NvError::kSuccess;
+  abi::NvError e = config_.budget->Charge(BudgetKind::kOpenFds);
+  if (e == abi::NvError::kSuccess) fd_charged_ = config_.budget;
+  return e;
+}
+
 Session::~Session() {
+  if (fd_charged_) fd_charged_->Release(BudgetKind::kOpenFds);
   if (traced_fd_ >= 0 && config_.tracer != nullptr)
     config_.tracer->Close({0, device_.path, traced_fd_, false});
 }

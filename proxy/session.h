@@ -27,6 +27,9 @@ class Session {
   // The guest fd the session was first placed as; the trace reports its close under that number
   // when the last reference anywhere goes away.
   void TraceCloseAs(int fd) { traced_fd_ = fd; }
+  // Takes one open device fd from the guest's open_fds budget, given back when the session ends
+  // (the last reference anywhere goes away). InsufficientMemory when the budget is spent.
+  abi::NvError ChargeFd();
 
  private:
   const abi::DeviceDesc& device_;
@@ -34,6 +37,7 @@ class Session {
   std::unique_ptr<ServiceEndpoint> endpoint_;
   const GuestConfig& config_;
   int traced_fd_ = -1;
+  std::shared_ptr<BudgetAccount> fd_charged_;  // the account ChargeFd charged, if it did
 };
 
 }  // namespace nvsentry::proxy

@@ -1,6 +1,8 @@
 #include "sentry/launcher.h"
 
 #include "abi/services.h"
+#include "proxy/enforce.h"
+#include "proxy/learn.h"
 #include "proxy/trace.h"
 
 #include <fcntl.h>
@@ -13,10 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "policy/parse.h"
+#include "policy/render.h"
 #include "sentry/crash.h"
 #include "sentry/fd_passing.h"
 #include "sentry/filter.h"
@@ -58,29 +62,30 @@ int StatusToExitCode(int status) {
 
 absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
   proxy::GuestConfig c;
+  policy::Policy pol = policy::DefaultPolicy();
   if (!options.policy_file.empty()) {
     absl::StatusOr<policy::Policy> p = policy::LoadPolicy(options.policy_file);
     if (!p.ok()) return p.status();
-    c.policy = *std::move(p);
+    pol = *std::move(p);
   } else {
     // The default policy, with the command line's shorthands for its [guest] table.
-    c.policy.service = options.service;
+    pol.service = options.service;
     if (!options.firmware.empty()) {
       std::optional<abi::Firmware> fw = abi::ParseFirmware(options.firmware);
       if (!fw) return absl::InvalidArgumentError("--firmware: not a version: " + options.firmware);
-      c.policy.firmware = *fw;
+      pol.firmware = *fw;
     }
-    std::optional<uint32_t> mask = abi::ServiceMask(c.policy.service, c.policy.firmware);
-    if (!mask) return absl::InvalidArgumentError("--service: unknown service " + c.policy.service);
-    c.policy.permission_mask = *mask;
-    c.policy.debug_mode = options.debug_mode;
+    std::optional<uint32_t> mask = abi::ServiceMask(pol.service, pol.firmware);
+    if (!mask) return absl::InvalidArgumentError("--service: unknown service " + pol.service);
+    pol.permission_mask = *mask;
+    pol.debug_mode = options.debug_mode;
   }
-  c.service = c.policy.service;
-  c.firmware = c.policy.firmware;
-  c.permission_mask = c.policy.permission_mask;
-  c.debug_mode = c.policy.debug_mode;
-  for (const auto& [desc, rule] : c.policy.ioctls)
-    if (!rule.array_limits.empty()) c.array_limits[desc] = rule.array_limits;
+  if (!options.learn_file.empty()) {
+    // Learning never refuses what the policy would: every violation is only logged.
+    pol.action = policy::Action::kAudit;
+    c.learner = new proxy::Learner();  // lives as long as the sentry
+  }
+  proxy::ApplyPolicy(c, std::move(pol));
   if (options.trace) {
     FILE* out = stderr;
     if (options.trace_file != "-") {
@@ -97,12 +102,62 @@ absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
   return c;
 }
 
+static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config);
+
+namespace {
+
+// Set when the policy's "kill" action killed the guest: nvsentry then exits 137 (SIGKILL).
+std::atomic<bool> killed_by_policy{false};
+
+// --learn: writes the learned policy when the guest has ended. False (with a message) when the
+// file cannot be written.
+bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
+                  const RunOptions& options) {
+  policy::Policy learned = guest.learner->Learned(
+      guest.policy, guest.budget->peak(proxy::BudgetKind::kOpenFds));
+  learned.source = name;
+  std::string text = "# Learned by nvsentry run --learn from:";
+  for (const std::string& a : options.argv) text += " " + a;
+  text += "\n# The guest ran with action = audit; this policy allows what it did (devices, ioctls,\n"
+          "# array counts and budgets with 2x headroom) and refuses the rest.\n";
+  text += policy::RenderToml(learned, true);
+  const bool ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0;
+  const int err = errno;
+  fclose(out);
+  if (!ok) {
+    fprintf(stderr, "nvsentry: --learn: cannot write %s: %s\n", name.c_str(), strerror(err));
+    return false;
+  }
+  spdlog::info("learned policy written to {}", name);
+  return true;
+}
+
+}  // namespace
+
 int RunGuest(const RunOptions& options) {
   absl::StatusOr<proxy::GuestConfig> guest = MakeGuestConfig(options);
   if (!guest.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(guest.status().message()).c_str());
     return 2;
   }
+  FILE* learn_out = nullptr;
+  if (!options.learn_file.empty()) {
+    // Opened now so that a path that cannot be written fails before the guest runs.
+    learn_out = fopen(options.learn_file.c_str(), "we");
+    if (learn_out == nullptr) {
+      fprintf(stderr, "nvsentry: --learn: cannot open %s: %s\n", options.learn_file.c_str(),
+              strerror(errno));
+      return 2;
+    }
+  }
+  const int status = RunSandbox(options, *guest);
+  if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, *guest, options))
+    return status == 0 ? 1 : status;
+  return status;
+}
+
+static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config) {
+  proxy::GuestConfig* guest = &guest_config;
   absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
@@ -146,6 +201,11 @@ int RunGuest(const RunOptions& options) {
   close(control[1]);
   close(status_pipe[1]);
   SetCrashVictim(static_cast<pid_t>(pid));
+  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace.
+  guest->kill_guest = [pidfd] {
+    if (!killed_by_policy.exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  };
 
   bool killable = false;
   std::string error;
@@ -191,6 +251,7 @@ int RunGuest(const RunOptions& options) {
     if (waitid(P_PIDFD, static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
       continue;
     while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+    if (killed_by_policy) return 128 + SIGKILL;
     int status = 0;
     if (read(status_pipe[0], &status, sizeof status) == sizeof status) return StatusToExitCode(status);
     // Init died without reporting: killed from outside, or it could not start the program.
@@ -200,3 +261,10 @@ int RunGuest(const RunOptions& options) {
 }
 
 }  // namespace nvsentry::sentry
+
+// TEMPORARY (issue 4): a stand-in until policy/render.cc lands; the real definition overrides it.
+namespace nvsentry::policy {
+__attribute__((weak)) std::string RenderToml(const Policy&, bool) {
+  return "# (writing policies is not available in this build yet)\n";
+}
+}  // namespace nvsentry::policy

@@ -1,6 +1,7 @@
 #include "sentry/sentry.h"
 
 #include "proxy/device_open.h"
+#include "proxy/learn.h"
 #include "proxy/nvdrv_service.h"
 #include "proxy/trace.h"
 
@@ -156,6 +157,16 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   } else {
     session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev), guest);
   }
+  // The open_fds budget (direct sessions and nvdrv fds together): ENOMEM, the errno of seed
+  // 000's InsufficientMemory, as a driver that cannot keep another open answers.
+  if (abi::NvError e = session->ChargeFd(); e != abi::NvError::kSuccess) {
+    spdlog::info("open {}: the open_fds budget ({}) is spent", np.path,
+                 guest.budget->limit(proxy::BudgetKind::kOpenFds));
+    const int err = abi::NvErrorToErrno(e);
+    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, e, false, std::chrono::steady_clock::now() - t0});
+    listener_.Fail(req.id, err);
+    return;
+  }
   proxy::Session* opened = session.get();
   auto pending = sessions_.Create(std::move(session));
   if (!pending.ok()) {
@@ -179,6 +190,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     return;
   }
   sessions_.Placed(*pending);
+  if (guest.learner != nullptr) guest.learner->Opened(*dev);
   spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
   if (guest.tracer) opened->TraceCloseAs(guest_fd);
 }

@@ -6,6 +6,9 @@
  *   trace           a short, fixed conversation for the --trace tests
  *   sweep PATH CODE...  open PATH, call each code (hex) on a zeroed buffer of the code's size,
  *                   print "CODE=errno" (the open's errno as "open=N")
+ *   policy ENTRIES INIT_SIZE [more]  a fixed set of calls the policy tests judge (see policy());
+ *                   "done=1" at the end (absent when the guest was killed)
+ *   hold N PATH     open PATH N times, keeping every fd; print "held=K first_error=E"
  * Layouts are typed here from the guest ABI document, independently of the sandbox's sources. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -305,9 +308,77 @@ static int trace(void) {
   return 0;
 }
 
+/* Calls a policy can judge, each result printed as it happens (a killed guest prints no more). */
+#define SYNCPT_READ_MAX 0xC008001Au
+#define GET_CONFIG 0xC183001Bu
+#define NVMAP_FROM_ID 0xC0080103u
+#define NVMAP_EXPORT_FOR_ARUID 0x40100112u
+
+static int err_of(int r) { return r == 0 ? 0 : errno; }
+
+static int policy(int entries, uint32_t init_size, int more) {
+  int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
+  printf("ctrl_open=%d\n", ctrl >= 0 ? 0 : errno);
+  if (ctrl >= 0) {
+    uint32_t id = 5;
+    printf("incr=%d\n", err_of(ioctl(ctrl, SYNCPT_INCR, &id)));
+    uint32_t iv[2] = {5, 0xdeadbeef};
+    int r = err_of(ioctl(ctrl, SYNCPT_READ, iv));
+    printf("read=%d value=%u\n", r, iv[1]);
+    printf("get_config=%d\n", err_of(ioctl(ctrl, GET_CONFIG, NULL)));
+    if (more) {
+      uint32_t mv[2] = {5, 0};
+      printf("read_max=%d\n", err_of(ioctl(ctrl, SYNCPT_READ_MAX, mv)));
+    }
+  }
+  int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
+  printf("nvmap_open=%d\n", nvmap >= 0 ? 0 : errno);
+  if (nvmap >= 0) {
+    uint32_t fid[2] = {7, 0};
+    printf("from_id=%d\n", err_of(ioctl(nvmap, NVMAP_FROM_ID, fid)));
+    uint64_t ex[2] = {0x1234, 1};
+    printf("export=%d\n", err_of(ioctl(nvmap, NVMAP_EXPORT_FOR_ARUID, ex)));
+  }
+  int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
+  printf("gpu_open=%d\n", gpu >= 0 ? 0 : errno);
+  if (gpu >= 0) {
+    static uint64_t s[3 + 64];
+    memset(s, 0, sizeof s);
+    ((uint32_t*)s)[2] = (uint32_t)entries;
+    printf("submit=%d\n", err_of(ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24u + 8u * entries) << 16), s)));
+  }
+  int nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
+  printf("nvdrv_open=%d\n", nvdrv >= 0 ? 0 : errno);
+  if (nvdrv >= 0) {
+    struct nvdrv_init in = {0, init_size, 0xFFFFFFFF};
+    if (ioctl(nvdrv, NVDRV_INITIALIZE, &in) != 0) fail("INITIALIZE");
+    printf("init=0x%x\n", in.error);
+    uint32_t fd = nv_open(nvdrv, "/dev/nvhost-ctrl");
+    printf("nv_open=0x%x\n", fd);
+    if (!(fd >> 31)) {
+      uint32_t id = 6;
+      printf("nv_incr=0x%x\n", nv_ioctl(nvdrv, fd, SYNCPT_INCR, &id));
+    }
+  }
+  printf("done=1\n");
+  return 0;
+}
+
+static int hold(int n, const char* path) {
+  int held = 0, first_error = 0;
+  for (int i = 0; i < n; ++i) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) ++held;
+    else if (!first_error) first_error = errno;
+  }
+  printf("held=%d first_error=%d\n", held, first_error);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE...\n");
+    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE... | "
+                    "policy ENTRIES INIT_SIZE [more] | hold N PATH\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -316,6 +387,9 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "variable")) return variable();
   if (!strcmp(argv[1], "trace")) return trace();
   if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argv[2], argc - 3, argv + 3);
+  if (!strcmp(argv[1], "policy") && argc >= 4)
+    return policy(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 0), argc >= 5);
+  if (!strcmp(argv[1], "hold") && argc >= 4) return hold(atoi(argv[2]), argv[3]);
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }

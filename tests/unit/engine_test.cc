@@ -184,7 +184,8 @@ TEST_F(EngineTest, LoweredArrayLimitsApplyAndNeverRaiseTheDefault) {
   GuestConfig tight = config;
   tight.array_limits[submit] = {2};
   Session channel{gpu_dev, gpu.Open(gpu_dev), tight};
-  EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
+  // Above the policy's limit but within the catalogue's: a policy violation (AccessDenied).
+  EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EACCES);
   EXPECT_EQ(guest.writes, 0);
   // A limit above the catalogue's default (65536 entries) does not lift the default.
   std::array<uint8_t, 24> hdr{};

@@ -1,0 +1,54 @@
+#include "proxy/budget.h"
+
+#include <algorithm>
+
+namespace nvsentry::proxy {
+
+std::string_view BudgetName(BudgetKind k) {
+  switch (k) {
+    case BudgetKind::kOpenFds: return "open_fds";
+    case BudgetKind::kNvmapObjects: return "nvmap_objects";
+    case BudgetKind::kChannels: return "channels";
+    case BudgetKind::kAddressSpaces: return "address_spaces";
+    case BudgetKind::kPinnedBytes: return "pinned_bytes";
+  }
+  return "?";
+}
+
+BudgetAccount::BudgetAccount(const policy::Budgets& b)
+    : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes} {}
+
+abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
+  const size_t i = static_cast<size_t>(k);
+  absl::MutexLock l(&mu_);
+  if (amount > limits_[i] || used_[i] > limits_[i] - amount) {
+    ++refused_[i];
+    return abi::NvError::kInsufficientMemory;
+  }
+  used_[i] += amount;
+  peak_[i] = std::max(peak_[i], used_[i]);
+  return abi::NvError::kSuccess;
+}
+
+void BudgetAccount::Release(BudgetKind k, uint64_t amount) {
+  const size_t i = static_cast<size_t>(k);
+  absl::MutexLock l(&mu_);
+  used_[i] -= std::min(used_[i], amount);
+}
+
+uint64_t BudgetAccount::used(BudgetKind k) const {
+  absl::MutexLock l(&mu_);
+  return used_[static_cast<size_t>(k)];
+}
+
+uint64_t BudgetAccount::peak(BudgetKind k) const {
+  absl::MutexLock l(&mu_);
+  return peak_[static_cast<size_t>(k)];
+}
+
+uint64_t BudgetAccount::refused(BudgetKind k) const {
+  absl::MutexLock l(&mu_);
+  return refused_[static_cast<size_t>(k)];
+}
+
+}  // namespace nvsentry::proxy

@@ -1,0 +1,148 @@
+#include "proxy/enforce.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "abi/devices/nvhost_ctrl.h"
+#include "abi/devices/nvmap.h"
+#include "abi/services.h"
+#include "proxy/trace.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::proxy {
+
+void ApplyPolicy(GuestConfig& c, policy::Policy p) {
+  c.policy = std::move(p);
+  c.service = c.policy.service;
+  c.firmware = c.policy.firmware;
+  c.permission_mask = c.policy.permission_mask;
+  c.debug_mode = c.policy.debug_mode;
+  c.array_limits.clear();
+  for (const auto& [desc, rule] : c.policy.ioctls)
+    if (!rule.array_limits.empty()) c.array_limits[desc] = rule.array_limits;
+  c.budget = std::make_shared<BudgetAccount>(c.policy.budgets);
+  c.violations = std::make_shared<ViolationLog>();
+}
+
+std::string_view ActionName(policy::Action a) {
+  switch (a) {
+    case policy::Action::kErrno: return "errno";
+    case policy::Action::kKill: return "kill";
+    case policy::Action::kAudit: return "audit";
+  }
+  return "?";
+}
+
+RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) {
+  if (auto it = c.policy.ioctls.find(&desc); it != c.policy.ioctls.end())
+    return {it->second.verdict, &it->second};
+  return {c.policy.Device(dev.id).ioctls, nullptr};
+}
+
+abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
+                            const abi::IoctlDesc& desc) {
+  auto granted = [&](int bit) { return (c.permission_mask & (1u << bit)) != 0; };
+  if (dev.id == abi::DeviceId::kNvmap) {
+    switch (desc.code) {
+      case abi::nvmap::kExportForAruid:
+      case abi::nvmap::kRemoveExportForAruid:
+        return granted(abi::kPermExportForAruid) ? abi::NvError::kSuccess
+                                                 : abi::NvError::kAccessDenied;
+      case abi::nvmap::kFromId:
+        // Bit 9 imports any object by id, bit 12 only objects exported to the guest's aruid;
+        // until nvmap objects exist (a later issue) only "neither" can be told apart.
+        return granted(abi::kPermImportMemory) || granted(abi::kPermImportExported)
+                   ? abi::NvError::kSuccess
+                   : abi::NvError::kAccessDenied;
+      default: break;
+    }
+  }
+  if (dev.id == abi::DeviceId::kNvhostCtrl && desc.code == abi::nvhost_ctrl::kGetConfig &&
+      c.policy.production_mode)
+    return abi::NvError::kNotSupported;
+  return abi::NvError::kSuccess;
+}
+
+std::vector<uint32_t> LayoutLimits(const GuestConfig& c, const abi::IoctlDesc& desc) {
+  auto it = c.array_limits.find(&desc);
+  if (it == c.array_limits.end()) return {};
+  std::vector<uint32_t> limits(desc.arrays.size(), UINT32_MAX);
+  for (size_t i = 0; i < desc.arrays.size() && i < it->second.size(); ++i) {
+    const abi::ArrayDesc& a = desc.arrays[i];
+    if (a.buffer == abi::Buffer::kOut2 && a.count_from == abi::CountFrom::kRest)
+      limits[i] = it->second[i];
+  }
+  return limits;
+}
+
+std::optional<uint64_t> FieldValue(const abi::Field& f, std::span<const uint8_t> fixed) {
+  if (f.count != 1 || f.type == abi::FieldType::kStruct || f.type == abi::FieldType::kChar)
+    return std::nullopt;
+  const uint32_t n = abi::FieldTypeSize(f.type);
+  if (static_cast<uint64_t>(f.offset) + n > fixed.size()) return std::nullopt;
+  uint64_t v = 0;
+  std::memcpy(&v, fixed.data() + f.offset, n);  // little-endian
+  switch (f.type) {
+    case abi::FieldType::kS8: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v)));
+    case abi::FieldType::kS16: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v)));
+    case abi::FieldType::kS32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
+    default: return v;
+  }
+}
+
+std::optional<Breach> CheckArguments(const GuestConfig& c, const abi::IoctlDesc& desc,
+                                     const policy::IoctlRule* rule,
+                                     std::span<const uint8_t> fixed,
+                                     const abi::ArrayLayout& layout) {
+  if (auto it = c.array_limits.find(&desc); it != c.array_limits.end()) {
+    const std::vector<uint32_t>& limits = it->second;
+    for (size_t i = 0; i < desc.arrays.size() && i < limits.size() && i < layout.slices.size(); ++i) {
+      if (layout.slices[i].count > limits[i])
+        return Breach{fmt::format("array {}", desc.arrays[i].name),
+                      fmt::format("{} count {} above the policy's limit {}", desc.arrays[i].name,
+                                  layout.slices[i].count, limits[i])};
+    }
+  }
+  if (rule == nullptr) return std::nullopt;
+  for (const policy::FieldRule& fr : rule->fields) {
+    if (fr.field == nullptr) continue;
+    std::optional<uint64_t> v = FieldValue(*fr.field, fixed);
+    if (!v) continue;
+    const std::string_view name = fr.field->name;
+    if (fr.max && *v > *fr.max)
+      return Breach{fmt::format("field {} max", name),
+                    fmt::format("{} = {} above the policy's max {}", name, *v, *fr.max)};
+    if (fr.bits && (*v & ~*fr.bits) != 0)
+      return Breach{fmt::format("field {} bits", name),
+                    fmt::format("{} = 0x{:X} has bits outside 0x{:X}", name, *v, *fr.bits)};
+    if (!fr.one_of.empty() && std::find(fr.one_of.begin(), fr.one_of.end(), *v) == fr.one_of.end())
+      return Breach{fmt::format("field {} one_of", name),
+                    fmt::format("{} = 0x{:X} is not one the policy allows", name, *v)};
+  }
+  return std::nullopt;
+}
+
+ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
+                           const abi::IoctlDesc* desc, std::string_view rule,
+                           std::string_view detail) {
+  policy::Action action = c.policy.action;
+  if (action == policy::Action::kKill && !c.kill_guest) action = policy::Action::kErrno;
+  const std::string_view what = action == policy::Action::kAudit ? "allowed (audit)"
+                                : action == policy::Action::kKill ? "killing the guest"
+                                                                  : "refused with AccessDenied";
+  const std::string_view name = desc != nullptr ? desc->name : std::string_view("open");
+  const bool first = c.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
+  const std::string text = fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path,
+                                       name, detail, rule, what);
+  if (first || action == policy::Action::kKill) spdlog::warn("{}", text);
+  else spdlog::debug("{}", text);
+  if (c.tracer != nullptr) c.tracer->Note(tid, text);
+  switch (action) {
+    case policy::Action::kAudit: return ViolationOutcome::kProceed;
+    case policy::Action::kKill: c.kill_guest(); return ViolationOutcome::kKilled;
+    case policy::Action::kErrno: break;
+  }
+  return ViolationOutcome::kRefuse;
+}
+
+}  // namespace nvsentry::proxy

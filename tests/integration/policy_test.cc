@@ -1,0 +1,259 @@
+// Policies enforced under the real sentry: the access matrix of each service identity, denied
+// ioctls under the three actions (errno, audit, kill), production mode, the seed's permission
+// bits for nvmap, the transfer-memory and open_fds budgets, and --learn followed by a rerun under
+// the learned policy. Expected values are typed by hand (errno values, NvError codes of seed 000).
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+const char* Guest() { return NVDRV_GUEST_BIN; }
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "nvsentry_policy_" + std::to_string(getpid()) + "_" + name;
+}
+
+// Writes a policy file (TOML, docs/policy.md) and returns the --policy option naming it.
+std::string PolicyOption(const std::string& name, const std::string& toml) {
+  std::string path = TempPath(name + ".toml");
+  std::ofstream(path) << toml;
+  return "--policy=" + path;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The guest's fixed set of calls (nvdrv_guest.c policy()).
+RunResult RunPolicyGuest(const std::vector<std::string>& options, int entries = 4,
+                         const std::string& init_size = "0x10000", bool more = false) {
+  std::vector<std::string> argv = {Guest(), "policy", std::to_string(entries), init_size};
+  if (more) argv.push_back("more");
+  return RunSandboxed(options, argv);
+}
+
+const std::string E(int e) { return std::to_string(e); }
+
+// --- Service identities through --service -------------------------------------------------
+
+TEST(PolicyAccess, SysmodulesCannotOpenTheGpuChannel) {
+  RunResult r = RunSandboxed({"--service=nvdrv:s"},
+                             {Guest(), "opens", "/dev/nvhost-gpu", "/dev/nvhost-ctrl-gpu",
+                              "/dev/nvhost-as-gpu", "/dev/nvhost-msenc", "/dev/nvhost-display"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  // nvdrv:s 0x439E: no bit 0 (GPU); bits 4 (encoder) and 8 (display).
+  EXPECT_EQ(kv["/dev/nvhost-gpu"], E(EACCES));
+  EXPECT_EQ(kv["/dev/nvhost-ctrl-gpu"], E(EACCES));
+  EXPECT_EQ(kv["/dev/nvhost-as-gpu"], E(EACCES));
+  EXPECT_EQ(kv["/dev/nvhost-msenc"], "0");
+  EXPECT_EQ(kv["/dev/nvhost-display"], "0");
+}
+
+TEST(PolicyAccess, AppletsCannotOpenTheEncoder) {
+  RunResult r = RunSandboxed({"--service=nvdrv:a"},
+                             {Guest(), "opens", "/dev/nvhost-msenc", "/dev/nvhost-nvjpg",
+                              "/dev/nvhost-gpu", "/dev/nvhost-nvdec"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  // nvdrv:a 0x10A9: bits 0, 3, 5, 7, 12; no bit 4.
+  EXPECT_EQ(kv["/dev/nvhost-msenc"], E(EACCES));
+  EXPECT_EQ(kv["/dev/nvhost-nvjpg"], "0");
+  EXPECT_EQ(kv["/dev/nvhost-gpu"], "0");
+  EXPECT_EQ(kv["/dev/nvhost-nvdec"], "0");
+}
+
+// The nvmap permission bits the engine enforces: 14 for EXPORT_FOR_ARUID, 9 or 12 for FROM_ID.
+TEST(PolicyAccess, NvmapPermissionBitsPerService) {
+  RunResult nvdrv = RunPolicyGuest({});
+  ASSERT_EQ(nvdrv.exit_code, 0) << nvdrv.err;
+  auto a = ParseKeyValues(nvdrv.out);
+  EXPECT_EQ(a["from_id"], E(EACCES)) << "0xA83B has neither bit 9 nor 12";
+  EXPECT_EQ(a["export"], E(EACCES)) << "0xA83B has no bit 14";
+  RunResult sys = RunPolicyGuest({"--service=nvdrv:s"});
+  ASSERT_EQ(sys.exit_code, 0) << sys.err;
+  auto s = ParseKeyValues(sys.out);
+  // Past the permission check: nvmap is not simulated yet.
+  EXPECT_EQ(s["from_id"], E(EOPNOTSUPP));
+  EXPECT_EQ(s["export"], E(EOPNOTSUPP));
+  EXPECT_EQ(s["gpu_open"], E(EACCES));
+  RunResult app = RunPolicyGuest({"--service=nvdrv:a"});
+  ASSERT_EQ(app.exit_code, 0) << app.err;
+  auto p = ParseKeyValues(app.out);
+  EXPECT_EQ(p["from_id"], E(EOPNOTSUPP)) << "bit 12";
+  EXPECT_EQ(p["export"], E(EACCES));
+}
+
+// --- Policy files -----------------------------------------------------------------------------
+
+// Until the parser reads policy files, the tests that need one cannot run.
+#define REQUIRE_POLICY_FILES(r)                                                        \
+  if ((r).exit_code == 2 && (r).err.find("not read yet") != std::string::npos)         \
+  GTEST_SKIP() << "policy files are not read yet"
+
+TEST(PolicyFile, AccessMatrixOfAService) {
+  std::string opt = PolicyOption("matrix", "[guest]\nservice = \"nvdrv:s\"\n");
+  RunResult r = RunSandboxed({opt}, {Guest(), "opens", "/dev/nvhost-gpu", "/dev/nvhost-msenc",
+                                     "/dev/nvhost-vic", "/dev/nvhost-nvjpg"});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["/dev/nvhost-gpu"], E(EACCES));
+  EXPECT_EQ(kv["/dev/nvhost-msenc"], "0");
+  EXPECT_EQ(kv["/dev/nvhost-vic"], "0");
+  EXPECT_EQ(kv["/dev/nvhost-nvjpg"], "0");
+}
+
+TEST(PolicyFile, DeniedBackendIsAMissingNode) {
+  std::string opt = PolicyOption("backend", R"([devices."/dev/nvhost-gpu"]
+backend = "deny"
+)");
+  RunResult r = RunSandboxed({opt}, {Guest(), "opens", "/dev/nvhost-gpu", "/dev/nvhost-ctrl"});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["/dev/nvhost-gpu"], E(ENOENT));
+  EXPECT_EQ(kv["/dev/nvhost-ctrl"], "0");
+}
+
+const char* kDenyIncr = R"([ioctls.NVHOST_IOCTL_CTRL_SYNCPT_INCR]
+verdict = "deny"
+)";
+
+TEST(PolicyFile, DeniedIoctlIsEacces) {
+  RunResult r = RunPolicyGuest({PolicyOption("deny", kDenyIncr)});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["incr"], E(EACCES));
+  EXPECT_EQ(kv["read"], "0");
+  EXPECT_EQ(kv["value"], "0") << "the denied increment did not happen";
+  EXPECT_EQ(kv["nv_incr"], "0x30010") << "AccessDenied through /dev/nvdrv";
+  EXPECT_EQ(kv["done"], "1");
+  EXPECT_NE(r.err.find("policy violation: /dev/nvhost-ctrl NVHOST_IOCTL_CTRL_SYNCPT_INCR"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(PolicyFile, AuditLogsAndLetsItThrough) {
+  RunResult r = RunPolicyGuest(
+      {PolicyOption("audit", std::string("[guest]\naction = \"audit\"\n") + kDenyIncr)});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["incr"], "0");
+  EXPECT_EQ(kv["value"], "1");
+  EXPECT_EQ(kv["nv_incr"], "0x0");
+  EXPECT_NE(r.err.find("allowed (audit)"), std::string::npos) << r.err;
+}
+
+TEST(PolicyFile, KillEndsTheGuestWith137) {
+  RunResult r = RunPolicyGuest(
+      {PolicyOption("kill", std::string("[guest]\naction = \"kill\"\n") + kDenyIncr)});
+  REQUIRE_POLICY_FILES(r);
+  EXPECT_EQ(r.exit_code, 137) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["ctrl_open"], "0");
+  EXPECT_EQ(kv.count("incr"), 0u) << "the guest never saw the call return";
+  EXPECT_EQ(kv.count("done"), 0u);
+}
+
+TEST(PolicyFile, ProductionModeHidesGetConfig) {
+  RunResult r = RunPolicyGuest({PolicyOption("production", "[guest]\nproduction_mode = true\n")});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Without production mode the NULL argument is EFAULT; in production GET_CONFIG is
+  // NotSupported before its argument is read.
+  EXPECT_EQ(ParseKeyValues(r.out)["get_config"], E(EOPNOTSUPP));
+  EXPECT_EQ(ParseKeyValues(RunPolicyGuest({}).out)["get_config"], E(EFAULT));
+}
+
+TEST(PolicyFile, ArrayLimitBelowTheCatalogue) {
+  std::string opt = PolicyOption("array", R"([ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]
+array_limits = { entries = 8 }
+)");
+  RunResult within = RunPolicyGuest({opt}, 8);
+  REQUIRE_POLICY_FILES(within);
+  EXPECT_EQ(ParseKeyValues(within.out)["submit"], E(EOPNOTSUPP)) << within.err;
+  RunResult over = RunPolicyGuest({opt}, 9);
+  EXPECT_EQ(ParseKeyValues(over.out)["submit"], E(EACCES)) << over.err;
+}
+
+TEST(PolicyFile, TransferMemoryBudget) {
+  std::string opt = PolicyOption("transfer", "[budgets]\ntransfer_memory = 0x8000\n");
+  RunResult over = RunPolicyGuest({opt}, 4, "0x10000");
+  REQUIRE_POLICY_FILES(over);
+  auto kv = ParseKeyValues(over.out);
+  EXPECT_EQ(kv["init"], "0x1000") << "InsufficientTransferMemory";
+  EXPECT_EQ(kv["nv_open"], "0x80000003") << "still NotInitialized";
+  RunResult within = RunPolicyGuest({opt}, 4, "0x8000");
+  EXPECT_EQ(ParseKeyValues(within.out)["init"], "0x0");
+}
+
+TEST(PolicyFile, OpenFdsBudget) {
+  std::string opt = PolicyOption("fds", "[budgets]\nopen_fds = 3\n");
+  RunResult r = RunSandboxed({opt}, {Guest(), "hold", "5", "/dev/nvhost-ctrl"});
+  REQUIRE_POLICY_FILES(r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["held"], "3");
+  EXPECT_EQ(kv["first_error"], E(ENOMEM));
+}
+
+// --- Learning -------------------------------------------------------------------------------
+
+TEST(Learn, RerunUnderTheLearnedPolicy) {
+  const std::string file = TempPath("learned.toml");
+  unlink(file.c_str());
+  RunResult learn = RunPolicyGuest({"--learn=" + file}, 4, "0x10000");
+  ASSERT_EQ(learn.exit_code, 0) << learn.err;
+  const std::string text = Slurp(file);
+  ASSERT_FALSE(text.empty());
+  EXPECT_NE(text.find("# Learned by nvsentry run --learn"), std::string::npos) << text;
+
+  RunResult again = RunPolicyGuest({"--policy=" + file}, 4, "0x10000");
+  REQUIRE_POLICY_FILES(again);
+  ASSERT_EQ(again.exit_code, 0) << again.err << "\n" << text;
+  EXPECT_EQ(again.out, learn.out) << text;
+  EXPECT_EQ(ParseKeyValues(again.out)["done"], "1");
+
+  // Outside what was learned: another ioctl, more entries than the learned limit (2 x 4), a
+  // bigger transfer memory than the learned budget (2 x 0x10000), a device never opened.
+  RunResult more = RunPolicyGuest({"--policy=" + file}, 9, "0x30000", true);
+  auto kv = ParseKeyValues(more.out);
+  EXPECT_EQ(kv["read_max"], E(EACCES)) << more.err;
+  EXPECT_EQ(kv["submit"], E(EACCES));
+  EXPECT_EQ(kv["init"], "0x1000");
+  RunResult other = RunSandboxed({"--policy=" + file}, {Guest(), "opens", "/dev/nvhost-vic"});
+  EXPECT_EQ(ParseKeyValues(other.out)["/dev/nvhost-vic"], E(ENOENT));
+}
+
+TEST(Learn, NeverChangesWhatTheGuestSees) {
+  const std::string file = TempPath("learn_same.toml");
+  RunResult plain = RunPolicyGuest({}, 4, "0x10000", true);
+  RunResult learn = RunPolicyGuest({"--learn=" + file}, 4, "0x10000", true);
+  ASSERT_EQ(learn.exit_code, 0) << learn.err;
+  EXPECT_EQ(learn.out, plain.out);
+}
+
+TEST(Learn, UnwritableFileFailsBeforeTheGuestRuns) {
+  RunResult r = RunPolicyGuest({"--learn=/nonexistent-dir/x.toml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--learn"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
