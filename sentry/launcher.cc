@@ -262,9 +262,4 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
 
 }  // namespace nvsentry::sentry
 
-// TEMPORARY (issue 4): a stand-in until policy/render.cc lands; the real definition overrides it.
-namespace nvsentry::policy {
-__attribute__((weak)) std::string RenderToml(const Policy&, bool) {
-  return "# (writing policies is not available in this build yet)\n";
-}
-}  // namespace nvsentry::policy
+

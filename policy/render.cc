@@ -1,0 +1,201 @@
+#include "policy/render.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "abi/services.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace nvsentry::policy {
+namespace {
+
+std::string S(std::string_view v) { return std::string(v); }
+std::string Hex(uint64_t v) { return absl::StrFormat("0x%X", v); }
+const char* ActionName(Action a) {
+  return a == Action::kKill ? "kill" : a == Action::kAudit ? "audit" : "errno";
+}
+
+// Rules by ioctl name, in catalogue order (a file names ioctls, not catalogue entries).
+std::vector<std::pair<std::string, const IoctlRule*>> RulesByName(const Policy& p) {
+  std::vector<std::pair<std::string, const IoctlRule*>> out;
+  std::set<std::string> seen;
+  for (const abi::NamedIoctl& n : abi::AllIoctls()) {
+    auto it = p.ioctls.find(n.ioctl);
+    if (it == p.ioctls.end() || !seen.insert(S(n.ioctl->name)).second) continue;
+    out.emplace_back(S(n.ioctl->name), &it->second);
+  }
+  return out;
+}
+
+const abi::IoctlDesc* FirstNamed(std::string_view name) {
+  for (const abi::NamedIoctl& n : abi::AllIoctls())
+    if (n.ioctl->name == name) return n.ioctl;
+  return nullptr;
+}
+
+// Why `dev` does not open for `p`, or "" when it does.
+std::string WhyNot(const Policy& p, const abi::DeviceDesc& dev) {
+  if (!dev.fw.Contains(p.firmware)) return "not on this firmware";
+  if (p.Device(dev.id).backend == Backend::kDeny) return "backend deny";
+  if (dev.permission_bit >= 0 && !(p.permission_mask & (1u << dev.permission_bit)))
+    return absl::StrCat("permission bit ", dev.permission_bit, " missing");
+  if ((dev.flags & abi::kNeedsDebugMode) && !p.debug_mode) return "needs debug_mode";
+  return "";
+}
+
+std::string RuleText(const abi::IoctlDesc& d, const IoctlRule& r) {
+  std::string s = r.verdict == Verdict::kAllow ? "allow" : "deny";
+  for (size_t i = 0; i < r.array_limits.size() && i < d.arrays.size(); ++i)
+    if (r.array_limits[i] != d.arrays[i].max_count)
+      absl::StrAppend(&s, ", ", S(d.arrays[i].name), " <= ", r.array_limits[i]);
+  for (const FieldRule& f : r.fields) {
+    if (f.max) absl::StrAppend(&s, ", ", S(f.field->name), " <= ", Hex(*f.max));
+    if (f.bits) absl::StrAppend(&s, ", ", S(f.field->name), " within bits ", Hex(*f.bits));
+    if (!f.one_of.empty()) {
+      std::vector<std::string> v;
+      for (uint64_t x : f.one_of) v.push_back(Hex(x));
+      absl::StrAppend(&s, ", ", S(f.field->name), " in {", absl::StrJoin(v, ", "), "}");
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string RenderToml(const Policy& p, bool comments) {
+  const Policy def = DefaultPolicy();
+  std::string o;
+  auto note = [&](std::string_view text) {
+    if (comments) absl::StrAppend(&o, "# ", S(text), "\n");
+  };
+  note("nvsentry policy (docs/policy.md). Check it with: nvsentry policy check FILE");
+  absl::StrAppend(&o, "[guest]\n");
+  note("nvdrv, nvdrv:a (applets), nvdrv:s (sysmodules), nvdrv:t (factory)");
+  absl::StrAppend(&o, "service = \"", p.service, "\"\n");
+  absl::StrAppend(&o, "firmware = \"", abi::FirmwareString(p.firmware), "\"\n");
+  if (p.mask_explicit) absl::StrAppend(&o, "permission_mask = ", Hex(p.permission_mask), "\n");
+  else if (comments)
+    absl::StrAppend(&o, "# permission_mask = ", Hex(p.permission_mask), "  # the service's own mask\n");
+  absl::StrAppend(&o, "aruid = ", p.aruid, "\n");
+  absl::StrAppend(&o, "debug_mode = ", p.debug_mode ? "true" : "false", "\n");
+  absl::StrAppend(&o, "production_mode = ", p.production_mode ? "true" : "false", "\n\n");
+  absl::StrAppend(&o, "[violation]\n");
+  note("errno (the call fails with AccessDenied), kill (the guest), audit (log and allow)");
+  absl::StrAppend(&o, "action = \"", ActionName(p.action), "\"\n\n");
+  absl::StrAppend(&o, "[budgets]\n");
+  const Budgets& b = p.budgets;
+  absl::StrAppend(&o, "transfer_memory = ", Hex(b.transfer_memory), "\n", "open_fds = ", b.open_fds,
+                  "\n", "nvmap_objects = ", b.nvmap_objects, "\n", "channels = ", b.channels, "\n",
+                  "address_spaces = ", b.address_spaces, "\n", "pinned_bytes = ", Hex(b.pinned_bytes),
+                  "\n");
+  for (const abi::DeviceDesc& dev : abi::Devices()) {
+    auto it = p.devices.find(dev.id);
+    if (it == p.devices.end()) continue;
+    absl::StrAppend(&o, "\n[devices.\"", S(dev.path), "\"]\n");
+    if (comments && dev.permission_bit >= 0)
+      absl::StrAppend(&o, "# needs permission bit ", dev.permission_bit, "\n");
+    absl::StrAppend(&o, "backend = \"", it->second.backend == Backend::kDeny ? "deny" : "simulated",
+                    "\"\n", "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow", "\"\n");
+  }
+  for (const auto& [name, rule] : RulesByName(p)) {
+    const abi::IoctlDesc* d = FirstNamed(name);
+    absl::StrAppend(&o, "\n[ioctls.", name, "]\n");
+    absl::StrAppend(&o, "allow = ", rule->verdict == Verdict::kAllow ? "true" : "false", "\n");
+    std::vector<std::string> arrays;
+    for (size_t i = 0; i < rule->array_limits.size() && i < d->arrays.size(); ++i)
+      if (rule->array_limits[i] != d->arrays[i].max_count)
+        arrays.push_back(absl::StrCat(S(d->arrays[i].name), " = ", rule->array_limits[i]));
+    if (!arrays.empty()) absl::StrAppend(&o, "arrays = { ", absl::StrJoin(arrays, ", "), " }\n");
+    for (const FieldRule& f : rule->fields) {
+      std::vector<std::string> parts;
+      if (f.max) parts.push_back(absl::StrCat("max = ", Hex(*f.max)));
+      if (f.bits) parts.push_back(absl::StrCat("bits = ", Hex(*f.bits)));
+      if (!f.one_of.empty()) {
+        std::vector<std::string> v;
+        for (uint64_t x : f.one_of) v.push_back(Hex(x));
+        parts.push_back(absl::StrCat("one_of = [", absl::StrJoin(v, ", "), "]"));
+      }
+      absl::StrAppend(&o, "fields.", S(f.field->name), " = { ", absl::StrJoin(parts, ", "), " }\n");
+    }
+  }
+  (void)def;
+  return o;
+}
+
+std::string InitPolicy(std::string_view service, abi::Firmware fw) {
+  Policy p = DefaultPolicy();
+  p.service = S(service);
+  p.firmware = fw;
+  p.permission_mask = abi::ServiceMask(service, fw).value_or(0);
+  // Every device listed: simulated where the mask grants it, deny where it does not.
+  for (const abi::DeviceDesc& dev : abi::Devices()) {
+    if (!dev.fw.Contains(fw)) continue;
+    bool granted = dev.permission_bit < 0 || (p.permission_mask & (1u << dev.permission_bit));
+    p.devices[dev.id] = DeviceRule{granted ? Backend::kSimulated : Backend::kDeny, Verdict::kAllow};
+  }
+  return RenderToml(p, true);
+}
+
+std::string ShowPolicy(const Policy& p, bool effective) {
+  std::string o = absl::StrCat("policy ", p.source, "\nservice ", p.service, " on firmware ",
+                               abi::FirmwareString(p.firmware), ", permission mask ",
+                               Hex(p.permission_mask), p.mask_explicit ? " (explicit)" : " (the service's)",
+                               "\n");
+  for (const abi::PermissionBitDesc& b : abi::PermissionBits())
+    absl::StrAppend(&o, absl::StrFormat("  bit %2d %-28s %s\n", b.bit, S(b.name),
+                                        (p.permission_mask >> b.bit) & 1 ? "granted" : "-"));
+  absl::StrAppend(&o, "aruid ", p.aruid, ", debug_mode ", p.debug_mode ? "on" : "off",
+                  ", production_mode ", p.production_mode ? "on" : "off", ", violations: ",
+                  ActionName(p.action), "\n");
+  const Budgets& b = p.budgets;
+  absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ", b.open_fds,
+                  ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels, ", address_spaces ",
+                  b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), "\ndevices:\n");
+  for (const abi::DeviceDesc& dev : abi::Devices()) {
+    std::string why = WhyNot(p, dev);
+    absl::StrAppend(&o, absl::StrFormat("  %-22s %s\n", S(dev.path),
+                                        why.empty() ? std::string("opens (simulated)") : "refused: " + why));
+    if (!effective || !why.empty()) continue;
+    for (const abi::IoctlDesc& d : dev.ioctls) {
+      if (!d.fw.Contains(p.firmware)) continue;
+      absl::StrAppend(&o, absl::StrFormat("    %-50s %s\n", S(d.name), RuleText(d, p.Ioctl(dev, d))));
+    }
+  }
+  return o;
+}
+
+std::string DiffPolicies(const Policy& a, const Policy& b) {
+  std::string o;
+  auto both = [&](const std::string& what, const std::string& va, const std::string& vb) {
+    if (va != vb) absl::StrAppend(&o, what, ": ", va, " | ", vb, "\n");
+  };
+  both("service", a.service, b.service);
+  both("firmware", abi::FirmwareString(a.firmware), abi::FirmwareString(b.firmware));
+  for (const abi::PermissionBitDesc& bit : abi::PermissionBits()) {
+    bool ga = (a.permission_mask >> bit.bit) & 1, gb = (b.permission_mask >> bit.bit) & 1;
+    both(absl::StrCat("permission bit ", bit.bit, " ", S(bit.name)), ga ? "granted" : "-", gb ? "granted" : "-");
+  }
+  both("debug_mode", a.debug_mode ? "on" : "off", b.debug_mode ? "on" : "off");
+  both("production_mode", a.production_mode ? "on" : "off", b.production_mode ? "on" : "off");
+  both("violations", ActionName(a.action), ActionName(b.action));
+  both("budgets.transfer_memory", Hex(a.budgets.transfer_memory), Hex(b.budgets.transfer_memory));
+  both("budgets.open_fds", absl::StrCat(a.budgets.open_fds), absl::StrCat(b.budgets.open_fds));
+  both("budgets.nvmap_objects", absl::StrCat(a.budgets.nvmap_objects), absl::StrCat(b.budgets.nvmap_objects));
+  both("budgets.channels", absl::StrCat(a.budgets.channels), absl::StrCat(b.budgets.channels));
+  both("budgets.address_spaces", absl::StrCat(a.budgets.address_spaces), absl::StrCat(b.budgets.address_spaces));
+  both("budgets.pinned_bytes", Hex(a.budgets.pinned_bytes), Hex(b.budgets.pinned_bytes));
+  for (const abi::DeviceDesc& dev : abi::Devices()) {
+    std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);
+    both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa, wb.empty() ? "opens" : "refused: " + wb);
+    if (!wa.empty() || !wb.empty()) continue;
+    for (const abi::IoctlDesc& d : dev.ioctls)
+      both(absl::StrCat(S(dev.path), " ", S(d.name)), RuleText(d, a.Ioctl(dev, d)), RuleText(d, b.Ioctl(dev, d)));
+  }
+  return o;
+}
+
+}  // namespace nvsentry::policy
