@@ -55,7 +55,7 @@ class Reader {
   }
 
   std::optional<bool> Bool(const toml::node& n) {
-    if (auto v = n.value<bool>()) return v;
+    if (auto v = n.value_exact<bool>()) return v;
     Error(n.source(), "expected true or false");
     return std::nullopt;
   }

@@ -1,0 +1,173 @@
+// Policy files: what a good file resolves to, and for each kind of mistake, the exact file, line
+// and column of the error. Masks are typed from seed 000's NvDrvPermission table.
+#include <string>
+
+#include "abi/catalogue.h"
+#include "abi/devices/channel.h"
+#include "abi/devices/nvhost_ctrl.h"
+#include "abi/devices/nvmap.h"
+#include "gtest/gtest.h"
+#include "policy/parse.h"
+
+namespace nvsentry::policy {
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<Policy> p = ParsePolicy(text, "p.toml");
+  EXPECT_FALSE(p.ok()) << text;
+  return p.ok() ? "" : std::string(p.status().message());
+}
+
+uint32_t MaskOf(const std::string& service, const std::string& fw) {
+  absl::StatusOr<Policy> p =
+      ParsePolicy("[guest]\nservice = \"" + service + "\"\nfirmware = \"" + fw + "\"\n", "m.toml");
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? p->permission_mask : 0;
+}
+
+TEST(PolicyParse, EmptyFileIsTheDefaultPolicy) {
+  absl::StatusOr<Policy> p = ParsePolicy("", "e.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->service, "nvdrv");
+  EXPECT_EQ(p->permission_mask, 0xA83Bu);
+  EXPECT_EQ(p->action, Action::kErrno);
+  EXPECT_TRUE(p->devices.empty());
+  EXPECT_TRUE(p->ioctls.empty());
+}
+
+TEST(PolicyParse, ServiceMasksFollowSeed000) {
+  EXPECT_EQ(MaskOf("nvdrv", "1.0.0"), 0x2Bu);
+  EXPECT_EQ(MaskOf("nvdrv", "2.3.0"), 0x2Bu);
+  EXPECT_EQ(MaskOf("nvdrv", "3.0.0"), 0xA82Bu);
+  EXPECT_EQ(MaskOf("nvdrv", "11.0.0"), 0xA83Bu);
+  EXPECT_EQ(MaskOf("nvdrv:a", "2.0.0"), 0xA9u);
+  EXPECT_EQ(MaskOf("nvdrv:a", "3.0.0"), 0x10A9u);
+  EXPECT_EQ(MaskOf("nvdrv:s", "1.0.0"), 0x39Eu);
+  EXPECT_EQ(MaskOf("nvdrv:s", "3.0.0"), 0x439Eu);
+  // nvdrv:t: the union of the other three (docs/policy.md).
+  EXPECT_EQ(MaskOf("nvdrv:t", "11.0.0"), 0xA83Bu | 0x10A9u | 0x439Eu);
+}
+
+TEST(PolicyParse, AWholeFile) {
+  absl::StatusOr<Policy> p = ParsePolicy(R"([guest]
+service = "nvdrv:a"
+firmware = "9.0.0"
+permission_mask = 0x1
+aruid = 77
+debug_mode = true
+production_mode = true
+
+[violation]
+action = "kill"
+
+[budgets]
+transfer_memory = 0x100000
+open_fds = 8
+
+[devices."/dev/nvhost-gpu"]
+backend = "deny"
+
+[devices."/dev/nvmap"]
+ioctls = "deny"
+
+[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]
+arrays = { entries = 128 }
+
+[ioctls.NVMAP_IOC_CREATE]
+fields.size = { max = 0x1000000 }
+
+[ioctls."0x40040015"]
+allow = false
+)",
+                                         "w.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->service, "nvdrv:a");
+  EXPECT_EQ(p->firmware, abi::Fw(9, 0, 0));
+  EXPECT_EQ(p->permission_mask, 1u);
+  EXPECT_TRUE(p->mask_explicit);
+  EXPECT_EQ(p->aruid, 77u);
+  EXPECT_TRUE(p->debug_mode);
+  EXPECT_TRUE(p->production_mode);
+  EXPECT_EQ(p->action, Action::kKill);
+  EXPECT_EQ(p->budgets.transfer_memory, 0x100000u);
+  EXPECT_EQ(p->budgets.open_fds, 8u);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvhostGpu).backend, Backend::kDeny);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvmap).ioctls, Verdict::kDeny);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvhostCtrl).backend, Backend::kSimulated);
+
+  // SUBMIT_GPFIFO's rule covers the shared channel table (every channel node).
+  const abi::DeviceDesc& vic = abi::Device(abi::DeviceId::kNvhostVic);
+  const abi::IoctlDesc* submit = abi::FindIoctl(vic, abi::channel::kSubmitGpfifo | (32u << 16));
+  ASSERT_NE(submit, nullptr);
+  IoctlRule r = p->Ioctl(vic, *submit);
+  ASSERT_EQ(r.array_limits.size(), 1u);
+  EXPECT_EQ(r.array_limits[0], 128u);
+
+  const abi::DeviceDesc& nvmap = abi::Device(abi::DeviceId::kNvmap);
+  IoctlRule create = p->Ioctl(nvmap, *abi::FindIoctl(nvmap, abi::nvmap::kCreate));
+  EXPECT_EQ(create.verdict, Verdict::kAllow) << "its own rule beats the device's deny";
+  ASSERT_EQ(create.fields.size(), 1u);
+  EXPECT_EQ(create.fields[0].field->name, "size");
+  EXPECT_EQ(create.fields[0].max, 0x1000000u);
+  EXPECT_EQ(p->Ioctl(nvmap, *abi::FindIoctl(nvmap, abi::nvmap::kParam)).verdict, Verdict::kDeny);
+
+  const abi::DeviceDesc& ctrl = abi::Device(abi::DeviceId::kNvhostCtrl);
+  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptIncr)).verdict, Verdict::kDeny);
+  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptRead)).verdict, Verdict::kAllow);
+}
+
+TEST(PolicyParse, SyntaxErrorsHaveTheirPosition) {
+  EXPECT_EQ(ErrorOf("[guest]\nservice = \"nvdrv\"\n[budgets\n").substr(0, 11), "p.toml:3:9:");
+  EXPECT_EQ(ErrorOf("aruid = = 3\n").substr(0, 11), "p.toml:1:9:");
+}
+
+TEST(PolicyParse, EachMistakeNamesLineAndColumn) {
+  EXPECT_EQ(ErrorOf("[guest]\ncolour = 3\n"),
+            "p.toml:2:1: unknown key 'colour' in [guest]; expected one of: service, firmware, "
+            "permission_mask, aruid, debug_mode, production_mode");
+  EXPECT_EQ(ErrorOf("[guest]\nservice = \"nvdrv:x\"\n"),
+            "p.toml:2:11: expected one of \"nvdrv\", \"nvdrv:a\", \"nvdrv:s\", \"nvdrv:t\"");
+  EXPECT_EQ(ErrorOf("[guest]\nfirmware = \"21.0.0\"\n"),
+            "p.toml:2:12: expected a firmware version string from \"1.0.0\" to \"20.0.0\"");
+  EXPECT_EQ(ErrorOf("[guest]\npermission_mask = 0x10000\n"),
+            "p.toml:2:19: expected an integer from 0 to 65535, got 65536");
+  EXPECT_EQ(ErrorOf("[guest]\ndebug_mode = 1\n"), "p.toml:2:14: expected true or false");
+  EXPECT_EQ(ErrorOf("[violation]\naction = \"explode\"\n"),
+            "p.toml:2:10: expected one of \"errno\", \"kill\", \"audit\"");
+  EXPECT_EQ(ErrorOf("[devices.\"/dev/nvhost-foo\"]\nbackend = \"deny\"\n"),
+            "p.toml:1:10: unknown device '/dev/nvhost-foo'; `nvsentry abi list` names every device");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_NOPE]\nallow = true\n").substr(0, 32),
+            "p.toml:1:9: unknown ioctl 'NVMAP");
+  EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { entries = 65537 }\n"),
+            "p.toml:2:22: expected an integer from 0 to 65536, got 65537");
+  EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { nope = 1 }\n"),
+            "p.toml:2:12: NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO has no array 'nope'");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.handle = { max = 1 }\n"),
+            "p.toml:2:8: NVMAP_IOC_CREATE has no integer input field 'handle'");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = false\nfields.size = { max = 1 }\n"),
+            "p.toml:1:9: allow = false contradicts limits on arrays or fields: a denied ioctl has none");
+}
+
+TEST(PolicyParse, HostBackendIsRefusedWithTheReason) {
+  std::string e = ErrorOf("\n[devices.\"/dev/nvhost-gpu\"]\nbackend = \"host\"\n");
+  EXPECT_EQ(e.substr(0, 12), "p.toml:3:11:");
+  EXPECT_NE(e.find("not available yet"), std::string::npos) << e;
+}
+
+TEST(PolicyParse, AllErrorsInFileOrder) {
+  std::string e = ErrorOf("[guest]\nservice = 3\ncolour = 1\n[budgets]\nopen_fds = -1\n");
+  EXPECT_EQ(e,
+            "p.toml:2:11: expected one of \"nvdrv\", \"nvdrv:a\", \"nvdrv:s\", \"nvdrv:t\"\n"
+            "p.toml:3:1: unknown key 'colour' in [guest]; expected one of: service, firmware, "
+            "permission_mask, aruid, debug_mode, production_mode\n"
+            "p.toml:5:12: expected an integer from 0 to 1048576, got -1");
+}
+
+TEST(PolicyParse, MissingFileSaysSo) {
+  absl::StatusOr<Policy> p = LoadPolicy("/nonexistent/p.toml");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(std::string(p.status().message()), "/nonexistent/p.toml: cannot read: No such file or directory");
+}
+
+}  // namespace
+}  // namespace nvsentry::policy
