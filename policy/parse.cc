@@ -10,6 +10,7 @@
 
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 // Errors come back as values; the sentry is built without relying on exceptions here.
@@ -23,6 +24,26 @@ namespace {
 // The Debian Abseil is built with its own string_view; spell std::string_view arguments out.
 std::string S(std::string_view v) { return std::string(v); }
 
+// "64MiB", "512 KiB", "4096", "1GiB": nullopt when malformed or above 2^63.
+std::optional<uint64_t> ParseSize(std::string_view s) {
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (v > (UINT64_MAX >> 1) / 10) return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(s[i++] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  while (i < s.size() && s[i] == ' ') ++i;
+  const std::string_view unit = s.substr(i);
+  int shift = -1;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "KiB") shift = 10;
+  else if (unit == "MiB") shift = 20;
+  else if (unit == "GiB") shift = 30;
+  if (shift < 0 || v > ((UINT64_MAX >> 1) >> shift)) return std::nullopt;
+  return v << shift;
+}
+
 class Reader {
  public:
   explicit Reader(std::string_view name) : name_(name) {}
@@ -32,13 +53,15 @@ class Reader {
                        absl::StrCat(S(name_), ":", at.begin.line, ":", at.begin.column, ": ", S(msg))});
   }
   bool ok() const { return errors_.empty(); }
-  // In file order (tables are walked in key order).
+  // In file order (tables are walked in key order). A rule that covers several catalogue entries
+  // (firmware variants) checks the same key once per entry: each message is said once.
   std::string Errors() {
     std::stable_sort(errors_.begin(), errors_.end(), [](const auto& a, const auto& b) {
       return std::tie(a.line, a.column) < std::tie(b.line, b.column);
     });
     std::vector<std::string> lines;
-    for (const auto& e : errors_) lines.push_back(e.text);
+    for (const auto& e : errors_)
+      if (std::find(lines.begin(), lines.end(), e.text) == lines.end()) lines.push_back(e.text);
     return absl::StrJoin(lines, "\n");
   }
 
@@ -70,6 +93,18 @@ class Reader {
       return std::nullopt;
     }
     return static_cast<uint64_t>(*v);
+  }
+  // A byte count: an integer, or a string "N", "N KiB", "N MiB", "N GiB" (binary units).
+  std::optional<uint64_t> Size(const toml::node& n, uint64_t max) {
+    if (n.is_integer()) return Uint(n, max);
+    std::optional<std::string> s = n.value_exact<std::string>();
+    std::optional<uint64_t> v = s ? ParseSize(*s) : std::nullopt;
+    if (!v || *v > max) {
+      Error(n.source(), absl::StrCat("expected a size from 0 to ", max,
+                                     " bytes: an integer or a string like \"64MiB\" (B, KiB, MiB, GiB)"));
+      return std::nullopt;
+    }
+    return v;
   }
   std::optional<std::string> OneOf(const toml::node& n, std::initializer_list<std::string_view> values) {
     auto v = n.value_exact<std::string>();
@@ -135,20 +170,38 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   r.OnlyKeys(t, "[budgets]", {"transfer_memory", "open_fds", "nvmap_objects", "channels",
                               "address_spaces", "pinned_bytes"});
   Budgets& b = p.budgets;
-  auto u64 = [&](const char* k, uint64_t& out, uint64_t max) {
+  auto bytes = [&](const char* k, uint64_t& out, uint64_t max) {
     if (const toml::node* n = t.get(k))
-      if (auto v = r.Uint(*n, max)) out = *v;
+      if (auto v = r.Size(*n, max)) out = *v;
   };
   auto u32 = [&](const char* k, uint32_t& out, uint32_t max) {
     if (const toml::node* n = t.get(k))
       if (auto v = r.Uint(*n, max)) out = static_cast<uint32_t>(*v);
   };
-  u64("transfer_memory", b.transfer_memory, 0xFFFFFFFFull);  // Initialize's size is a u32
+  bytes("transfer_memory", b.transfer_memory, 0xFFFFFFFFull);  // Initialize's size is a u32
   u32("open_fds", b.open_fds, 1u << 20);
   u32("nvmap_objects", b.nvmap_objects, 1u << 24);
   u32("channels", b.channels, 1u << 16);
   u32("address_spaces", b.address_spaces, 1u << 16);
-  u64("pinned_bytes", b.pinned_bytes, 1ull << 48);
+  bytes("pinned_bytes", b.pinned_bytes, 1ull << 48);
+}
+
+void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p) {
+  if (!dev.fw.Contains(p.firmware)) {
+    r.Error(at.source(), absl::StrCat("backend \"simulated\" for ", S(dev.path), ", which firmware ",
+                                      abi::FirmwareString(p.firmware), " does not have (only ",
+                                      abi::FwRangeString(dev.fw), "); use \"deny\" or drop the table"));
+    return;
+  }
+  const int bit = dev.permission_bit;
+  if (bit == abi::kNoPermissionBit || (p.permission_mask >> bit) & 1) return;
+  std::string_view name;
+  for (const abi::PermissionBitDesc& b : abi::PermissionBits())
+    if (b.bit == bit) name = b.name;
+  r.Error(at.source(), absl::StrCat("backend \"simulated\" contradicts the permission mask ",
+                                    absl::StrFormat("0x%X", p.permission_mask), ": ", S(dev.path),
+                                    " needs bit ", bit, " (", S(name), "); use \"deny\" or set "
+                                    "permission_mask in [guest]"));
 }
 
 void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
@@ -167,8 +220,12 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
       if (n->value_exact<std::string>() == std::optional<std::string>("host"))
         r.Error(n->source(), "backend \"host\" (passthrough to a host device) is not available yet: "
                              "it comes with a later release; use \"simulated\" or \"deny\"");
-      else if (auto b = r.OneOf(*n, {"simulated", "deny"}))
+      else if (auto b = r.OneOf(*n, {"simulated", "deny"})) {
         rule.backend = *b == "deny" ? Backend::kDeny : Backend::kSimulated;
+        // Saying "simulated" for a node the guest can never open is a mistake worth naming (a
+        // missing debug_mode is not: that node opens and answers NotSupported, as in seed 000).
+        if (rule.backend == Backend::kSimulated) CheckOpens(r, *n, *dev, p);
+      }
     }
     if (const toml::node* n = d->get("ioctls"))
       if (auto s = r.OneOf(*n, {"allow", "deny"})) rule.ioctls = *s == "deny" ? Verdict::kDeny : Verdict::kAllow;
@@ -203,64 +260,106 @@ bool IsIntegerScalar(const abi::Field& f) {
   return f.type != abi::FieldType::kChar && f.type != abi::FieldType::kStruct && f.count == 1;
 }
 
+const abi::Field* InputField(const abi::IoctlDesc& d, std::string_view name) {
+  for (const abi::Field& x : d.fields)
+    if (x.name == name && IsIntegerScalar(x) && abi::DirHasIn(x.dir)) return &x;
+  return nullptr;
+}
+
+int ArrayIndex(const abi::IoctlDesc& d, std::string_view name) {
+  for (size_t i = 0; i < d.arrays.size(); ++i)
+    if (d.arrays[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// The names a key may use, over every entry the rule covers ("none" when there are none).
+std::string Choices(const std::vector<const abi::IoctlDesc*>& descs, bool arrays) {
+  std::vector<std::string> names;
+  auto add = [&](std::string_view n) {
+    if (std::find(names.begin(), names.end(), S(n)) == names.end()) names.push_back(S(n));
+  };
+  for (const abi::IoctlDesc* d : descs) {
+    if (arrays)
+      for (const abi::ArrayDesc& a : d->arrays) add(a.name);
+    else
+      for (const abi::Field& f : d->fields)
+        if (InputField(*d, f.name) != nullptr) add(f.name);
+  }
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+// One [ioctls.KEY] table. The rule covers every catalogue entry the key names (firmware variants
+// too): an array or field name must exist in at least one of them and limits the ones that have it.
 void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p) {
-  std::vector<const abi::IoctlDesc*> descs = Named(S(key.str()));
+  const std::string what = S(key.str());
+  std::vector<const abi::IoctlDesc*> descs = Named(what);
   if (descs.empty()) {
-    r.Error(key.source(), absl::StrCat("unknown ioctl '", S(key.str()),
+    r.Error(key.source(), absl::StrCat("unknown ioctl '", what,
                                        "'; expected a name or code from `nvsentry abi list DEVICE`"));
     return;
   }
-  r.OnlyKeys(t, absl::StrCat("[ioctls.", S(key.str()), "]"), {"allow", "arrays", "fields"});
+  r.OnlyKeys(t, absl::StrCat("[ioctls.", what, "]"), {"allow", "arrays", "fields"});
   IoctlRule rule;
   if (const toml::node* n = t.get("allow"))
     if (auto v = r.Bool(*n)) rule.verdict = *v ? Verdict::kAllow : Verdict::kDeny;
   if (rule.verdict == Verdict::kDeny && (t.contains("arrays") || t.contains("fields")))
     r.Error(key.source(), "allow = false contradicts limits on arrays or fields: a denied ioctl has none");
+
+  const toml::table* arrays = nullptr;
+  if (const toml::node* n = t.get("arrays")) arrays = r.Table(*n, "array name = largest count");
+  const toml::table* fields = nullptr;
+  if (const toml::node* n = t.get("fields")) fields = r.Table(*n, "field name = { max, bits, one_of }");
+  // Names first, once: a name no covered entry has is the mistake, whatever the variant.
+  if (arrays != nullptr)
+    for (const auto& [ak, av] : *arrays) {
+      bool any = false;
+      for (const abi::IoctlDesc* d : descs) any |= ArrayIndex(*d, S(ak.str())) >= 0;
+      if (!any)
+        r.Error(ak.source(), absl::StrCat(what, " has no array '", S(ak.str()), "'; its arrays: ",
+                                          Choices(descs, true)));
+    }
+  if (fields != nullptr)
+    for (const auto& [fk, fv] : *fields) {
+      bool any = false;
+      for (const abi::IoctlDesc* d : descs) any |= InputField(*d, S(fk.str())) != nullptr;
+      if (!any)
+        r.Error(fk.source(), absl::StrCat(what, " has no integer input field '", S(fk.str()),
+                                          "'; its integer input fields: ", Choices(descs, false)));
+      else if (const toml::table* c = r.Table(fv, "max, bits, one_of"))
+        r.OnlyKeys(*c, absl::StrCat("fields.", S(fk.str())), {"max", "bits", "one_of"});
+    }
+
   for (const abi::IoctlDesc* d : descs) {
     IoctlRule mine = rule;
-    if (const toml::node* n = t.get("arrays")) {
-      if (const toml::table* a = r.Table(*n, "array name = largest count")) {
-        mine.array_limits.clear();
-        for (const abi::ArrayDesc& ad : d->arrays) mine.array_limits.push_back(ad.max_count);
-        for (const auto& [ak, av] : *a) {
-          size_t i = 0;
-          while (i < d->arrays.size() && d->arrays[i].name != S(ak.str())) ++i;
-          if (i == d->arrays.size()) {
-            r.Error(ak.source(), absl::StrCat(S(d->name), " has no array '", S(ak.str()), "'"));
-            continue;
-          }
-          if (auto v = r.Uint(av, d->arrays[i].max_count)) mine.array_limits[i] = static_cast<uint32_t>(*v);
-        }
+    if (arrays != nullptr) {
+      for (const abi::ArrayDesc& ad : d->arrays) mine.array_limits.push_back(ad.max_count);
+      for (const auto& [ak, av] : *arrays) {
+        const int i = ArrayIndex(*d, S(ak.str()));
+        if (i < 0) continue;
+        if (auto v = r.Uint(av, d->arrays[i].max_count)) mine.array_limits[i] = static_cast<uint32_t>(*v);
       }
     }
-    if (const toml::node* n = t.get("fields")) {
-      if (const toml::table* f = r.Table(*n, "field name = { max, bits, one_of }")) {
-        for (const auto& [fk, fv] : *f) {
-          const abi::Field* field = nullptr;
-          for (const abi::Field& x : d->fields)
-            if (x.name == S(fk.str())) field = &x;
-          if (field == nullptr || !IsIntegerScalar(*field) || !abi::DirHasIn(field->dir)) {
-            r.Error(fk.source(), absl::StrCat(S(d->name), " has no integer input field '", S(fk.str()), "'"));
-            continue;
+    if (fields != nullptr) {
+      for (const auto& [fk, fv] : *fields) {
+        const abi::Field* field = InputField(*d, S(fk.str()));
+        const toml::table* c = fv.as_table();
+        if (field == nullptr || c == nullptr) continue;
+        const uint64_t top = field->elem_size() >= 8 ? UINT64_MAX >> 1
+                                                     : (uint64_t{1} << (8 * field->elem_size())) - 1;
+        FieldRule fr{field, std::nullopt, std::nullopt, {}};
+        if (const toml::node* m = c->get("max")) fr.max = r.Uint(*m, top);
+        if (const toml::node* b = c->get("bits")) fr.bits = r.Uint(*b, top);
+        if (const toml::node* o = c->get("one_of")) {
+          if (const toml::array* arr = o->as_array()) {
+            // An empty list would read as "nothing allowed" but the model means "anything".
+            if (arr->empty()) r.Error(o->source(), "expected at least one value in one_of (or no one_of)");
+            for (const toml::node& e : *arr)
+              if (auto v = r.Uint(e, top)) fr.one_of.push_back(*v);
+          } else {
+            r.Error(o->source(), "expected an array of integers");
           }
-          const toml::table* c = r.Table(fv, "max, bits, one_of");
-          if (c == nullptr) continue;
-          r.OnlyKeys(*c, absl::StrCat("fields.", S(fk.str())), {"max", "bits", "one_of"});
-          const uint64_t top = field->elem_size() >= 8 ? UINT64_MAX >> 1
-                                                       : (uint64_t{1} << (8 * field->elem_size())) - 1;
-          FieldRule fr{field, std::nullopt, std::nullopt, {}};
-          if (const toml::node* m = c->get("max")) fr.max = r.Uint(*m, top);
-          if (const toml::node* b = c->get("bits")) fr.bits = r.Uint(*b, top);
-          if (const toml::node* o = c->get("one_of")) {
-            if (const toml::array* arr = o->as_array()) {
-              for (const toml::node& e : *arr)
-                if (auto v = r.Uint(e, top)) fr.one_of.push_back(*v);
-            } else {
-              r.Error(o->source(), "expected an array of integers");
-            }
-          }
-          mine.fields.push_back(fr);
         }
+        mine.fields.push_back(fr);
       }
     }
     p.ioctls[d] = std::move(mine);

@@ -5,6 +5,10 @@
 #include <set>
 #include <vector>
 
+#include "abi/devices/nvdrv.h"
+#include "abi/devices/nvhost_ctrl.h"
+#include "abi/devices/nvmap.h"
+#include "abi/nverror.h"
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,32 +23,71 @@ const char* ActionName(Action a) {
   return a == Action::kKill ? "kill" : a == Action::kAudit ? "audit" : "errno";
 }
 
-// Rules by ioctl name, in catalogue order (a file names ioctls, not catalogue entries).
-std::vector<std::pair<std::string, const IoctlRule*>> RulesByName(const Policy& p) {
-  std::vector<std::pair<std::string, const IoctlRule*>> out;
+// The rules that matter on the policy's firmware, by ioctl name, in catalogue order. A file names
+// ioctls, and a name covers every firmware variant of it; only the variant the firmware uses is
+// enforced, so its rule is the one written (the other variants' rules cannot change anything).
+struct NamedRule {
+  std::string name;
+  const abi::IoctlDesc* desc;
+  const IoctlRule* rule;
+};
+std::vector<NamedRule> RulesByName(const Policy& p) {
+  std::vector<NamedRule> out;
   std::set<std::string> seen;
   for (const abi::NamedIoctl& n : abi::AllIoctls()) {
+    if (!n.ioctl->fw.Contains(p.firmware)) continue;
     auto it = p.ioctls.find(n.ioctl);
     if (it == p.ioctls.end() || !seen.insert(S(n.ioctl->name)).second) continue;
-    out.emplace_back(S(n.ioctl->name), &it->second);
+    out.push_back({S(n.ioctl->name), n.ioctl, &it->second});
   }
   return out;
 }
 
-const abi::IoctlDesc* FirstNamed(std::string_view name) {
-  for (const abi::NamedIoctl& n : abi::AllIoctls())
-    if (n.ioctl->name == name) return n.ioctl;
-  return nullptr;
+std::string BitName(int bit) {
+  for (const abi::PermissionBitDesc& b : abi::PermissionBits())
+    if (b.bit == bit) return absl::StrCat("bit ", bit, " (", S(b.name), ")");
+  return absl::StrCat("bit ", bit);
 }
 
-// Why `dev` does not open for `p`, or "" when it does.
+// Why `dev` does not open for `p` (every reason, "; " between them), or "" when it does.
 std::string WhyNot(const Policy& p, const abi::DeviceDesc& dev) {
-  if (!dev.fw.Contains(p.firmware)) return "not on this firmware";
-  if (p.Device(dev.id).backend == Backend::kDeny) return "backend deny";
+  std::vector<std::string> why;
+  if (!dev.fw.Contains(p.firmware)) why.push_back("not on this firmware");
+  if (p.Device(dev.id).backend == Backend::kDeny) why.push_back("backend deny");
   if (dev.permission_bit >= 0 && !(p.permission_mask & (1u << dev.permission_bit)))
-    return absl::StrCat("permission bit ", dev.permission_bit, " missing");
-  if ((dev.flags & abi::kNeedsDebugMode) && !p.debug_mode) return "needs debug_mode";
-  return "";
+    why.push_back(absl::StrCat("permission ", BitName(dev.permission_bit), " missing"));
+  if ((dev.flags & abi::kNeedsDebugMode) && !p.debug_mode) why.push_back("needs debug_mode");
+  return absl::StrJoin(why, "; ");
+}
+
+// What the guest gets from an allowed ioctl before any backend runs, when that is not the ioctl
+// itself: the permission bits and modes the sentry applies (proxy/enforce.cc,
+// proxy/nvdrv_service.cc) and the seed's fixed answers. "" when it runs.
+std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::IoctlDesc& d) {
+  auto missing = [&](std::initializer_list<int> bits) {
+    std::vector<std::string> names;
+    for (int b : bits) {
+      if ((p.permission_mask >> b) & 1) return std::string();
+      names.push_back(BitName(b));
+    }
+    return absl::StrCat("AccessDenied: permission ", absl::StrJoin(names, " or "), " missing");
+  };
+  std::string why;
+  if (dev.id == abi::DeviceId::kNvmap && (d.code == abi::nvmap::kExportForAruid ||
+                                          d.code == abi::nvmap::kRemoveExportForAruid))
+    why = missing({abi::kPermExportForAruid});
+  else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId)
+    why = missing({abi::kPermImportMemory, abi::kPermImportExported});
+  else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetAruidWithoutCheck)
+    why = missing({abi::kPermNoCheckedAruid});
+  else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetGraphicsFirmwareMemoryMarginEnabled)
+    why = missing({abi::kPermGraphicsFirmwareMemoryMargin});
+  else if (dev.id == abi::DeviceId::kNvhostCtrl && d.code == abi::nvhost_ctrl::kGetConfig &&
+           p.production_mode)
+    why = "NotSupported: production_mode";
+  else if (d.flags & abi::kSeedAnswer)
+    why = absl::StrCat(S(abi::NvErrorName(d.answer)), ": seed 000's fixed answer");
+  return why.empty() ? why : absl::StrCat(" (answers ", why, ")");
 }
 
 std::string RuleText(const abi::IoctlDesc& d, const IoctlRule& r) {
@@ -67,7 +110,6 @@ std::string RuleText(const abi::IoctlDesc& d, const IoctlRule& r) {
 }  // namespace
 
 std::string RenderToml(const Policy& p, bool comments) {
-  const Policy def = DefaultPolicy();
   std::string o;
   auto note = [&](std::string_view text) {
     if (comments) absl::StrAppend(&o, "# ", S(text), "\n");
@@ -97,12 +139,19 @@ std::string RenderToml(const Policy& p, bool comments) {
     if (it == p.devices.end()) continue;
     absl::StrAppend(&o, "\n[devices.\"", S(dev.path), "\"]\n");
     if (comments && dev.permission_bit >= 0)
-      absl::StrAppend(&o, "# needs permission bit ", dev.permission_bit, "\n");
-    absl::StrAppend(&o, "backend = \"", it->second.backend == Backend::kDeny ? "deny" : "simulated",
-                    "\"\n", "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow", "\"\n");
+      absl::StrAppend(&o, "# needs permission ", BitName(dev.permission_bit),
+                      (p.permission_mask >> dev.permission_bit) & 1 ? ", which the mask grants"
+                                                                     : ", which the mask lacks",
+                      "\n");
+    // "simulated" is the default; the parser refuses it, as a contradiction, for a node the
+    // policy can never open, so it is only written where it means something.
+    const bool opens = dev.fw.Contains(p.firmware) &&
+                       (dev.permission_bit < 0 || (p.permission_mask >> dev.permission_bit) & 1);
+    if (it->second.backend == Backend::kDeny) absl::StrAppend(&o, "backend = \"deny\"\n");
+    else if (opens) absl::StrAppend(&o, "backend = \"simulated\"\n");
+    absl::StrAppend(&o, "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow", "\"\n");
   }
-  for (const auto& [name, rule] : RulesByName(p)) {
-    const abi::IoctlDesc* d = FirstNamed(name);
+  for (const auto& [name, d, rule] : RulesByName(p)) {
     absl::StrAppend(&o, "\n[ioctls.", name, "]\n");
     absl::StrAppend(&o, "allow = ", rule->verdict == Verdict::kAllow ? "true" : "false", "\n");
     std::vector<std::string> arrays;
@@ -122,7 +171,6 @@ std::string RenderToml(const Policy& p, bool comments) {
       absl::StrAppend(&o, "fields.", S(f.field->name), " = { ", absl::StrJoin(parts, ", "), " }\n");
     }
   }
-  (void)def;
   return o;
 }
 
@@ -146,8 +194,8 @@ std::string ShowPolicy(const Policy& p, bool effective) {
                                Hex(p.permission_mask), p.mask_explicit ? " (explicit)" : " (the service's)",
                                "\n");
   for (const abi::PermissionBitDesc& b : abi::PermissionBits())
-    absl::StrAppend(&o, absl::StrFormat("  bit %2d %-28s %s\n", b.bit, S(b.name),
-                                        (p.permission_mask >> b.bit) & 1 ? "granted" : "-"));
+    absl::StrAppend(&o, absl::StrFormat("  bit %2d %-28s %-7s %s\n", b.bit, S(b.name),
+                                        (p.permission_mask >> b.bit) & 1 ? "granted" : "-", S(b.grants)));
   absl::StrAppend(&o, "aruid ", p.aruid, ", debug_mode ", p.debug_mode ? "on" : "off",
                   ", production_mode ", p.production_mode ? "on" : "off", ", violations: ",
                   ActionName(p.action), "\n");
@@ -157,12 +205,17 @@ std::string ShowPolicy(const Policy& p, bool effective) {
                   b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), "\ndevices:\n");
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string why = WhyNot(p, dev);
-    absl::StrAppend(&o, absl::StrFormat("  %-22s %s\n", S(dev.path),
-                                        why.empty() ? std::string("opens (simulated)") : "refused: " + why));
+    std::string what = "refused: " + why;
+    if (why.empty())
+      what = p.Device(dev.id).ioctls == Verdict::kDeny ? "opens (simulated), unnamed ioctls denied"
+                                                       : "opens (simulated)";
+    absl::StrAppend(&o, absl::StrFormat("  %-22s %s\n", S(dev.path), what));
     if (!effective || !why.empty()) continue;
     for (const abi::IoctlDesc& d : dev.ioctls) {
       if (!d.fw.Contains(p.firmware)) continue;
-      absl::StrAppend(&o, absl::StrFormat("    %-50s %s\n", S(d.name), RuleText(d, p.Ioctl(dev, d))));
+      const IoctlRule rule = p.Ioctl(dev, d);
+      absl::StrAppend(&o, absl::StrFormat("    %-50s %s%s\n", S(d.name), RuleText(d, rule),
+                                          rule.verdict == Verdict::kAllow ? Answer(p, dev, d) : ""));
     }
   }
   return o;
@@ -192,8 +245,17 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);
     both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa, wb.empty() ? "opens" : "refused: " + wb);
     if (!wa.empty() || !wb.empty()) continue;
-    for (const abi::IoctlDesc& d : dev.ioctls)
-      both(absl::StrCat(S(dev.path), " ", S(d.name)), RuleText(d, a.Ioctl(dev, d)), RuleText(d, b.Ioctl(dev, d)));
+    // Per catalogue entry: the one each policy's firmware uses (they may differ).
+    for (const abi::IoctlDesc& d : dev.ioctls) {
+      if (!d.fw.Contains(a.firmware) && !d.fw.Contains(b.firmware)) continue;
+      auto text = [&](const Policy& p) {
+        return d.fw.Contains(p.firmware) ? RuleText(d, p.Ioctl(dev, d))
+                                         : absl::StrCat("not on ", abi::FirmwareString(p.firmware));
+      };
+      std::string ta = text(a), tb = text(b);
+      if (ta != tb)
+        absl::StrAppend(&o, S(dev.path), " ", S(d.name), " ", Hex(d.code), ": ", ta, " | ", tb, "\n");
+    }
   }
   return o;
 }

@@ -11,8 +11,9 @@
 
 namespace nvsentry::policy {
 
-// A policy file for `p` (only what differs from the defaults, plus [guest]); with `comments`, a
-// line of explanation above each setting.
+// A policy file for `p`: [guest], [violation] and [budgets] in full, then its device rules and
+// the ioctl rules that apply on its firmware, by name. ParsePolicy reads it back to a policy that
+// DiffPolicies finds equal. With `comments`, a line of explanation above the settings.
 std::string RenderToml(const Policy& p, bool comments);
 // A commented starting policy granting exactly what `service`'s mask on `fw` grants.
 std::string InitPolicy(std::string_view service, abi::Firmware fw);

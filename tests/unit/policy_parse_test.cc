@@ -141,11 +141,105 @@ TEST(PolicyParse, EachMistakeNamesLineAndColumn) {
   EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { entries = 65537 }\n"),
             "p.toml:2:22: expected an integer from 0 to 65536, got 65537");
   EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { nope = 1 }\n"),
-            "p.toml:2:12: NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO has no array 'nope'");
+            "p.toml:2:12: NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO has no array 'nope'; its arrays: entries");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.handle = { max = 1 }\n"),
-            "p.toml:2:8: NVMAP_IOC_CREATE has no integer input field 'handle'");
+            "p.toml:2:8: NVMAP_IOC_CREATE has no integer input field 'handle'; its integer input "
+            "fields: size");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = false\nfields.size = { max = 1 }\n"),
             "p.toml:1:9: allow = false contradicts limits on arrays or fields: a denied ioctl has none");
+}
+
+// The same masks, bit by bit as seed 000's NvDrvPermission table names them.
+TEST(PolicyParse, ServiceMasksBitByBit) {
+  auto bits = [](std::initializer_list<int> set) {
+    uint32_t m = 0;
+    for (int b : set) m |= 1u << b;
+    return m;
+  };
+  // Gpu, GpuDebug, VIC, VideoDecoder; 3.0.0 adds 11, 13, 15; 11.0.0 adds VideoEncoder.
+  EXPECT_EQ(MaskOf("nvdrv", "1.0.0"), bits({0, 1, 3, 5}));
+  EXPECT_EQ(MaskOf("nvdrv", "3.0.0"), bits({0, 1, 3, 5, 11, 13, 15}));
+  EXPECT_EQ(MaskOf("nvdrv", "10.2.0"), bits({0, 1, 3, 5, 11, 13, 15}));
+  EXPECT_EQ(MaskOf("nvdrv", "11.0.0"), bits({0, 1, 3, 4, 5, 11, 13, 15}));
+  // Gpu, VIC, VideoDecoder, JPEG; 3.0.0 adds ImportExported.
+  EXPECT_EQ(MaskOf("nvdrv:a", "1.0.0"), bits({0, 3, 5, 7}));
+  EXPECT_EQ(MaskOf("nvdrv:a", "20.0.0"), bits({0, 3, 5, 7, 12}));
+  // GpuDebug, GpuSchedule, VIC, VideoEncoder, JPEG, Display, ImportMemory; 3.0.0 adds ExportForAruid.
+  EXPECT_EQ(MaskOf("nvdrv:s", "2.3.0"), bits({1, 2, 3, 4, 7, 8, 9}));
+  EXPECT_EQ(MaskOf("nvdrv:s", "3.0.0"), bits({1, 2, 3, 4, 7, 8, 9, 14}));
+  // The union: everything but TSEC (6) and NoCheckedAruid (10).
+  EXPECT_EQ(MaskOf("nvdrv:t", "20.0.0"), 0xFFFFu & ~bits({6, 10}));
+  EXPECT_EQ(MaskOf("nvdrv:t", "1.0.0"), bits({0, 1, 2, 3, 4, 5, 7, 8, 9}));
+}
+
+TEST(PolicyParse, SizesMayBeWrittenWithUnits) {
+  absl::StatusOr<Policy> p = ParsePolicy(
+      "[budgets]\ntransfer_memory = \"8MiB\"\npinned_bytes = \"2 GiB\"\n", "u.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->budgets.transfer_memory, 0x800000u);
+  EXPECT_EQ(p->budgets.pinned_bytes, 0x80000000u);
+  p = ParsePolicy("[budgets]\ntransfer_memory = \"512KiB\"\npinned_bytes = \"4096\"\n", "u.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->budgets.transfer_memory, 0x80000u);
+  EXPECT_EQ(p->budgets.pinned_bytes, 4096u);
+  EXPECT_EQ(ErrorOf("[budgets]\ntransfer_memory = \"8MB\"\n"),
+            "p.toml:2:19: expected a size from 0 to 4294967295 bytes: an integer or a string like "
+            "\"64MiB\" (B, KiB, MiB, GiB)");
+  EXPECT_EQ(ErrorOf("[budgets]\ntransfer_memory = \"4GiB\"\n").substr(0, 12), "p.toml:2:19:");
+  EXPECT_EQ(ErrorOf("[budgets]\nchannels = \"many\"\n"), "p.toml:2:12: expected an integer");
+}
+
+TEST(PolicyParse, SimulatedForANodeThatCannotOpenIsAContradiction) {
+  EXPECT_EQ(ErrorOf("[guest]\nservice = \"nvdrv:s\"\n[devices.\"/dev/nvhost-gpu\"]\n"
+                    "backend = \"simulated\"\n"),
+            "p.toml:4:11: backend \"simulated\" contradicts the permission mask 0x439E: "
+            "/dev/nvhost-gpu needs bit 0 (Gpu); use \"deny\" or set permission_mask in [guest]");
+  EXPECT_EQ(ErrorOf("[guest]\nfirmware = \"2.0.0\"\n[devices.\"/dev/nverpt-ctrl\"]\n"
+                    "backend = \"simulated\"\n"),
+            "p.toml:4:11: backend \"simulated\" for /dev/nverpt-ctrl, which firmware 2.0.0 does not "
+            "have (only [3.0.0+]); use \"deny\" or drop the table");
+  // With the bit in an explicit mask it opens; "deny" and a bare ioctls default are fine anyway.
+  EXPECT_TRUE(ParsePolicy("[guest]\nservice = \"nvdrv:s\"\npermission_mask = 0x439F\n"
+                          "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"simulated\"\n", "p.toml").ok());
+  EXPECT_TRUE(ParsePolicy("[guest]\nservice = \"nvdrv:s\"\n[devices.\"/dev/nvhost-gpu\"]\n"
+                          "ioctls = \"deny\"\n", "p.toml").ok());
+  // debug_mode is the system's, not the service's: the dbg node opens and answers NotSupported.
+  EXPECT_TRUE(ParsePolicy("[devices.\"/dev/nvhost-dbg-gpu\"]\nbackend = \"simulated\"\n", "p.toml").ok());
+}
+
+TEST(PolicyParse, RulesCoverEveryFirmwareVariant) {
+  // WAIT_FOR_PAUSE: 0xC0084710 before 6.1.0 (a pointer, pwarpstate), 0xC0304710 from 6.1.0.
+  absl::StatusOr<Policy> p = ParsePolicy(
+      "[ioctls.NVGPU_GPU_IOCTL_WAIT_FOR_PAUSE]\nfields.pwarpstate = { max = 0x1000 }\n", "v.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const abi::DeviceDesc& gpu = abi::Device(abi::DeviceId::kNvhostCtrlGpu);
+  const abi::IoctlDesc* v1 = abi::FindIoctl(gpu, 0xC0084710, abi::Fw(5, 0, 0));
+  const abi::IoctlDesc* v2 = abi::FindIoctl(gpu, 0xC0304710, abi::Fw(6, 1, 0));
+  ASSERT_NE(v1, nullptr);
+  ASSERT_NE(v2, nullptr);
+  IoctlRule r1 = p->Ioctl(gpu, *v1), r2 = p->Ioctl(gpu, *v2);
+  ASSERT_EQ(r1.fields.size(), 1u);
+  EXPECT_EQ(r1.fields[0].max, 0x1000u);
+  EXPECT_TRUE(r2.fields.empty()) << "the 6.1.0 layout has no pwarpstate";
+  EXPECT_NE(p->ioctls.find(v2), p->ioctls.end());
+  // A name no variant has is said once, not once per variant.
+  EXPECT_EQ(ErrorOf("[ioctls.NVGPU_GPU_IOCTL_WAIT_FOR_PAUSE]\narrays = { x = 1 }\n"),
+            "p.toml:2:12: NVGPU_GPU_IOCTL_WAIT_FOR_PAUSE has no array 'x'; its arrays: none");
+}
+
+TEST(PolicyParse, FieldRuleMistakes) {
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { maximum = 1 }\n"),
+            "p.toml:2:17: unknown key 'maximum' in fields.size; expected one of: max, bits, one_of");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { max = 0x100000000 }\n"),
+            "p.toml:2:23: expected an integer from 0 to 4294967295, got 4294967296");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { one_of = [] }\n"),
+            "p.toml:2:26: expected at least one value in one_of (or no one_of)");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { one_of = 3 }\n"),
+            "p.toml:2:26: expected an array of integers");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = \"yes\"\n"), "p.toml:2:9: expected true or false");
+  EXPECT_EQ(ErrorOf("[ioctls]\nNVMAP_IOC_CREATE = 1\n"),
+            "p.toml:2:20: expected a table (allow, arrays, fields)");
+  EXPECT_EQ(ErrorOf("[ioctls.\"0xZZ\"]\nallow = true\n").substr(0, 24), "p.toml:1:9: unknown ioct");
 }
 
 TEST(PolicyParse, HostBackendIsRefusedWithTheReason) {

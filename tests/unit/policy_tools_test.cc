@@ -70,6 +70,109 @@ fields.class_num = { one_of = [0xB197] }
   EXPECT_EQ(b->budgets.open_fds, 7u);
 }
 
+TEST(PolicyRender, RoundTripsCodesMasksAndDevicesThatCannotOpen) {
+  const std::string text = R"([guest]
+service = "nvdrv:s"
+firmware = "11.0.0"
+permission_mask = 0x439C
+[budgets]
+transfer_memory = "1MiB"
+pinned_bytes = "3GiB"
+[devices."/dev/nvhost-gpu"]
+ioctls = "deny"
+[devices."/dev/nvhost-vic"]
+backend = "simulated"
+ioctls = "deny"
+[ioctls."0x40040015"]
+allow = false
+[ioctls.NVGPU_GPU_IOCTL_WAIT_FOR_PAUSE]
+allow = false
+)";
+  absl::StatusOr<Policy> a = ParsePolicy(text, "a.toml");
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::string rendered = RenderToml(*a, false);
+  absl::StatusOr<Policy> b = ParsePolicy(rendered, "b.toml");
+  ASSERT_TRUE(b.ok()) << b.status() << "\n" << rendered;
+  EXPECT_EQ(DiffPolicies(*a, *b), "") << rendered;
+  EXPECT_EQ(b->permission_mask, 0x439Cu);
+  EXPECT_TRUE(b->mask_explicit);
+  EXPECT_EQ(b->budgets.transfer_memory, 0x100000u);
+  EXPECT_EQ(b->budgets.pinned_bytes, 0xC0000000u);
+  // nvhost-gpu cannot open (no bit 0): its default backend is not written as "simulated".
+  EXPECT_NE(rendered.find("[devices.\"/dev/nvhost-gpu\"]\nioctls = \"deny\"\n"), std::string::npos)
+      << rendered;
+}
+
+TEST(PolicyRender, OnlyTheFirmwaresVariantMatters) {
+  // 0xC0084710 is WAIT_FOR_PAUSE before 6.1.0: on 11.0.0 a rule for it changes nothing.
+  absl::StatusOr<Policy> old_only = ParsePolicy(
+      "[guest]\nfirmware = \"11.0.0\"\n[ioctls.\"0xC0084710\"]\nallow = false\n", "o.toml");
+  absl::StatusOr<Policy> plain = ParsePolicy("[guest]\nfirmware = \"11.0.0\"\n", "p.toml");
+  ASSERT_TRUE(old_only.ok()) << old_only.status();
+  EXPECT_EQ(DiffPolicies(*old_only, *plain), "");
+  EXPECT_EQ(RenderToml(*old_only, false).find("WAIT_FOR_PAUSE"), std::string::npos);
+  // On 5.0.0 it is the variant in use.
+  absl::StatusOr<Policy> old5 = ParsePolicy(
+      "[guest]\nfirmware = \"5.0.0\"\n[ioctls.\"0xC0084710\"]\nallow = false\n", "o.toml");
+  absl::StatusOr<Policy> plain5 = ParsePolicy("[guest]\nfirmware = \"5.0.0\"\n", "p.toml");
+  EXPECT_EQ(DiffPolicies(*old5, *plain5),
+            "/dev/nvhost-ctrl-gpu NVGPU_GPU_IOCTL_WAIT_FOR_PAUSE 0xC0084710: deny | allow\n");
+  absl::StatusOr<Policy> again = ParsePolicy(RenderToml(*old5, true), "r.toml");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(DiffPolicies(*old5, *again), "");
+}
+
+TEST(PolicyRender, ShowNamesBitsReasonsAndAnswers) {
+  absl::StatusOr<Policy> s = ParsePolicy(InitPolicy("nvdrv:s", abi::Fw(11, 0, 0)), "s.toml");
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::string show = ShowPolicy(*s, false);
+  EXPECT_NE(show.find("service nvdrv:s on firmware 11.0.0, permission mask 0x439E (the service's)\n"),
+            std::string::npos) << show;
+  EXPECT_NE(show.find("  bit  0 Gpu                          -       /dev/nvhost-gpu, "
+                      "/dev/nvhost-ctrl-gpu, /dev/nvhost-as-gpu\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("  bit 14 ExportForAruid               granted NVMAP_IOC_EXPORT_FOR_ARUID, "
+                      "NVMAP_IOC_REMOVE_EXPORT_FOR_ARUID\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("  /dev/nvhost-gpu        refused: backend deny; permission bit 0 (Gpu) missing\n"),
+            std::string::npos) << show;
+  EXPECT_NE(show.find("  /dev/nvhost-dbg-gpu    refused: needs debug_mode\n"), std::string::npos) << show;
+  EXPECT_NE(show.find("  /dev/nvhost-vic        opens (simulated)\n"), std::string::npos) << show;
+  EXPECT_EQ(show.find("NVMAP_IOC_CREATE"), std::string::npos) << "ioctls only with --effective";
+
+  absl::StatusOr<Policy> a = ParsePolicy(
+      "[guest]\nservice = \"nvdrv:a\"\nproduction_mode = true\n"
+      "[devices.\"/dev/nvmap\"]\nioctls = \"deny\"\n[ioctls.NVMAP_IOC_CREATE]\n"
+      "fields.size = { max = 0x1000 }\n[ioctls.NVMAP_IOC_EXPORT_FOR_ARUID]\nallow = true\n",
+      "a.toml");
+  ASSERT_TRUE(a.ok()) << a.status();
+  std::string eff = ShowPolicy(*a, true);
+  EXPECT_NE(eff.find("  /dev/nvmap             opens (simulated), unnamed ioctls denied\n"),
+            std::string::npos) << eff;
+  EXPECT_NE(eff.find("    NVMAP_IOC_CREATE                                   allow, size <= 0x1000\n"),
+            std::string::npos) << eff;
+  EXPECT_NE(eff.find("    NVMAP_IOC_PARAM                                    deny\n"), std::string::npos) << eff;
+  EXPECT_NE(eff.find("    NVMAP_IOC_EXPORT_FOR_ARUID                         allow (answers AccessDenied: "
+                     "permission bit 14 (ExportForAruid) missing)\n"), std::string::npos) << eff;
+  EXPECT_NE(eff.find("    NVHOST_IOCTL_CTRL_GET_CONFIG                       allow (answers NotSupported: "
+                     "production_mode)\n"), std::string::npos) << eff;
+}
+
+TEST(PolicyRender, InitCommentsNameTheBitAndSkipsAbsentNodes) {
+  std::string s = InitPolicy("nvdrv:s", abi::Fw(11, 0, 0));
+  EXPECT_NE(s.find("[devices.\"/dev/nvhost-gpu\"]\n# needs permission bit 0 (Gpu), which the mask lacks\n"
+                   "backend = \"deny\"\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("[devices.\"/dev/nvhost-vic\"]\n# needs permission bit 3 (VIC), which the mask grants\n"
+                   "backend = \"simulated\"\n"), std::string::npos) << s;
+  // /dev/nverpt-ctrl arrived in 3.0.0.
+  EXPECT_EQ(InitPolicy("nvdrv", abi::Fw(2, 0, 0)).find("nverpt-ctrl"), std::string::npos);
+  EXPECT_NE(InitPolicy("nvdrv", abi::Fw(3, 0, 0)).find("nverpt-ctrl"), std::string::npos);
+  for (abi::Firmware fw : {abi::Fw(1, 0, 0), abi::Fw(20, 0, 0)}) {
+    absl::StatusOr<Policy> t = ParsePolicy(InitPolicy("nvdrv:t", fw), "t.toml");
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->Device(abi::DeviceId::kNvhostTsec).backend, Backend::kDeny) << "no service has TSEC";
+    EXPECT_EQ(t->Device(abi::DeviceId::kNvhostGpu).backend, Backend::kSimulated);
+  }
+}
+
 TEST(PolicyRender, InitGrantsExactlyTheServicesMask) {
   for (const char* service : {"nvdrv", "nvdrv:a", "nvdrv:s"}) {
     absl::StatusOr<Policy> p = ParsePolicy(InitPolicy(service, abi::Fw(11, 0, 0)), "init.toml");
@@ -124,6 +227,55 @@ TEST(PolicyCommand, InitShowDiff) {
   EXPECT_NE(diff.out.find("/dev/nvhost-vic"), std::string::npos) << diff.out;
   EXPECT_EQ(PolicyCmd({"init"}).code, 2);
   EXPECT_EQ(PolicyCmd({"init", "--service", "nvdrv:z"}).code, 2);
+}
+
+TEST(PolicyCommand, ExactOutputsAndExitCodes) {
+  std::string good = Write("g.toml", "[guest]\nservice = \"nvdrv:a\"\n");
+  Captured ok = PolicyCmd({"check", good});
+  EXPECT_EQ(ok.out, good + ": ok\n");
+  EXPECT_EQ(ok.err, "");
+  std::string bad = Write("b.toml", "[budgets]\nchannels = -1\ncolour = 2\n");
+  Captured no = PolicyCmd({"check", bad});
+  EXPECT_EQ(no.code, 1);
+  EXPECT_EQ(no.out, "");
+  EXPECT_EQ(no.err, bad + ":2:12: expected an integer from 0 to 65536, got -1\n" + bad +
+                        ":3:1: unknown key 'colour' in [budgets]; expected one of: transfer_memory, "
+                        "open_fds, nvmap_objects, channels, address_spaces, pinned_bytes\n");
+  EXPECT_EQ(PolicyCmd({"show", bad}).code, 1);
+  EXPECT_EQ(PolicyCmd({"show", good, "--everything"}).code, 2);
+  EXPECT_EQ(PolicyCmd({"check", good, good}).code, 2);
+  EXPECT_EQ(PolicyCmd({"init", "--service", "nvdrv", "--firmware", "0.9.0"}).code, 2);
+  EXPECT_EQ(PolicyCmd({"init", "--service", "nvdrv", "--colour", "red"}).code, 2);
+  EXPECT_EQ(PolicyCmd({"diff", good}).code, 2);
+  EXPECT_EQ(PolicyCmd({"diff", good, bad}).code, 2) << "a policy with errors cannot be compared";
+  EXPECT_EQ(PolicyCmd({}).code, 2);
+
+  Captured same = PolicyCmd({"diff", good, good});
+  EXPECT_EQ(same.code, 0);
+  EXPECT_EQ(same.out, "the policies grant the same\n");
+  std::string other = Write("o.toml", "[guest]\nservice = \"nvdrv:a\"\n[devices.\"/dev/nvhost-vic\"]\n"
+                                      "backend = \"deny\"\n[violation]\naction = \"kill\"\n");
+  Captured diff = PolicyCmd({"diff", good, other});
+  EXPECT_EQ(diff.code, 1);
+  EXPECT_EQ(diff.out, "what differs (" + good + " | " + other + "):\nviolations: errno | kill\n"
+                      "/dev/nvhost-vic: opens | refused: backend deny\n");
+}
+
+TEST(PolicyCommand, TheFormatBlockOfPolicyMdIsAccepted) {
+  std::ifstream in(std::string(SOURCE_DIR) + "/docs/policy.md");
+  ASSERT_TRUE(in);
+  std::string line, block;
+  bool inside = false, done = false;
+  while (!done && std::getline(in, line)) {
+    if (inside && line == "```") done = true;
+    else if (inside) block += line + "\n";
+    else inside = line == "```toml";
+  }
+  ASSERT_TRUE(done) << "docs/policy.md has a ```toml block";
+  absl::StatusOr<Policy> p = ParsePolicy(block, "docs/policy.md");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->budgets.transfer_memory, 64u << 20);
+  EXPECT_EQ(p->budgets.pinned_bytes, 4ull << 30);
 }
 
 TEST(PolicyCommand, TheDocumentedExampleIsAccepted) {
