@@ -3,6 +3,8 @@
 // catalogue; the backend either answers now or parks the call and finishes it later.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -32,6 +34,23 @@ class Parker {
   virtual std::shared_ptr<Continuation> Park() = 0;
 };
 
+class DeviceBackend;
+
+// Who made a call, for the devices that name other fds or guest memory in their arguments
+// (BIND_CHANNEL, SET_NVMAP_FD, nvmap ALLOC with a guest address). Valid during Ioctl only.
+class Caller {
+ public:
+  virtual ~Caller() = default;
+  virtual pid_t tid() const = 0;
+  // The caller's process (thread group id in the sentry's PID namespace), whose memory a guest
+  // address names; -1 if the thread is gone. May cost a /proc read the first time.
+  virtual pid_t tgid() = 0;
+  // The backend serving device fd `fd` in the fd space this call came from (the caller's Linux
+  // fds for a direct ioctl, its /dev/nvdrv fds for a carried one); null when `fd` is not an open
+  // device session there.
+  virtual std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) = 0;
+};
+
 // A validated call. Every span is the sentry's own copy, already checked against the catalogue:
 // `arg` holds the fixed part (desc.fixed_size() bytes) followed by any inline arrays; `arrays[i]`
 // is the i-th ArrayDesc's elements wherever they live (main, Ioctl2 or Ioctl3 buffer); `out2` is
@@ -44,6 +63,7 @@ struct Call {
   std::span<const std::span<uint8_t>> arrays = {};
   std::span<uint8_t> in2 = {};
   std::span<uint8_t> out2 = {};
+  Caller* caller = nullptr;  // null only in tests and fuzzers that have no guest
   // Typed elements of array i (the catalogue guarantees the element size).
   template <typename T>
   std::span<T> Array(size_t i) const {

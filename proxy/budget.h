@@ -1,57 +1,14 @@
-// The guest's budgets (policy::Budgets) as live counters: what it holds now, the most it held at
-// once, and refusal when a charge would pass the limit. Thread-safe; one per sentry, shared by
-// every session. Live today: open_fds (direct device sessions and nvdrv fds together, charged by
-// proxy/device_open.cc's callers). The transfer-memory budget caps the /dev/nvdrv Initialize size
-// (proxy/nvdrv_service.cc) and needs no counter. nvmap_objects, channels, address_spaces and
-// pinned_bytes wait for the simulated nvmap, channels and address spaces (a later issue), which
-// charge here when they create what the budget counts.
+// The guest's live budgets live with the simulated GPU that charges most of them
+// (hostshim/budget.h); the proxy charges open_fds and reads them for logs and --learn.
 #pragma once
 
-#include <array>
-#include <cstdint>
-#include <string_view>
-
-#include "abi/nverror.h"
-#include "absl/synchronization/mutex.h"
-#include "policy/policy.h"
+#include "hostshim/budget.h"
 
 namespace nvsentry::proxy {
 
-enum class BudgetKind : uint8_t {
-  kOpenFds,
-  kNvmapObjects,
-  kChannels,
-  kAddressSpaces,
-  kPinnedBytes,
-};
-inline constexpr size_t kBudgetKinds = 5;
-
-// The policy file's name for the budget ("open_fds", ...).
-std::string_view BudgetName(BudgetKind k);
-
-class BudgetAccount {
- public:
-  explicit BudgetAccount(const policy::Budgets& limits);
-
-  // Takes `amount` from the budget; InsufficientMemory (seed 000's error for a driver that cannot
-  // keep more) when that would pass the limit, and then nothing is taken.
-  abi::NvError Charge(BudgetKind k, uint64_t amount = 1);
-  // Gives back what a Charge took (never more than is held).
-  void Release(BudgetKind k, uint64_t amount = 1);
-
-  uint64_t limit(BudgetKind k) const { return limits_[static_cast<size_t>(k)]; }
-  uint64_t used(BudgetKind k) const;
-  // The most held at once since the start.
-  uint64_t peak(BudgetKind k) const;
-  // Charges refused since the start.
-  uint64_t refused(BudgetKind k) const;
-
- private:
-  const std::array<uint64_t, kBudgetKinds> limits_;
-  mutable absl::Mutex mu_;
-  std::array<uint64_t, kBudgetKinds> used_ ABSL_GUARDED_BY(mu_) = {};
-  std::array<uint64_t, kBudgetKinds> peak_ ABSL_GUARDED_BY(mu_) = {};
-  std::array<uint64_t, kBudgetKinds> refused_ ABSL_GUARDED_BY(mu_) = {};
-};
+using hostshim::BudgetAccount;
+using hostshim::BudgetKind;
+using hostshim::BudgetName;
+using hostshim::kBudgetKinds;
 
 }  // namespace nvsentry::proxy

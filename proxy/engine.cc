@@ -73,6 +73,27 @@ class EngineParker : public hostshim::Parker {
   bool parked_ = false;
 };
 
+// The caller as a device sees it, resolving fds in the fd space the call came from.
+class EngineCaller : public hostshim::Caller {
+ public:
+  EngineCaller(CallContext& ctx, ServiceEndpoint* fd_space) : ctx_(ctx), fd_space_(fd_space) {}
+  pid_t tid() const override { return ctx_.tid(); }
+  pid_t tgid() override {
+    if (tgid_ == 0) tgid_ = ctx_.tgid();
+    return tgid_;
+  }
+  std::shared_ptr<hostshim::DeviceBackend> BackendOf(int32_t fd) override {
+    std::shared_ptr<Session> s =
+        fd_space_ != nullptr ? fd_space_->SessionOf(static_cast<uint32_t>(fd)) : ctx_.SessionOfFd(fd);
+    return s && s->endpoint() == nullptr ? s->shared_backend() : nullptr;
+  }
+
+ private:
+  CallContext& ctx_;
+  ServiceEndpoint* fd_space_;
+  pid_t tgid_ = 0;
+};
+
 // The answer to a call that never reached a known ioctl.
 IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx, const Answer& answer,
                     abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0,
@@ -197,7 +218,8 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
       return {IoctlOutcome::kAnswer, done->Finish(main, abi::NvError::kSuccess, ctx)};
     }
     EngineParker parker(main, ctx, done);
-    hostshim::Call call{*desc, main, parker, req.via, arrays, done->in2, done->out2};
+    EngineCaller caller(ctx, req.fd_space);
+    hostshim::Call call{*desc, main, parker, req.via, arrays, done->in2, done->out2, &caller};
     hostshim::Result r = session.backend().Ioctl(call);
     if (r.parked) return {IoctlOutcome::kParked, 0};
     err = r.err;

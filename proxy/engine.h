@@ -19,6 +19,8 @@
 
 namespace nvsentry::proxy {
 
+class ServiceEndpoint;
+
 // Where the call's data lives in guest memory. A Linux ioctl has in = out = its argument.
 struct GuestBuffers {
   uint64_t in = 0, in_size = 0;
@@ -32,6 +34,9 @@ struct IoctlRequest {
   abi::Via via = abi::Via::kDirect;
   GuestBuffers buf;
   int fd = -1;  // the guest's fd (or nvdrv fd), for the trace
+  // Where fds named in the arguments live: null for the caller's Linux fds, else the /dev/nvdrv
+  // session whose fd numbers the carried call uses.
+  ServiceEndpoint* fd_space = nullptr;
 
   static IoctlRequest Direct(uint32_t code, uint64_t argp, int fd = -1) {
     uint64_t n = abi::IocSize(code);

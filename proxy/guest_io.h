@@ -17,6 +17,8 @@
 
 namespace nvsentry::proxy {
 
+class Session;
+
 class GuestIo {
  public:
   virtual ~GuestIo() = default;
@@ -43,6 +45,10 @@ class CallContext : public GuestIo {
   // returns the guest's fd number or -errno.
   virtual int PlaceFd(int fd, bool cloexec) = 0;
   virtual pid_t tid() const = 0;
+  // The calling thread's process (thread group id), or -1 if it is gone.
+  virtual pid_t tgid() { return -1; }
+  // The device session behind the caller's Linux fd `fd`, or null.
+  virtual std::shared_ptr<Session> SessionOfFd(int fd) { return nullptr; }
 };
 
 }  // namespace nvsentry::proxy

@@ -32,7 +32,7 @@ size_t NvdrvService::open_fds() const {
   return fds_.size();
 }
 
-std::shared_ptr<Session> NvdrvService::Lookup(uint32_t fd) const {
+std::shared_ptr<Session> NvdrvService::SessionOf(uint32_t fd) const {
   absl::MutexLock l(&mu_);
   auto it = fds_.find(fd);
   return it == fds_.end() ? nullptr : it->second;
@@ -60,7 +60,7 @@ std::optional<IoctlOutcome> NvdrvService::Command(const abi::IoctlDesc& desc,
       // The seed does not say what the mapping does; until nvmap objects exist (issue 5) the
       // command checks its fd and answers NotSupported.
       auto& c = As<nv::MapSharedMem>(cmd);
-      err = Lookup(c.fd) ? NvError::kNotSupported : NvError::kBadParameter;
+      err = SessionOf(c.fd) ? NvError::kNotSupported : NvError::kBadParameter;
       break;
     }
     case nv::kGetStatus: err = GetStatus(cmd); break;
@@ -111,8 +111,9 @@ IoctlOutcome NvdrvService::Nested(uint32_t command, std::span<uint8_t> cmd,
     initialized = initialized_;
   }
   if (!initialized) return {IoctlOutcome::kAnswer, answer(NvError::kNotInitialized, ctx)};
-  std::shared_ptr<Session> session = Lookup(fd);
+  std::shared_ptr<Session> session = SessionOf(fd);
   if (!session) return {IoctlOutcome::kAnswer, answer(NvError::kBadParameter, ctx)};
+  inner.fd_space = this;
   return RunIoctl(*session, inner, ctx, answer);
 }
 
@@ -201,7 +202,7 @@ NvError NvdrvService::QueryEvent(std::span<uint8_t> cmd, CallContext& ctx, int* 
   auto& c = As<nv::QueryEvent>(cmd);
   c.event_fd = -1;
   if (c.flags & ~1u) return NvError::kBadParameter;
-  std::shared_ptr<Session> s = Lookup(c.fd);
+  std::shared_ptr<Session> s = SessionOf(c.fd);
   if (!s) return NvError::kBadParameter;
   int efd = -1;
   NvError e = s->backend().QueryEvent(c.event_id, &efd);

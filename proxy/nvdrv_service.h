@@ -45,9 +45,9 @@ class NvdrvService : public ServiceEndpoint {
   abi::NvError SetAruid(std::span<uint8_t> cmd, bool unchecked);
   abi::NvError SetMargin(std::span<uint8_t> cmd);
   void DumpStatus(CallContext& ctx);
+  std::shared_ptr<Session> SessionOf(uint32_t fd) const override;
   IoctlOutcome Nested(uint32_t command, std::span<uint8_t> cmd, const IoctlRequest& outer,
                       CallContext& ctx);
-  std::shared_ptr<Session> Lookup(uint32_t fd) const;
 
   const GuestConfig& config_;
   BackendFactory factory_;

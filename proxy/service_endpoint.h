@@ -18,6 +18,8 @@ class ServiceEndpoint {
   // outcome of the device ioctl the command carried, which answers the guest itself.
   virtual std::optional<IoctlOutcome> Command(const abi::IoctlDesc& desc, std::span<uint8_t> cmd,
                                               const IoctlRequest& req, CallContext& ctx) = 0;
+  // The device session behind this endpoint's fd number `fd`, or null.
+  virtual std::shared_ptr<Session> SessionOf(uint32_t fd) const = 0;
 };
 
 }  // namespace nvsentry::proxy

@@ -22,6 +22,9 @@ class Session {
   ~Session();
   const abi::DeviceDesc& device() const { return device_; }
   hostshim::DeviceBackend& backend() { return *backend_; }
+  // Shared with the devices that hold on to another session's backend (a channel bound to an
+  // address space, an nvmap fd given to a channel).
+  std::shared_ptr<hostshim::DeviceBackend> shared_backend() { return backend_; }
   ServiceEndpoint* endpoint() { return endpoint_.get(); }
   const GuestConfig& config() const { return config_; }
   // The guest fd the session was first placed as; the trace reports its close under that number
@@ -33,7 +36,7 @@ class Session {
 
  private:
   const abi::DeviceDesc& device_;
-  std::unique_ptr<hostshim::DeviceBackend> backend_;
+  std::shared_ptr<hostshim::DeviceBackend> backend_;
   std::unique_ptr<ServiceEndpoint> endpoint_;
   const GuestConfig& config_;
   int traced_fd_ = -1;

@@ -138,3 +138,25 @@ bool ReadPendingSignals(pid_t tid, PendingSignals* out) {
 }
 
 }  // namespace nvsentry::sentry
+
+namespace nvsentry::sentry {
+
+pid_t NotifyCall::tgid() {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", tid_);
+  FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return -1;
+  char line[256];
+  pid_t tgid = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "Tgid: %d", &tgid) == 1) break;
+  }
+  std::fclose(f);
+  return tgid;
+}
+
+std::shared_ptr<proxy::Session> NotifyCall::SessionOfFd(int fd) {
+  return sessions_ != nullptr ? sessions_->Lookup(tid_, fd) : nullptr;
+}
+
+}  // namespace nvsentry::sentry

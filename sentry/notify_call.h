@@ -8,13 +8,15 @@
 
 #include "proxy/guest_io.h"
 #include "sentry/listener.h"
+#include "sentry/session_table.h"
 
 namespace nvsentry::sentry {
 
 class NotifyCall : public proxy::CallContext {
  public:
-  NotifyCall(const Listener& listener, uint64_t id, pid_t tid)
-      : listener_(listener), id_(id), tid_(tid) {}
+  NotifyCall(const Listener& listener, uint64_t id, pid_t tid,
+             SessionTable* sessions = nullptr)
+      : listener_(listener), id_(id), tid_(tid), sessions_(sessions) {}
   bool Read(uint64_t addr, std::span<uint8_t> dst) override;
   bool Write(uint64_t addr, std::span<const uint8_t> src) override;
   bool StillValid() override;
@@ -22,11 +24,14 @@ class NotifyCall : public proxy::CallContext {
                                                  proxy::Finisher finish) override;
   int PlaceFd(int fd, bool cloexec) override;
   pid_t tid() const override { return tid_; }
+  pid_t tgid() override;
+  std::shared_ptr<proxy::Session> SessionOfFd(int fd) override;
 
  private:
   const Listener& listener_;
   uint64_t id_;
   pid_t tid_;
+  SessionTable* sessions_;
 };
 
 // Signals that would interrupt a driver's interruptible wait in thread `tid`: pending for the

@@ -1,8 +1,8 @@
-#include "proxy/budget.h"
+#include "hostshim/budget.h"
 
 #include <algorithm>
 
-namespace nvsentry::proxy {
+namespace nvsentry::hostshim {
 
 std::string_view BudgetName(BudgetKind k) {
   switch (k) {
@@ -11,19 +11,22 @@ std::string_view BudgetName(BudgetKind k) {
     case BudgetKind::kChannels: return "channels";
     case BudgetKind::kAddressSpaces: return "address_spaces";
     case BudgetKind::kPinnedBytes: return "pinned_bytes";
+    case BudgetKind::kTransferMemory: return "transfer_memory";
   }
   return "?";
 }
 
 BudgetAccount::BudgetAccount(const policy::Budgets& b)
-    : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes} {}
+    : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes,
+              b.transfer_memory} {}
 
 abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
   const size_t i = static_cast<size_t>(k);
   absl::MutexLock l(&mu_);
   if (amount > limits_[i] || used_[i] > limits_[i] - amount) {
     ++refused_[i];
-    return abi::NvError::kInsufficientMemory;
+    return k == BudgetKind::kTransferMemory ? abi::NvError::kInsufficientTransferMemory
+                                            : abi::NvError::kInsufficientMemory;
   }
   used_[i] += amount;
   peak_[i] = std::max(peak_[i], used_[i]);
@@ -51,4 +54,4 @@ uint64_t BudgetAccount::refused(BudgetKind k) const {
   return refused_[static_cast<size_t>(k)];
 }
 
-}  // namespace nvsentry::proxy
+}  // namespace nvsentry::hostshim

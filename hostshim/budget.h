@@ -1,0 +1,59 @@
+// The guest's budgets (policy::Budgets) as live counters: what it holds now, the most it held at
+// once, and refusal when a charge would pass the limit. Thread-safe; one per sentry, shared by
+// every session and by the simulated GPU, which charge here when they make what a budget counts:
+// open_fds (device sessions and nvdrv fds, proxy/session.cc), nvmap_objects (nvmap CREATE),
+// pinned_bytes (guest memory behind ALLOC with an address), transfer_memory (sentry memory behind
+// ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
+// address_spaces (their device sessions).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "abi/nverror.h"
+#include "absl/synchronization/mutex.h"
+#include "policy/policy.h"
+
+namespace nvsentry::hostshim {
+
+enum class BudgetKind : uint8_t {
+  kOpenFds,
+  kNvmapObjects,
+  kChannels,
+  kAddressSpaces,
+  kPinnedBytes,
+  kTransferMemory,
+};
+inline constexpr size_t kBudgetKinds = 6;
+
+// The policy file's name for the budget ("open_fds", ...).
+std::string_view BudgetName(BudgetKind k);
+
+class BudgetAccount {
+ public:
+  explicit BudgetAccount(const policy::Budgets& limits);
+
+  // Takes `amount` from the budget; InsufficientMemory (seed 000's error for a driver that cannot
+  // keep more; InsufficientTransferMemory for transfer_memory) when that would pass the limit,
+  // and then nothing is taken.
+  abi::NvError Charge(BudgetKind k, uint64_t amount = 1);
+  // Gives back what a Charge took (never more than is held).
+  void Release(BudgetKind k, uint64_t amount = 1);
+
+  uint64_t limit(BudgetKind k) const { return limits_[static_cast<size_t>(k)]; }
+  uint64_t used(BudgetKind k) const;
+  // The most held at once since the start.
+  uint64_t peak(BudgetKind k) const;
+  // Charges refused since the start.
+  uint64_t refused(BudgetKind k) const;
+
+ private:
+  const std::array<uint64_t, kBudgetKinds> limits_;
+  mutable absl::Mutex mu_;
+  std::array<uint64_t, kBudgetKinds> used_ ABSL_GUARDED_BY(mu_) = {};
+  std::array<uint64_t, kBudgetKinds> peak_ ABSL_GUARDED_BY(mu_) = {};
+  std::array<uint64_t, kBudgetKinds> refused_ ABSL_GUARDED_BY(mu_) = {};
+};
+
+}  // namespace nvsentry::hostshim

@@ -1,0 +1,87 @@
+// The command processor of one channel: GPFIFO entries -> pushbuffer words fetched through the
+// channel's address space -> command words in every mode -> methods, dispatched to the host class
+// (semaphores, syncpoints, WFI, non-stall interrupts) or to the engine bound to the method's
+// subchannel (3D report semaphore and inline-to-memory, inline-to-memory, DMA copy, 2D/compute
+// counted only). Facts: ../shared/reference/gpu-methods.md.
+//
+// It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
+// the condition, and the next Run() of the same entry continues from that word. Methods it does
+// not model are counted (and logged once), never fatal. A fault or a bad command stops the
+// channel with the error the channel reports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi/devices/channel.h"
+#include "hostshim/sim/gpu_memory.h"
+#include "hostshim/sim/syncpoints.h"
+
+namespace nvsentry::hostshim::sim {
+
+// What a channel's commands act on. Pointers are owned by the channel and outlive the processor.
+struct ChannelEnv {
+  GpuMemory* memory = nullptr;  // the bound address space; null faults every access
+  Syncpoints* syncpoints = nullptr;
+  uint32_t syncpoint_id = 0;  // the channel's own syncpoint
+  // Raised by NON_STALL_INTERRUPT and by engine completions that ask for an interrupt.
+  std::function<void()> nonstall_interrupt;
+  // Nanoseconds on the GPU clock (semaphore timestamps).
+  std::function<uint64_t()> gpu_time_ns;
+};
+
+// Why Run() returned.
+struct RunResult {
+  enum class Stop : uint8_t {
+    kDone,           // the entry is finished
+    kWaitSyncpoint,  // a syncpoint wait is not yet satisfied: run the same entry again once
+                     // syncpoint `id` reaches `threshold`
+    kWaitSemaphore,  // a semaphore acquire is not yet satisfied: run the same entry again later
+    kFault,          // MMU fault (fault holds where); the channel must stop
+    kError,          // a malformed command (error says what): the channel must stop
+  };
+  Stop stop = Stop::kDone;
+  uint32_t id = 0, threshold = 0;
+  MmuFault fault;
+  std::string error;
+};
+
+// Counters for DumpStatus, the demo's summary and the tests.
+struct CommandStats {
+  uint64_t entries = 0;
+  uint64_t words = 0;      // pushbuffer words fetched
+  uint64_t methods = 0;    // method writes executed
+  uint64_t unmodelled = 0; // method writes the simulator counted but does not model
+  uint64_t syncpoint_incrs = 0;
+  uint64_t semaphore_releases = 0;
+  uint64_t semaphore_acquires = 0;
+  uint64_t report_releases = 0;  // 3D report semaphores
+  uint64_t i2m_bytes = 0;        // inline-to-memory bytes written
+  uint64_t dma_copies = 0;       // DMA LAUNCH_DMAs
+  uint64_t dma_bytes = 0;
+  uint64_t nonstall_interrupts = 0;
+};
+
+class CommandProcessor {
+ public:
+  explicit CommandProcessor(ChannelEnv env);
+  ~CommandProcessor();
+  // Runs (or resumes) one GPFIFO entry.
+  RunResult Run(const abi::channel::GpfifoEntry& entry);
+  // Runs a pushbuffer that is already in sentry memory (the words of one segment); used by
+  // Run() after the fetch, by the kernel-style fence words the channel adds around a submit,
+  // and by tests.
+  RunResult RunWords(std::span<const uint32_t> words);
+  // Forgets the engines bound to subchannels and any half-done entry (FORCE_RESET).
+  void Reset();
+  const CommandStats& stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace nvsentry::hostshim::sim

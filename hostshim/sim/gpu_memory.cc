@@ -1,0 +1,15 @@
+#include "hostshim/sim/gpu_memory.h"
+
+namespace nvsentry::hostshim::sim {
+
+const char* MmuFaultKindName(MmuFault::Kind k) {
+  switch (k) {
+    case MmuFault::Kind::kNone: return "none";
+    case MmuFault::Kind::kUnmapped: return "unmapped";
+    case MmuFault::Kind::kMemoryGone: return "memory gone";
+    case MmuFault::Kind::kNotAllocated: return "not allocated";
+  }
+  return "?";
+}
+
+}  // namespace nvsentry::hostshim::sim

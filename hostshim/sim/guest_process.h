@@ -1,0 +1,40 @@
+// A guest process whose memory backs nvmap objects ("OS-described memory"): the GPU reads and
+// writes it directly with process_vm_readv/writev. A pidfd taken when the first object is pinned
+// tells when the process has exited, so a recycled pid is never read or written.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace nvsentry::hostshim::sim {
+
+class GuestProcess {
+ public:
+  // The process `tgid` (sentry's PID namespace), or null if it is already gone.
+  static std::shared_ptr<GuestProcess> Open(pid_t tgid);
+  ~GuestProcess();
+  GuestProcess(const GuestProcess&) = delete;
+  GuestProcess& operator=(const GuestProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // False once the process has exited (its memory can no longer be reached).
+  bool Alive() const;
+  // Whole copies or nothing: false when the process is gone or any byte is not mapped in it.
+  // Large copies go in as few syscalls as the kernel allows (up to IOV_MAX segments each).
+  bool Read(uint64_t addr, std::span<uint8_t> dst) const;
+  bool Write(uint64_t addr, std::span<const uint8_t> src) const;
+  // Many segments at once: remote[i] in the guest to/from local[i] here (same lengths).
+  bool ReadV(std::span<const iovec> local, std::span<const iovec> remote) const;
+  bool WriteV(std::span<const iovec> local, std::span<const iovec> remote) const;
+
+ private:
+  GuestProcess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
+  pid_t pid_;
+  int pidfd_;
+};
+
+}  // namespace nvsentry::hostshim::sim
