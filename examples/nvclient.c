@@ -1,0 +1,152 @@
+#define _GNU_SOURCE
+#include "nvclient.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* /dev/nvdrv's service commands (magic 'n', nr = command id). */
+struct nvdrv_open { char path[0x100]; uint32_t fd, error; };
+struct nvdrv_ioctl { uint32_t fd, code; uint64_t in, in_size, out, out_size; uint32_t error, reserved; };
+struct nvdrv_ioctl2 {
+  uint32_t fd, code;
+  uint64_t in, in_size, in2, in2_size, out, out_size;
+  uint32_t error, reserved;
+};
+struct nvdrv_close { uint32_t fd, error; };
+struct nvdrv_init { uint64_t transfer_memory; uint32_t size, error; };
+struct nvdrv_query { uint32_t fd, event_id, flags; int32_t event_fd; uint32_t error, reserved; };
+
+#define NVDRV_OPEN NVC_IOC(3, 'n', 0, sizeof(struct nvdrv_open))
+#define NVDRV_IOCTL NVC_IOC(3, 'n', 1, sizeof(struct nvdrv_ioctl))
+#define NVDRV_CLOSE NVC_IOC(3, 'n', 2, sizeof(struct nvdrv_close))
+#define NVDRV_INITIALIZE NVC_IOC(3, 'n', 3, sizeof(struct nvdrv_init))
+#define NVDRV_QUERY_EVENT NVC_IOC(3, 'n', 4, sizeof(struct nvdrv_query))
+#define NVDRV_IOCTL2 NVC_IOC(3, 'n', 11, sizeof(struct nvdrv_ioctl2))
+
+static uint32_t code_size(uint32_t code) { return (code >> 16) & 0x3FFF; }
+
+int nvc_init(struct nvc* c, enum nvc_via via, uint32_t tmem_size) {
+  memset(c, 0, sizeof *c);
+  c->via = via;
+  c->nvdrv = -1;
+  if (via == NVC_VIA_DIRECT) return 0;
+  c->nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
+  if (c->nvdrv < 0) return -errno;
+  c->transfer_memory = mmap(NULL, tmem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (c->transfer_memory == MAP_FAILED) return -errno;
+  struct nvdrv_init in = {(uint64_t)(uintptr_t)c->transfer_memory, tmem_size, 0};
+  if (ioctl(c->nvdrv, NVDRV_INITIALIZE, &in) != 0) return -errno;
+  return (int)in.error;
+}
+
+int nvc_open(struct nvc* c, const char* path, uint32_t* fd) {
+  if (c->via == NVC_VIA_DIRECT) {
+    int f = open(path, O_RDWR | O_CLOEXEC);
+    if (f < 0) return -errno;
+    *fd = (uint32_t)f;
+    return 0;
+  }
+  struct nvdrv_open o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.path, sizeof o.path, "%s", path);
+  if (ioctl(c->nvdrv, NVDRV_OPEN, &o) != 0) return -errno;
+  *fd = o.fd;
+  return (int)o.error;
+}
+
+int nvc_close(struct nvc* c, uint32_t fd) {
+  if (c->via == NVC_VIA_DIRECT) return close((int)fd) == 0 ? 0 : -errno;
+  struct nvdrv_close cl = {fd, 0};
+  if (ioctl(c->nvdrv, NVDRV_CLOSE, &cl) != 0) return -errno;
+  return (int)cl.error;
+}
+
+int nvc_ioctl(struct nvc* c, uint32_t fd, uint32_t code, void* arg) {
+  if (c->via == NVC_VIA_DIRECT) return ioctl((int)fd, code, arg) == 0 ? 0 : -errno;
+  uint64_t a = (uint64_t)(uintptr_t)arg, n = code_size(code);
+  struct nvdrv_ioctl io = {fd, code, a, n, a, n, 0, 0};
+  if (ioctl(c->nvdrv, NVDRV_IOCTL, &io) != 0) return -errno;
+  return (int)io.error;
+}
+
+int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2, size_t in2_size) {
+  if (c->via == NVC_VIA_DIRECT) return -EOPNOTSUPP;
+  uint64_t a = (uint64_t)(uintptr_t)arg, n = code_size(code);
+  struct nvdrv_ioctl2 io = {fd, code, a, n, (uint64_t)(uintptr_t)in2, in2_size, a, n, 0, 0};
+  if (ioctl(c->nvdrv, NVDRV_IOCTL2, &io) != 0) return -errno;
+  return (int)io.error;
+}
+
+int nvc_query_event(struct nvc* c, uint32_t fd, uint32_t event_id, int* event_fd) {
+  if (c->via == NVC_VIA_DIRECT) return -EOPNOTSUPP;
+  struct nvdrv_query q = {fd, event_id, 1, -1, 0, 0};
+  if (ioctl(c->nvdrv, NVDRV_QUERY_EVENT, &q) != 0) return -errno;
+  *event_fd = q.event_fd;
+  return (int)q.error;
+}
+
+const char* nvc_strerror(const struct nvc* c, int err) {
+  static __thread char buf[64];
+  if (err < 0) return strerror(-err);
+  switch (err) {
+    case 0x0: return "Success";
+    case 0x2: return "NotSupported";
+    case 0x3: return "NotInitialized";
+    case 0x4: return "BadParameter";
+    case 0x5: return "Timeout";
+    case 0x6: return "InsufficientMemory";
+    case 0x8: return "InvalidState";
+    case 0xA: return "InvalidSize";
+    case 0xB: return "BadValue";
+    case 0xD: return "AlreadyAllocated";
+    case 0xE: return "Busy";
+    case 0x1000: return "InsufficientTransferMemory";
+    case 0x30010: return "AccessDenied";
+    case 0x30011: return "DeviceNotFound";
+  }
+  snprintf(buf, sizeof buf, "NvError 0x%X", (unsigned)err);
+  return buf;
+}
+
+static void push_word(struct nvc_push* p, uint32_t w) {
+  if (p->count == p->capacity) {
+    p->capacity = p->capacity ? p->capacity * 2 : 256;
+    p->words = realloc(p->words, p->capacity * sizeof(uint32_t));
+    if (p->words == NULL) abort();
+  }
+  p->words[p->count++] = w;
+}
+
+void nvc_push_method(struct nvc_push* p, uint32_t mode, uint32_t subch, uint32_t method_byte,
+                     const uint32_t* args, uint32_t n) {
+  push_word(p, (mode << 29) | (n << 16) | (subch << 13) | (method_byte >> 2));
+  for (uint32_t i = 0; i < n; i++) push_word(p, args[i]);
+}
+
+void nvc_push_incr(struct nvc_push* p, uint32_t subch, uint32_t method_byte, uint32_t n, ...) {
+  uint32_t args[16];
+  va_list ap;
+  va_start(ap, n);
+  for (uint32_t i = 0; i < n && i < 16; i++) args[i] = va_arg(ap, uint32_t);
+  va_end(ap);
+  nvc_push_method(p, 1, subch, method_byte, args, n);
+}
+
+void nvc_push_inline(struct nvc_push* p, uint32_t subch, uint32_t method_byte, uint32_t data) {
+  push_word(p, (4u << 29) | ((data & 0x1FFF) << 16) | (subch << 13) | (method_byte >> 2));
+}
+
+struct nvgpu_gpfifo_entry nvc_gpfifo_entry(uint64_t va, uint32_t words) {
+  struct nvgpu_gpfifo_entry e;
+  e.entry0 = (uint32_t)va & ~3u;
+  e.entry1 = (uint32_t)(va >> 32) & 0xFF;
+  e.entry1 |= (words & 0x1FFFFF) << 10;
+  return e;
+}

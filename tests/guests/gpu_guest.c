@@ -1,0 +1,390 @@
+/* Guest for the simulated-GPU integration tests, built on the examples' nvdrv client. Each mode
+ * prints "key=value" results (the tests judge them) and ends with "done=1".
+ *   nvmap            CREATE/ALLOC/GET_ID/PARAM/FREE and their errors on this process's memory
+ *   share            parent makes an object, a forked child FROM_IDs it, writes through the GPU
+ *                    (a DMA copy on its own channel) and the parent sees the bytes
+ *   fault-unmapped   a GPFIFO entry whose pushbuffer address nothing maps
+ *   fault-munmap     a DMA copy from an object whose guest pages were munmapped
+ *   bad-subchannel   a method for a subchannel no class is bound to
+ *   multi            two address spaces and three channels in one guest, all working at once
+ *   budget-loop N    N rounds of CREATE until refused, then FREE of everything; sleeps 300 ms
+ *                    after rounds 1 and N so the test can read the sentry's memory
+ *   as               address-space answers: fixed and sparse reservations, overlaps, unmaps
+ * The client goes through /dev/nvdrv unless NVC_DIRECT=1 is set. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nvclient.h"
+
+static struct nvc nv;
+
+static int must(const char* what, int rc) {
+  if (rc != 0) {
+    printf("failed=%s error=%d\n", what, rc);
+    fflush(stdout);
+    exit(3);
+  }
+  return rc;
+}
+
+struct gpu {
+  uint32_t nvmap, ctrl, as, ch;
+};
+
+struct buf {
+  uint8_t* cpu;
+  uint32_t size, handle;
+  uint64_t gpu;
+};
+
+static void open_all(struct gpu* g) {
+  must("open nvmap", nvc_open(&nv, "/dev/nvmap", &g->nvmap));
+  must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &g->ctrl));
+}
+
+static void make_as(struct gpu* g) {
+  must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", &g->as));
+  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  must("ALLOC_AS_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_ALLOC_AS_EX, &a));
+}
+
+static void make_buf(struct gpu* g, struct buf* b, uint32_t size) {
+  b->size = size;
+  b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  struct nvmap_create cr = {size, 0};
+  must("CREATE", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_CREATE, &cr));
+  b->handle = cr.handle;
+  struct nvmap_alloc al = {cr.handle, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)b->cpu};
+  must("ALLOC", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_ALLOC, &al));
+  struct nvgpu_as_map_ex m = {4, 0, b->handle, 0, 0, 0, 0x1000};
+  must("MAP_BUFFER_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_MAP_BUFFER_EX, &m));
+  b->gpu = m.offset;
+}
+
+/* A channel bound to g->as with a 3D context; returns its fd. */
+static uint32_t make_channel(struct gpu* g, struct buf* notifier) {
+  uint32_t ch;
+  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
+  uint32_t nvmap_fd = g->nvmap;
+  must("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
+  struct nvgpu_as_bind_channel bind = {ch};
+  must("BIND_CHANNEL", nvc_ioctl(&nv, g->as, NVGPU_AS_BIND_CHANNEL, &bind));
+  struct nvgpu_alloc_gpfifo_ex gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 0x100;
+  gp.flags = 1;
+  must("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
+  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
+  must("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+  if (notifier != NULL) {
+    struct nvgpu_set_error_notifier en = {0, 4096, notifier->handle, 0};
+    must("SET_ERROR_NOTIFIER", nvc_ioctl(&nv, ch, NVGPU_CH_SET_ERROR_NOTIFIER, &en));
+  }
+  return ch;
+}
+
+/* Submits `n` words placed at push->cpu + at*4 as one entry with a fence; returns the rc. */
+static int submit(uint32_t ch, struct buf* push, uint32_t at, const uint32_t* words, uint32_t n,
+                  struct nvgpu_fence* fence) {
+  memcpy(push->cpu + at * 4, words, n * 4);
+  struct {
+    struct nvgpu_submit_gpfifo h;
+    struct nvgpu_gpfifo_entry e[1];
+  } s;
+  memset(&s, 0, sizeof s);
+  s.h.num_entries = 1;
+  s.h.flags = NVGPU_SUBMIT_FENCE_GET;
+  s.e[0] = nvc_gpfifo_entry(push->gpu + at * 4, n);
+  int rc = nvc_ioctl(&nv, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof s << 16), &s);
+  if (fence != NULL) *fence = s.h.fence;
+  return rc;
+}
+
+static int wait_fence(struct gpu* g, struct nvgpu_fence f, int timeout_ms) {
+  struct nvhost_wait_ex w = {f.id, f.value, timeout_ms, 0};
+  return nvc_ioctl(&nv, g->ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w);
+}
+
+/* A DMA copy of `size` bytes as one line. */
+static uint32_t dma_copy_words(struct nvc_push* p, uint64_t src, uint64_t dst, uint32_t size) {
+  nvc_push_incr(p, 4, 0x000, 1, 0xB0B5u);
+  nvc_push_incr(p, 4, 0x400, 8, (uint32_t)(src >> 32), (uint32_t)src, (uint32_t)(dst >> 32), (uint32_t)dst,
+                size, size, size, 1u);
+  nvc_push_incr(p, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8));
+  return p->count;
+}
+
+/* Polls GET_ERROR_NOTIFICATION until status is nonzero (or 2 s pass). */
+static struct nvgpu_error_notification wait_error(uint32_t ch) {
+  struct nvgpu_error_notification n;
+  for (int i = 0; i < 200; i++) {
+    memset(&n, 0, sizeof n);
+    must("GET_ERROR_NOTIFICATION", nvc_ioctl(&nv, ch, NVGPU_CH_GET_ERROR_NOTIFICATION, &n));
+    if (n.status != 0 || n.info32 != 0) break;
+    usleep(10000);
+  }
+  return n;
+}
+
+static int mode_nvmap(void) {
+  struct gpu g;
+  open_all(&g);
+  struct nvmap_create cr = {0, 0};
+  printf("create_zero=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_CREATE, &cr));
+  cr.size = 5000;
+  printf("create=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_CREATE, &cr));
+  uint32_t h = cr.handle;
+  printf("handle_nonzero=%d\n", h != 0);
+  struct nvmap_param p = {h, 1, 0};
+  must("PARAM size", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_PARAM, &p));
+  printf("param_size=%u\n", p.result);
+  uint8_t* mem = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  struct nvmap_alloc bad_align = {h, 0, 1, 0x3000, 0, {0}, (uint64_t)(uintptr_t)mem};
+  printf("alloc_bad_align=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_ALLOC, &bad_align));
+  struct nvmap_alloc unknown = {0xFFF0, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)mem};
+  printf("alloc_unknown=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_ALLOC, &unknown));
+  struct nvmap_alloc al = {h, 0, 1, 0x100, 0, {0}, (uint64_t)(uintptr_t)mem};
+  printf("alloc=%d align_out=0x%X\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_ALLOC, &al), al.align);
+  p.param = 4;
+  must("PARAM heap", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_PARAM, &p));
+  printf("param_heap=0x%X\n", p.result);
+  struct nvmap_get_id id = {0, h};
+  printf("get_id=%d id_matches_handle=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_GET_ID, &id), id.id == h);
+  struct nvmap_free fr = {0xFFF0, 0, 0, 0, 0};
+  printf("free_unknown=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr));
+  fr.handle = h;
+  printf("free=%d free_address_is_mem=%d free_size=%u\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr),
+         fr.address == (uint64_t)(uintptr_t)mem, fr.size);
+  printf("free_again=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr));
+  return 0;
+}
+
+static int mode_share(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf shared;
+  make_buf(&g, &shared, 4096);
+  memset(shared.cpu, 0, 4096);
+  struct nvmap_get_id id = {0, shared.handle};
+  must("GET_ID", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_GET_ID, &id));
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    /* A new process: a client of its own; the parent's handle means nothing here until FROM_ID. */
+    struct gpu c = g;
+    make_as(&c);
+    struct nvgpu_as_map_ex m = {4, 0, shared.handle, 0, 0, 0, 0x1000};
+    printf("child_map_before_from_id=%d\n", nvc_ioctl(&nv, c.as, NVGPU_AS_MAP_BUFFER_EX, &m));
+    struct nvmap_from_id f = {id.id, 0};
+    int rc = nvc_ioctl(&nv, c.nvmap, NVMAP_IOC_FROM_ID, &f);
+    printf("child_from_id=%d\n", rc);
+    if (rc != 0) {
+      fflush(stdout);
+      _exit(0);
+    }
+    m.mem_id = f.handle;
+    must("child MAP", nvc_ioctl(&nv, c.as, NVGPU_AS_MAP_BUFFER_EX, &m));
+    struct buf src, push;
+    make_buf(&c, &src, 4096);
+    make_buf(&c, &push, 4096);
+    memset(src.cpu, 0x5A, 4096);
+    uint32_t ch = make_channel(&c, NULL);
+    struct nvc_push p = {0};
+    dma_copy_words(&p, src.gpu, m.offset, 4096);
+    struct nvgpu_fence fence;
+    must("child submit", submit(ch, &push, 0, p.words, p.count, &fence));
+    printf("child_wait=%d\n", wait_fence(&c, fence, 5000));
+    fflush(stdout);
+    _exit(0);
+  }
+  int status;
+  waitpid(child, &status, 0);
+  int all = 1;
+  for (int i = 0; i < 4096; i++) all &= shared.cpu[i] == 0x5A;
+  printf("parent_sees_child_write=%d\n", all);
+  return 0;
+}
+
+static int mode_fault(int kind) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf notifier, push, src, dst;
+  make_buf(&g, &notifier, 4096);
+  make_buf(&g, &push, 4096);
+  make_buf(&g, &src, 8192);
+  make_buf(&g, &dst, 8192);
+  memset(notifier.cpu, 0, 4096);
+  uint32_t ch = make_channel(&g, &notifier);
+  uint32_t other = make_channel(&g, NULL);
+  int efd = -1;
+  if (nv.via == NVC_VIA_NVDRV) must("QueryEvent error", nvc_query_event(&nv, ch, 3, &efd));
+  struct nvc_push p = {0};
+  int rc;
+  if (kind == 0) {
+    /* The pushbuffer lives at an address nothing maps. */
+    uint32_t w = 0x20010008u; /* a NOP, never fetched */
+    memcpy(push.cpu, &w, 4);
+    struct {
+      struct nvgpu_submit_gpfifo h;
+      struct nvgpu_gpfifo_entry e[1];
+    } s;
+    memset(&s, 0, sizeof s);
+    s.h.num_entries = 1;
+    s.e[0] = nvc_gpfifo_entry(0x7700000000ull, 1);
+    rc = nvc_ioctl(&nv, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof s << 16), &s);
+  } else if (kind == 1) {
+    munmap(src.cpu, 8192); /* the guest takes its pinned pages away */
+    dma_copy_words(&p, src.gpu, dst.gpu, 8192);
+    rc = submit(ch, &push, 0, p.words, p.count, NULL);
+  } else {
+    /* A 3D-class method on subchannel 5, to which nothing is bound. */
+    nvc_push_incr(&p, 5, 0x1B00, 1, 0u);
+    rc = submit(ch, &push, 0, p.words, p.count, NULL);
+  }
+  printf("submit=%d\n", rc);
+  struct nvgpu_error_notification n = wait_error(ch);
+  printf("notification_status=%u info32=%u\n", n.status, n.info32);
+  struct nvgpu_error_notification in_mem;
+  memcpy(&in_mem, notifier.cpu, sizeof in_mem);
+  printf("notifier_memory_status=%u notifier_memory_info32=%u\n", in_mem.status, in_mem.info32);
+  if (efd >= 0) {
+    struct pollfd pf = {efd, POLLIN, 0};
+    printf("error_event=%d\n", poll(&pf, 1, 2000));
+  }
+  /* The faulted channel refuses work until reset; the other one is unaffected. */
+  struct nvc_push q = {0};
+  nvc_push_incr(&q, 0, 0x000, 1, 0xB197u);
+  struct nvgpu_fence f;
+  printf("submit_after_fault=%d\n", submit(ch, &push, 64, q.words, q.count, &f));
+  printf("other_submit=%d\n", submit(other, &push, 128, q.words, q.count, &f));
+  printf("other_wait=%d\n", wait_fence(&g, f, 5000));
+  printf("reset=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_FORCE_RESET, NULL));
+  int rc2 = submit(ch, &push, 192, q.words, q.count, &f);
+  printf("submit_after_reset=%d\n", rc2);
+  if (rc2 == 0) printf("wait_after_reset=%d\n", wait_fence(&g, f, 5000));
+  return 0;
+}
+
+static int mode_multi(void) {
+  struct gpu a, b;
+  open_all(&a);
+  b = a;
+  make_as(&a);
+  make_as(&b);
+  struct buf asrc, adst, apush, bsrc, bdst, bpush;
+  make_buf(&a, &asrc, 65536);
+  make_buf(&a, &adst, 65536);
+  make_buf(&a, &apush, 4096);
+  make_buf(&b, &bsrc, 65536);
+  make_buf(&b, &bdst, 65536);
+  make_buf(&b, &bpush, 4096);
+  memset(asrc.cpu, 0xA1, 65536);
+  memset(bsrc.cpu, 0xB2, 65536);
+  uint32_t ch1 = make_channel(&a, NULL), ch2 = make_channel(&a, NULL), ch3 = make_channel(&b, NULL);
+  struct nvc_push p1 = {0}, p2 = {0}, p3 = {0};
+  dma_copy_words(&p1, asrc.gpu, adst.gpu, 32768);
+  dma_copy_words(&p2, asrc.gpu + 32768, adst.gpu + 32768, 32768);
+  dma_copy_words(&p3, bsrc.gpu, bdst.gpu, 65536);
+  struct nvgpu_fence f1, f2, f3;
+  must("submit1", submit(ch1, &apush, 0, p1.words, p1.count, &f1));
+  must("submit2", submit(ch2, &apush, 256, p2.words, p2.count, &f2));
+  must("submit3", submit(ch3, &bpush, 0, p3.words, p3.count, &f3));
+  printf("distinct_syncpoints=%d\n", f1.id != f2.id && f2.id != f3.id && f1.id != f3.id);
+  printf("wait1=%d wait2=%d wait3=%d\n", wait_fence(&a, f1, 5000), wait_fence(&a, f2, 5000),
+         wait_fence(&b, f3, 5000));
+  int oka = 1, okb = 1;
+  for (int i = 0; i < 65536; i++) oka &= adst.cpu[i] == 0xA1, okb &= bdst.cpu[i] == 0xB2;
+  printf("as_a_copied=%d as_b_copied=%d\n", oka, okb);
+  return 0;
+}
+
+static int mode_budget_loop(int rounds) {
+  struct gpu g;
+  open_all(&g);
+  static uint32_t handles[1 << 17];
+  for (int r = 1; r <= rounds; r++) {
+    uint32_t n = 0;
+    int rc = 0;
+    while (n < (1u << 17)) {
+      struct nvmap_create cr = {4096, 0};
+      rc = nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_CREATE, &cr);
+      if (rc != 0) break;
+      handles[n++] = cr.handle;
+    }
+    printf("round=%d created=%u error=%d\n", r, n, rc);
+    for (uint32_t i = 0; i < n; i++) {
+      struct nvmap_free fr = {handles[i], 0, 0, 0, 0};
+      must("FREE", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr));
+    }
+    fflush(stdout);
+    if (r == 1 || r == rounds) usleep(300000);
+  }
+  return 0;
+}
+
+static int mode_as(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct nvgpu_as_alloc_space fixed = {16, 0x20000, 1 /* fixed */, 0, 0x4000000000ull};
+  printf("alloc_space_fixed=%d offset=0x%llX\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &fixed),
+         (unsigned long long)fixed.offset);
+  struct nvgpu_as_alloc_space overlap = {16, 0x20000, 1, 0, 0x4000000000ull + 0x20000};
+  printf("alloc_space_overlap=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &overlap));
+  struct nvgpu_as_alloc_space sparse = {8, 0x10000, 2 /* sparse */, 0, 0x10000};
+  printf("alloc_space_sparse=%d aligned=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &sparse),
+         (sparse.offset & 0xFFFF) == 0 && sparse.offset != 0);
+  struct buf b;
+  make_buf(&g, &b, 8192);
+  struct nvgpu_as_map_ex m = {1 /* fixed */, 0, b.handle, 0, 0, 0, fixed.offset};
+  printf("map_fixed_in_space=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_MAP_BUFFER_EX, &m));
+  struct nvgpu_as_map_ex clash = {1, 0, b.handle, 0, 0, 0, fixed.offset};
+  printf("map_fixed_clash=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_MAP_BUFFER_EX, &clash));
+  struct nvgpu_as_map_ex badh = {0, 0, 0xFFF0, 0, 0, 0, 0x1000};
+  printf("map_bad_handle=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_MAP_BUFFER_EX, &badh));
+  struct nvgpu_as_unmap um = {fixed.offset};
+  printf("unmap=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_UNMAP_BUFFER, &um));
+  printf("unmap_again=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_UNMAP_BUFFER, &um));
+  struct nvgpu_as_free_space fs = {0x1234000, 1, 0x20000};
+  printf("free_space_unknown=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &fs));
+  fs.offset = fixed.offset;
+  fs.pages = 16;
+  printf("free_space=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &fs));
+  struct nvgpu_as_bind_channel notch = {g.nvmap};
+  printf("bind_not_channel=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_BIND_CHANNEL, &notch));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: gpu_guest MODE [ARG]\n");
+    return 2;
+  }
+  const char* d = getenv("NVC_DIRECT");
+  must("init", nvc_init(&nv, d != NULL && d[0] == '1' ? NVC_VIA_DIRECT : NVC_VIA_NVDRV, 0x800000));
+  const char* m = argv[1];
+  int rc;
+  if (strcmp(m, "nvmap") == 0) rc = mode_nvmap();
+  else if (strcmp(m, "share") == 0) rc = mode_share();
+  else if (strcmp(m, "fault-unmapped") == 0) rc = mode_fault(0);
+  else if (strcmp(m, "fault-munmap") == 0) rc = mode_fault(1);
+  else if (strcmp(m, "bad-subchannel") == 0) rc = mode_fault(2);
+  else if (strcmp(m, "multi") == 0) rc = mode_multi();
+  else if (strcmp(m, "budget-loop") == 0) rc = mode_budget_loop(argc > 2 ? atoi(argv[2]) : 10);
+  else if (strcmp(m, "as") == 0) rc = mode_as();
+  else {
+    fprintf(stderr, "unknown mode %s\n", m);
+    return 2;
+  }
+  printf("done=1\n");
+  return rc;
+}
