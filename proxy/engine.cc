@@ -170,8 +170,11 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
                   has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>());
   }
 
-  if (config.learner != nullptr && !layout.slices.empty())
-    config.learner->Arrays(*desc, layout.slices);
+  if (config.learner != nullptr) {
+    if (!layout.slices.empty()) config.learner->Arrays(*desc, layout.slices);
+    if (has_in) config.learner->Fields(*desc, std::span<const uint8_t>(main).first(
+                                                  std::min<size_t>(size, desc->fixed_size())));
+  }
   if (!config.array_limits.empty() || rule.rule != nullptr) {
     std::span<const uint8_t> in =
         has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>();

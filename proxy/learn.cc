@@ -1,6 +1,9 @@
 #include "proxy/learn.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "proxy/enforce.h"
 
 namespace nvsentry::proxy {
 
@@ -28,12 +31,65 @@ void Learner::Arrays(const abi::IoctlDesc& desc, std::span<const abi::ArraySlice
     counts[i] = std::max(counts[i], slices[i].count);
 }
 
+namespace {
+
+constexpr size_t kMaxOneOf = 16;
+
+constexpr LearnableField kLearnable[] = {
+    {"NVMAP_IOC_CREATE", "size", LearnAs::kMax},
+    {"NVMAP_IOC_ALLOC", "heapmask", LearnAs::kBits},
+    {"NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX", "class_num", LearnAs::kOneOf},
+    {"NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO", "num_entries", LearnAs::kMax},
+    {"NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX", "num_entries", LearnAs::kMax},
+    {"NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX2", "num_entries", LearnAs::kMax},
+    {"NVGPU_AS_IOCTL_ALLOC_SPACE", "pages", LearnAs::kMax},
+};
+
+// The learnable fields of `desc` with how each is learned.
+std::vector<std::pair<const abi::Field*, LearnAs>> LearnableOf(const abi::IoctlDesc& desc) {
+  std::vector<std::pair<const abi::Field*, LearnAs>> out;
+  for (const LearnableField& lf : kLearnable) {
+    if (lf.ioctl != desc.name) continue;
+    for (const abi::Field& f : desc.fields)
+      if (f.name == lf.field) out.emplace_back(&f, lf.how);
+  }
+  return out;
+}
+
+// The largest value a field of this type holds.
+uint64_t FieldTypeMax(const abi::Field& f) {
+  const uint32_t bytes = abi::FieldTypeSize(f.type);
+  return bytes >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * bytes)) - 1;
+}
+
+}  // namespace
+
+std::span<const LearnableField> LearnableFields() { return kLearnable; }
+
+void Learner::Fields(const abi::IoctlDesc& desc, std::span<const uint8_t> fixed) {
+  // Most ioctls have none; the name comparison is cheaper than a lock.
+  std::vector<std::pair<const abi::Field*, LearnAs>> fields = LearnableOf(desc);
+  if (fields.empty()) return;
+  absl::MutexLock l(&mu_);
+  for (const auto& [f, how] : fields) {
+    std::optional<uint64_t> v = FieldValue(*f, fixed);
+    if (!v) continue;
+    Seen& s = fields_[f];
+    s.max = std::max(s.max, *v);
+    s.bits |= *v;
+    if (!s.too_many && std::find(s.values.begin(), s.values.end(), *v) == s.values.end()) {
+      if (s.values.size() == kMaxOneOf) s.too_many = true;
+      else s.values.push_back(*v);
+    }
+  }
+}
+
 void Learner::Initialized(uint64_t size) {
   absl::MutexLock l(&mu_);
   max_initialize_ = std::max(max_initialize_, size);
 }
 
-policy::Policy Learner::Learned(const policy::Policy& ran, uint64_t peak_fds) const {
+policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& used) const {
   absl::MutexLock l(&mu_);
   policy::Policy p;
   p.source = "(learned)";
@@ -46,11 +102,21 @@ policy::Policy Learner::Learned(const policy::Policy& ran, uint64_t peak_fds) co
   p.production_mode = ran.production_mode;
   p.action = policy::Action::kErrno;
   p.budgets = ran.budgets;
-  // Page-granular, like the Initialize sizes themselves.
-  const uint64_t tm = WithHeadroom(max_initialize_, 0, ran.budgets.transfer_memory);
+  // Page-granular, like the Initialize sizes themselves; it also covers the sentry memory behind
+  // nvmap objects allocated without a guest address.
+  const uint64_t tm = WithHeadroom(std::max(max_initialize_, used.peak(BudgetKind::kTransferMemory)),
+                                   0, ran.budgets.transfer_memory);
   p.budgets.transfer_memory = std::min<uint64_t>((tm + 0xFFF) & ~uint64_t{0xFFF}, ran.budgets.transfer_memory);
   p.budgets.open_fds =
-      static_cast<uint32_t>(WithHeadroom(peak_fds, 1, ran.budgets.open_fds));
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kOpenFds), 1, ran.budgets.open_fds));
+  p.budgets.nvmap_objects = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kNvmapObjects), 0, ran.budgets.nvmap_objects));
+  p.budgets.channels =
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kChannels), 0, ran.budgets.channels));
+  p.budgets.address_spaces = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kAddressSpaces), 0, ran.budgets.address_spaces));
+  p.budgets.pinned_bytes =
+      WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     if (!dev.fw.Contains(ran.firmware)) continue;
     policy::DeviceRule rule;
@@ -71,6 +137,22 @@ policy::Policy Learner::Learned(const policy::Policy& ran, uint64_t peak_fds) co
         const uint64_t seen = i < it->second.size() ? it->second[i] : 0;
         r.array_limits.push_back(
             static_cast<uint32_t>(WithHeadroom(seen, 1, desc.arrays[i].max_count)));
+      }
+      for (const auto& [f, how] : LearnableOf(desc)) {
+        auto seen = fields_.find(f);
+        if (seen == fields_.end()) continue;
+        const Seen& s = seen->second;
+        policy::FieldRule fr{f, std::nullopt, std::nullopt, {}};
+        switch (how) {
+          case LearnAs::kMax: fr.max = WithHeadroom(s.max, 1, FieldTypeMax(*f)); break;
+          case LearnAs::kBits: fr.bits = s.bits; break;
+          case LearnAs::kOneOf:
+            if (s.too_many) continue;
+            fr.one_of = s.values;
+            std::sort(fr.one_of.begin(), fr.one_of.end());
+            break;
+        }
+        r.fields.push_back(std::move(fr));
       }
       p.ioctls[&desc] = std::move(r);
     }

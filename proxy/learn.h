@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "abi/array_layout.h"
@@ -12,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/policy.h"
+#include "proxy/budget.h"
 
 namespace nvsentry::proxy {
 
@@ -23,22 +25,44 @@ class Learner {
   void Called(const abi::IoctlDesc& desc);
   // A call of `desc` passed the catalogue's array checks with these counts.
   void Arrays(const abi::IoctlDesc& desc, std::span<const abi::ArraySlice> slices);
+  // The copied fixed part of a call of `desc`: the values of its learnable fields (see
+  // LearnableFields) are recorded.
+  void Fields(const abi::IoctlDesc& desc, std::span<const uint8_t> fixed);
   // The /dev/nvdrv Initialize size the transfer-memory budget was asked to cover.
   void Initialized(uint64_t size);
 
-  // The smallest policy that allows what was recorded, for a guest that ran under `ran` (with
-  // the most device fds open at once `peak_fds`): [guest] as run; every device of the firmware
-  // that was not opened has backend "deny"; an opened device denies its ioctls by default and
-  // allows those called, with array limits of twice the largest count seen (at least 1, at most
-  // the catalogue's); budgets of twice the peaks seen (at most what `ran` allowed); action errno.
-  policy::Policy Learned(const policy::Policy& ran, uint64_t peak_fds) const;
+  // The smallest policy that allows what was recorded, for a guest that ran under `ran` with the
+  // budget peaks of `used`: [guest] as run; every device of the firmware that was not opened has
+  // backend "deny"; an opened device denies its ioctls by default and allows those called, with
+  // array limits of twice the largest count seen (at least 1, at most the catalogue's) and a
+  // rule for each learnable field seen (twice its largest value, the bits it used, or the
+  // values it took); budgets of twice the peaks seen (at most what `ran` allowed); action errno.
+  policy::Policy Learned(const policy::Policy& ran, const BudgetAccount& used) const;
 
  private:
+  struct Seen {
+    uint64_t max = 0;
+    uint64_t bits = 0;
+    std::vector<uint64_t> values;  // distinct, up to kMaxOneOf (then the rule is dropped)
+    bool too_many = false;
+  };
   mutable absl::Mutex mu_;
   absl::flat_hash_set<abi::DeviceId> opened_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint64_t>> called_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const abi::Field*, Seen> fields_ ABSL_GUARDED_BY(mu_);
   uint64_t max_initialize_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// The fields --learn writes rules for: the argument limits a policy author cares about (the
+// largest nvmap object, heap masks, the classes ALLOC_OBJ_CTX may create, GPFIFO sizes,
+// reservation sizes). Data, by catalogue name.
+enum class LearnAs : uint8_t { kMax, kBits, kOneOf };
+struct LearnableField {
+  std::string_view ioctl;
+  std::string_view field;
+  LearnAs how;
+};
+std::span<const LearnableField> LearnableFields();
 
 // Headroom for a learned limit: twice what was seen, at least `floor`, at most `cap`.
 uint64_t WithHeadroom(uint64_t seen, uint64_t floor, uint64_t cap);

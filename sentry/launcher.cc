@@ -113,13 +113,12 @@ std::atomic<bool> killed_by_policy{false};
 // file cannot be written.
 bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
                   const RunOptions& options) {
-  policy::Policy learned = guest.learner->Learned(
-      guest.policy, guest.budget->peak(proxy::BudgetKind::kOpenFds));
+  policy::Policy learned = guest.learner->Learned(guest.policy, *guest.budget);
   learned.source = name;
   std::string text = "# Learned by nvsentry run --learn from:";
   for (const std::string& a : options.argv) text += " " + a;
   text += "\n# The guest ran with action = audit; this policy allows what it did (devices, ioctls,\n"
-          "# array counts and budgets with 2x headroom) and refuses the rest.\n";
+          "# array counts, argument limits and budgets with 2x headroom) and refuses the rest.\n";
   text += policy::RenderToml(learned, true);
   const bool ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0;
   const int err = errno;
