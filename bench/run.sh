@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the benchmarks need and runs them; the report goes to standard output.
 #   bench/run.sh [--rounds=N]        (build directory: ./build, or $BUILD_DIR)
-# Needs root, as nvsentry itself does. Takes about 25 s on 2 cores once built.
+# Needs root, as nvsentry itself does. Takes about a minute on 2 cores once built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -16,5 +16,15 @@ case "$build_type" in
   Release|RelWithDebInfo) ;;
   *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
 esac
-cmake --build "$BUILD_DIR" --target nvsentry bench_guest nvsentry_bench -j"$(nproc)" >&2
-exec "$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@"
+targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench)
+[ -f "$BUILD_DIR/bench/CMakeFiles/gpu_bench.dir/build.make" ] && targets+=(gpu_bench)
+cmake --build "$BUILD_DIR" --target "${targets[@]}" -j"$(nproc)" >&2
+"$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@"
+echo
+echo "## The simulated GPU, end to end (a guest under nvsentry run)"
+"$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench"
+if [ -x "$BUILD_DIR/bench/gpu_bench" ]; then
+  echo
+  echo "## The command processor in process (pushbuffer decode, DMA engine)"
+  "$BUILD_DIR/bench/gpu_bench"
+fi

@@ -1,0 +1,170 @@
+/* The simulated GPU's end-to-end benchmarks, run as a guest under `nvsentry run` (bench/run.sh
+ * does): every figure goes through the real interception path, nvmap objects in this process's
+ * memory, the address space and a channel's command processor on the GPU's engine threads.
+ * Each figure comes with a baseline measured in the same run, and the ratio between them:
+ *   submit-1, submit-64   SUBMIT_GPFIFO of 1 or 64 entries until its fence is reached (submit plus
+ *                         SYNCPT_WAITEX), against two trapped calls that do nothing (SYNCPT_READ)
+ *   dma-64MiB             a 64 MiB DMA pitch copy until its fence, against memcpy of the same
+ *                         bytes here; the target is at least 50% of memcpy's rate
+ *   gpu_guest_bench [ROUNDS]   (default 20; the median of the rounds is reported) */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "nvclient.h"
+
+static struct nvc nv;
+static uint32_t nvmap, ctrl, as, ch;
+
+static void must(const char* what, int rc) {
+  if (rc != 0) {
+    fprintf(stderr, "gpu_guest_bench: %s failed: %s\n", what, nvc_strerror(&nv, rc));
+    exit(1);
+  }
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct buf {
+  uint8_t* cpu;
+  uint64_t size, gpu;
+  uint32_t handle;
+};
+
+static void make_buf(struct buf* b, uint64_t size) {
+  b->size = size;
+  b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (b->cpu == MAP_FAILED) exit(1);
+  struct nvmap_create cr = {(uint32_t)size, 0};
+  must("CREATE", nvc_ioctl(&nv, nvmap, NVMAP_IOC_CREATE, &cr));
+  b->handle = cr.handle;
+  struct nvmap_alloc al = {cr.handle, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)b->cpu};
+  must("ALLOC", nvc_ioctl(&nv, nvmap, NVMAP_IOC_ALLOC, &al));
+  struct nvgpu_as_map_ex m = {4, 0, b->handle, 0, 0, 0, 0x20000};
+  must("MAP_BUFFER_EX", nvc_ioctl(&nv, as, NVGPU_AS_MAP_BUFFER_EX, &m));
+  b->gpu = m.offset;
+}
+
+/* Submits `n` entries all pointing at the same `words` words at `va`, with a fence, and waits
+ * for it. */
+static void submit_and_wait(uint64_t va, uint32_t words, uint32_t n) {
+  static struct {
+    struct nvgpu_submit_gpfifo h;
+    struct nvgpu_gpfifo_entry e[64];
+  } s;
+  memset(&s.h, 0, sizeof s.h);
+  s.h.num_entries = n;
+  s.h.flags = NVGPU_SUBMIT_FENCE_GET;
+  for (uint32_t i = 0; i < n; i++) s.e[i] = nvc_gpfifo_entry(va, words);
+  uint32_t size = (uint32_t)(sizeof s.h + n * sizeof s.e[0]);
+  must("SUBMIT_GPFIFO", nvc_ioctl(&nv, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | (size << 16), &s));
+  struct nvhost_wait_ex w = {s.h.fence.id, s.h.fence.value, 10000, 0};
+  must("SYNCPT_WAITEX", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+}
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 20;
+  if (rounds < 3 || rounds > 1000) rounds = 20;
+  must("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
+  must("open nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
+  must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
+  must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
+  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
+  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  must("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
+  uint32_t nvmap_fd = nvmap;
+  must("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
+  struct nvgpu_as_bind_channel bind = {ch};
+  must("BIND_CHANNEL", nvc_ioctl(&nv, as, NVGPU_AS_BIND_CHANNEL, &bind));
+  struct nvgpu_alloc_gpfifo_ex gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 0x800;
+  must("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
+  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
+  must("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+
+  const uint64_t big = 64ull << 20;
+  struct buf push, src, dst;
+  make_buf(&push, 0x10000);
+  make_buf(&src, big);
+  make_buf(&dst, big);
+  memset(src.cpu, 0x3C, big);
+  memset(dst.cpu, 0, big);
+
+  /* A small pushbuffer: bind the copy engine, then a NOP-like host method. */
+  struct nvc_push nop = {0};
+  nvc_push_incr(&nop, 4, 0x000, 1, 0xB0B5u);
+  memcpy(push.cpu, nop.words, nop.count * 4);
+  /* The 64 MiB copy as 16 KiB lines (multi-line pitch copy), placed after the small one. */
+  struct nvc_push dma = {0};
+  nvc_push_incr(&dma, 4, 0x000, 1, 0xB0B5u);
+  nvc_push_incr(&dma, 4, 0x400, 8, (uint32_t)(src.gpu >> 32), (uint32_t)src.gpu, (uint32_t)(dst.gpu >> 32),
+                (uint32_t)dst.gpu, 16384u, 16384u, 16384u, (uint32_t)(big / 16384));
+  nvc_push_incr(&dma, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8) | (1u << 9));
+  memcpy(push.cpu + 1024, dma.words, dma.count * 4);
+
+  double* t = calloc((size_t)rounds, sizeof(double));
+  /* Baseline: a trapped ioctl that does nothing. */
+  for (int r = 0; r < rounds; r++) {
+    struct nvhost_id_value v = {1, 0};
+    double t0 = now_ns();
+    for (int i = 0; i < 200; i++) must("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+    t[r] = (now_ns() - t0) / 200;
+  }
+  const double trapped = median(t, rounds);
+  double submit[2];
+  const uint32_t sizes[2] = {1, 64};
+  for (int k = 0; k < 2; k++) {
+    submit_and_wait(push.gpu, nop.count, sizes[k]); /* warm-up */
+    for (int r = 0; r < rounds; r++) {
+      double t0 = now_ns();
+      for (int i = 0; i < 50; i++) submit_and_wait(push.gpu, nop.count, sizes[k]);
+      t[r] = (now_ns() - t0) / 50;
+    }
+    submit[k] = median(t, rounds);
+  }
+  const int big_rounds = rounds < 7 ? rounds : 7;
+  for (int r = 0; r < big_rounds; r++) {
+    double t0 = now_ns();
+    memcpy(dst.cpu, src.cpu, big);
+    t[r] = now_ns() - t0;
+  }
+  const double copy_cpu = median(t, big_rounds);
+  memset(dst.cpu, 0, big);
+  for (int r = 0; r < big_rounds; r++) {
+    double t0 = now_ns();
+    submit_and_wait(push.gpu + 4096, dma.count, 1);
+    t[r] = now_ns() - t0;
+  }
+  const double copy_gpu = median(t, big_rounds);
+  int ok = 1;
+  for (uint64_t i = 0; i < big; i += 4096) ok &= dst.cpu[i] == 0x3C && dst.cpu[i + 4095] == 0x3C;
+
+  printf("%-12s %14s %14s %10s\n", "figure", "ns", "baseline ns", "ratio");
+  printf("%-12s %14.0f %14.0f %9.2fx  (baseline: 2 trapped SYNCPT_READ)\n", "submit-1", submit[0],
+         2 * trapped, submit[0] / (2 * trapped));
+  printf("%-12s %14.0f %14.0f %9.2fx  (baseline: 2 trapped SYNCPT_READ)\n", "submit-64", submit[1],
+         2 * trapped, submit[1] / (2 * trapped));
+  const double rate = copy_cpu / copy_gpu;
+  printf("%-12s %14.0f %14.0f %9.2f   of memcpy's rate (%.2f vs %.2f GB/s), target >= 0.50: %s%s\n",
+         "dma-64MiB", copy_gpu, copy_cpu, rate, big / copy_gpu, big / copy_cpu,
+         rate >= 0.5 ? "PASS" : "MISS", ok ? "" : " (COPY WRONG)");
+  return ok ? 0 : 1;
+}
