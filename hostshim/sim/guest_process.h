@@ -1,6 +1,11 @@
 // A guest process whose memory backs nvmap objects ("OS-described memory"): the GPU reads and
-// writes it directly with process_vm_readv/writev. A pidfd taken when the first object is pinned
-// tells when the process has exited, so a recycled pid is never read or written.
+// writes it directly with process_vm_readv/writev. A pidfd taken when the process first becomes
+// an nvmap client tells when the process has exited, so a recycled pid is never read or written.
+//
+// Liveness: every access polls the pidfd first (one cheap syscall). Reads poll again afterwards
+// and are discarded if the process died meanwhile, so a read never returns another process's
+// bytes. A write cannot be undone: its residual race is a guest that exits, is reaped, and has
+// its pid handed to a new process, all between the poll and the process_vm_writev.
 #pragma once
 
 #include <sys/types.h>
@@ -21,18 +26,25 @@ class GuestProcess {
   GuestProcess& operator=(const GuestProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Readable (EPOLLIN) once the process exits; owned here, valid for this object's life.
+  int pidfd() const { return pidfd_; }
   // False once the process has exited (its memory can no longer be reached).
   bool Alive() const;
-  // Whole copies or nothing: false when the process is gone or any byte is not mapped in it.
+  // Whole copies or nothing: false when the process is gone or any byte is not mapped in it
+  // (a failed Write may have written a prefix).
   // Large copies go in as few syscalls as the kernel allows (up to IOV_MAX segments each).
   bool Read(uint64_t addr, std::span<uint8_t> dst) const;
   bool Write(uint64_t addr, std::span<const uint8_t> src) const;
   // Many segments at once: remote[i] in the guest to/from local[i] here (same lengths).
   bool ReadV(std::span<const iovec> local, std::span<const iovec> remote) const;
   bool WriteV(std::span<const iovec> local, std::span<const iovec> remote) const;
+  // True when every page of [addr, addr+len) is readable in the process right now (one byte
+  // read per page, IOV_MAX pages per syscall). `addr` need not be page aligned.
+  bool Mapped(uint64_t addr, uint64_t len) const;
 
  private:
   GuestProcess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
+  bool Transfer(bool write, std::span<const iovec> local, std::span<const iovec> remote) const;
   pid_t pid_;
   int pidfd_;
 };

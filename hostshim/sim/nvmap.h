@@ -41,8 +41,11 @@ class MappingOwner {
 
 class NvmapObject {
  public:
+  // An object without memory and without budget charges (Nvmap makes the real ones).
   NvmapObject(uint32_t id, uint64_t size) : id_(id), size_(size) {}
   ~NvmapObject();
+  NvmapObject(const NvmapObject&) = delete;
+  NvmapObject& operator=(const NvmapObject&) = delete;
   uint32_t id() const { return id_; }
   uint64_t size() const { return size_; }  // CREATE's size rounded up to 4 KiB
 
@@ -57,14 +60,16 @@ class NvmapObject {
   };
   Attributes attributes() const;
 
-  // GPU access: false when [offset, offset+len) is outside the object, the object has no memory,
-  // or the guest pages behind it are gone. Thread-safe; never holds a lock across the copy
-  // longer than the copy itself.
+  // GPU access: false when [offset, offset+len) is outside the object, the object has no memory
+  // (not allocated, or freed), or the guest pages behind it are gone. Thread-safe; the lock is
+  // held only to take a reference to the memory, never across the copy.
   bool Read(uint64_t offset, std::span<uint8_t> dst) const;
   bool Write(uint64_t offset, std::span<const uint8_t> src) const;
 
-  // Mapping bookkeeping for the address spaces (each mapping pins the object).
-  void AddMapping(std::weak_ptr<MappingOwner> owner, uint64_t va);
+  // Mapping bookkeeping for the address spaces (each mapping pins the object). AddMapping returns
+  // false (and records nothing) once the object's last handle has been freed: the caller must
+  // not keep the mapping. RemoveMapping drops one record of (owner, va); unknown ones are ignored.
+  bool AddMapping(std::weak_ptr<MappingOwner> owner, uint64_t va);
   void RemoveMapping(const MappingOwner* owner, uint64_t va);
   size_t mapping_count() const;
 
@@ -72,16 +77,36 @@ class NvmapObject {
   friend class Nvmap;
   struct Mapping {
     std::weak_ptr<MappingOwner> owner;
+    const MappingOwner* raw;  // identifies the owner for RemoveMapping (never dereferenced)
     uint64_t va;
   };
+  struct SentryMemory;  // mmap'ed, lazily zeroed pages (nvmap_object.cc)
+
+  // Nvmap's side. Begin/FinishAlloc bracket the slow part of ALLOC (range check, budget) so
+  // that no Nvmap lock is held meanwhile; Retire is the free of the last handle.
+  abi::NvError BeginAlloc();
+  // Takes ownership of the charge: on false (retired meanwhile) the charge is already released.
+  bool FinishAlloc(const Attributes& attr, std::shared_ptr<GuestProcess> process,
+                   std::shared_ptr<SentryMemory> memory, BudgetAccount* budget,
+                   BudgetKind charged_kind, uint64_t charged);
+  void AbortAlloc();
+  // Detaches the memory, releases its budget and returns the mappings to force out.
+  std::vector<Mapping> Retire();
+  static std::shared_ptr<SentryMemory> MakeSentryMemory(uint64_t size);
+
   const uint32_t id_;
   const uint64_t size_;
   mutable absl::Mutex mu_;
   Attributes attr_ ABSL_GUARDED_BY(mu_);
+  bool allocating_ ABSL_GUARDED_BY(mu_) = false;
+  bool retired_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<GuestProcess> process_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<uint8_t[]> sentry_memory_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<SentryMemory> sentry_memory_ ABSL_GUARDED_BY(mu_);
   std::vector<Mapping> mappings_ ABSL_GUARDED_BY(mu_);
-  BudgetAccount* charged_ = nullptr;  // where pinned/transfer bytes were charged (released here)
+  // Where the pinned/transfer bytes were charged (released by Retire or the destructor).
+  BudgetAccount* budget_ ABSL_GUARDED_BY(mu_) = nullptr;
+  BudgetKind charged_kind_ ABSL_GUARDED_BY(mu_) = BudgetKind::kPinnedBytes;
+  uint64_t charged_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // A pin, as DumpStatus and the trace report it: which process's memory an object holds.
@@ -93,17 +118,23 @@ struct PinInfo {
   size_t mappings;
 };
 
+class ExitWatcher;
+
 class Nvmap {
  public:
   // `budget` outlives this; `permission_mask` gives FROM_ID's rights (bits 9, 12) and the ARUID
   // exports (bit 14, enforced before the call reaches here); `aruid` is the guest's own.
+  // Starts the reaper thread that releases the clients of exited processes.
   Nvmap(BudgetAccount* budget, uint32_t permission_mask, uint64_t aruid);
   ~Nvmap();
+  Nvmap(const Nvmap&) = delete;
+  Nvmap& operator=(const Nvmap&) = delete;
 
   // The object behind `handle` in process `tgid`'s client, or null (no such handle there).
   std::shared_ptr<NvmapObject> Resolve(pid_t tgid, uint32_t handle) const;
 
-  // The ioctls, on the caller's client (NvmapDevice copies the arguments in and out).
+  // The ioctls, on the caller's client (NvmapDevice copies the arguments in and out). A tgid
+  // that is not a live process is BadParameter.
   abi::NvError Create(pid_t tgid, uint32_t size, uint32_t* handle);
   abi::NvError FromId(pid_t tgid, uint32_t id, uint32_t* handle);
   abi::NvError Alloc(pid_t tgid, uint32_t handle, uint32_t heapmask, uint32_t flags,
@@ -121,24 +152,51 @@ class Nvmap {
 
   std::vector<PinInfo> Pins() const;
   size_t object_count() const;
+  size_t client_count() const;
+
+  // Limits that keep one guest from growing the sentry without bound.
+  static constexpr size_t kMaxExportsPerObject = 64;
+  static constexpr uint32_t kMaxDuplicates = 0x7FFFFFFF;  // per handle per client
 
  private:
   struct Client {
-    absl::flat_hash_map<uint32_t, uint32_t> dups;  // handle (= id) -> duplicate count
+    std::shared_ptr<GuestProcess> process;
+    uint32_t serial = 0;                            // tells a reused tgid's client apart
+    absl::flat_hash_map<uint32_t, uint32_t> dups;   // handle (= id) -> duplicate count
   };
   struct Entry {
     std::shared_ptr<NvmapObject> object;
-    uint32_t refs = 0;                        // duplicates over all clients
-    pid_t creator = -1;
+    uint64_t refs = 0;                              // duplicates over all clients
+    std::shared_ptr<GuestProcess> creator;          // the process that made it (CREATE)
     absl::flat_hash_map<uint64_t, bool> exported_to;  // aruids (EXPORT_FOR_ARUID)
   };
+  using Dead = std::vector<std::shared_ptr<NvmapObject>>;
+  // The caller's client, made on first use (null: the process is gone). A client left by an
+  // exited process whose tgid was reused is dropped first (its freed objects go to `dead`).
+  Client* ClientFor(pid_t tgid, Dead* dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops a client's handles (objects nobody else holds go to `dead`), stops watching its pidfd.
+  void DropClient(pid_t tgid, Dead* dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets a client that holds no handle (clients exist only while they hold something).
+  void PruneClient(pid_t tgid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The entry behind a handle the live process `tgid` holds, or null.
+  const Entry* Held(pid_t tgid, uint32_t handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  Entry* Held(pid_t tgid, uint32_t handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t NextId() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes an entry whose last reference went; the caller retires the object outside mu_.
+  std::shared_ptr<NvmapObject> DropEntry(uint32_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Called without mu_: retires the objects and forces their mappings out.
+  static void Finish(const Dead& dead);
+  void ReleaseClientIf(pid_t tgid, uint32_t serial);
+
   BudgetAccount* const budget_;
   const uint32_t permission_mask_;
   const uint64_t aruid_;
   mutable absl::Mutex mu_;
   uint32_t next_id_ ABSL_GUARDED_BY(mu_) = 4;
+  uint32_t next_serial_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uint32_t, Entry> objects_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<pid_t, Client> clients_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ExitWatcher> reaper_;  // set in the constructor, reset first in ~Nvmap
 };
 
 }  // namespace nvsentry::hostshim::sim

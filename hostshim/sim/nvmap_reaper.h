@@ -1,0 +1,35 @@
+// The nvmap reaper: one thread that waits (epoll) on the pidfds of nvmap's client processes and
+// reports each exit once, so a guest that forks many short-lived processes cannot leave objects
+// behind. The callback runs on the reaper thread with no lock of the watcher held; it may call
+// Watch/Unwatch. Destruction stops the thread and waits for a running callback to return.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <thread>
+
+namespace nvsentry::hostshim::sim {
+
+class ExitWatcher {
+ public:
+  // `on_exit(cookie)` is called once per Watch whose process exits (until Unwatch).
+  explicit ExitWatcher(std::function<void(uint64_t cookie)> on_exit);
+  ~ExitWatcher();
+  ExitWatcher(const ExitWatcher&) = delete;
+  ExitWatcher& operator=(const ExitWatcher&) = delete;
+
+  // False if the thread could not start (then nothing is ever reported).
+  bool running() const { return thread_.joinable(); }
+  // `pidfd` must stay open until Unwatch (or until its exit was reported).
+  bool Watch(int pidfd, uint64_t cookie);
+  void Unwatch(int pidfd);
+
+ private:
+  void Run();
+  std::function<void(uint64_t)> on_exit_;
+  int epfd_ = -1;
+  int stopfd_ = -1;  // eventfd: written by the destructor
+  std::thread thread_;
+};
+
+}  // namespace nvsentry::hostshim::sim
