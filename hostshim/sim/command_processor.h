@@ -4,6 +4,10 @@
 // subchannel (3D report semaphore and inline-to-memory, inline-to-memory, DMA copy, 2D/compute
 // counted only). Facts: ../shared/reference/gpu-methods.md.
 //
+// Not thread-safe: one caller at a time (the channel's engine thread). Syncpoint increments run
+// the syncpoint table's waiter callbacks on the calling thread, so do not call Run() holding a
+// lock those callbacks take.
+//
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
 // the condition, and the next Run() of the same entry continues from that word. Methods it does
 // not model are counted (and logged once), never fatal. A fault or a bad command stops the
@@ -13,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,7 +49,8 @@ struct RunResult {
     kError,          // a malformed command (error says what): the channel must stop
   };
   Stop stop = Stop::kDone;
-  uint32_t id = 0, threshold = 0;
+  uint32_t id = 0, threshold = 0;  // kWaitSyncpoint; kWaitSemaphore: threshold = the payload
+  uint64_t va = 0;                 // kWaitSemaphore: the semaphore's GPU address
   MmuFault fault;
   std::string error;
 };
@@ -63,13 +69,20 @@ struct CommandStats {
   uint64_t dma_copies = 0;       // DMA LAUNCH_DMAs
   uint64_t dma_bytes = 0;
   uint64_t nonstall_interrupts = 0;
+  uint64_t truncated_commands = 0;  // a command whose arguments ran past its segment's end
 };
+
+// A DMA LAUNCH_DMA moving more than this (or more lines) is a channel error: it would hold the
+// engine thread for seconds.
+constexpr uint64_t kMaxDmaBytes = 4ull << 30;
+constexpr uint64_t kMaxDmaLines = 1u << 24;
 
 class CommandProcessor {
  public:
   explicit CommandProcessor(ChannelEnv env);
   ~CommandProcessor();
-  // Runs (or resumes) one GPFIFO entry.
+  // Runs (or resumes) one GPFIFO entry. A stopped wait is resumed by the next call with the same
+  // entry (the words already executed are not executed again); any other entry forgets it.
   RunResult Run(const abi::channel::GpfifoEntry& entry);
   // Runs a pushbuffer that is already in sentry memory (the words of one segment); used by
   // Run() after the fetch, by the kernel-style fence words the channel adds around a submit,

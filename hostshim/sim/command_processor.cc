@@ -1,0 +1,442 @@
+// The pusher: GPFIFO entry -> pushbuffer chunks fetched through the channel's GpuMemory ->
+// command words -> method writes routed to the host class or the subchannel's engine. The
+// engines live in host_class.cc, threed_class.cc, i2m_class.cc and dma_copy_class.cc.
+#include "hostshim/sim/command_processor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "hostshim/sim/cp_state.h"
+#include "hostshim/sim/pushbuffer.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::hostshim::sim {
+
+namespace {
+
+using methods::Index;
+using methods::kFirstEngineMethod;
+using methods::kNumMethods;
+
+// Pushbuffer words fetched per GpuMemory::Read: large enough to amortise the translation,
+// small enough that a segment of 2^21 words does not need an 8 MiB buffer.
+constexpr size_t kChunkWords = 16384;
+
+constexpr uint32_t kClassOf[kNumKinds] = {0, methods::kClassHost, methods::kClass2D,
+                                          methods::kClass3D, methods::kClassCompute,
+                                          methods::kClassI2M, methods::kClassDma};
+
+struct Tables {
+  std::array<std::array<uint8_t, kNumMethods>, kNumKinds> kind{};
+  // prefix[k][mk][i]: methods of kind mk among [0, i).
+  std::array<std::array<std::array<uint16_t, kNumMethods + 1>, 3>, kNumKinds> prefix{};
+
+  void Set(EngineKind k, uint32_t byte_offset, MethodKind mk) { kind[k][Index(byte_offset)] = mk; }
+
+  Tables() {
+    for (EngineKind k : {k2D, k3D, kCompute, kI2M, kDma}) Set(k, methods::threed::kNoOperation, kRegister);
+    for (EngineKind k : {k3D, kCompute, kI2M}) {
+      namespace m = methods::i2m;
+      for (uint32_t off : {m::kLineLengthIn, m::kLineCount, m::kOffsetOutUpper, m::kOffsetOut,
+                           m::kPitchOut, m::kSemaphoreA, m::kSemaphoreB, m::kSemaphoreC}) {
+        Set(k, off, kRegister);
+      }
+      Set(k, m::kLaunchDma, kTrigger);
+      Set(k, m::kLoadInlineData, kTrigger);
+    }
+    for (EngineKind k : {k3D, kCompute}) {
+      namespace t = methods::threed;
+      Set(k, t::kReportSemaphoreA, kRegister);
+      Set(k, t::kReportSemaphoreB, kRegister);
+      Set(k, t::kReportSemaphoreC, kRegister);
+      Set(k, t::kReportSemaphoreD, kTrigger);
+    }
+    {
+      namespace d = methods::dma;
+      for (uint32_t off : {d::kSemaphoreA, d::kSemaphoreB, d::kSemaphorePayload, d::kOffsetInUpper,
+                           d::kOffsetInLower, d::kOffsetOutUpper, d::kOffsetOutLower, d::kPitchIn,
+                           d::kPitchOut, d::kLineLengthIn, d::kLineCount, d::kRemapConstA,
+                           d::kRemapConstB, d::kRemapComponents}) {
+        Set(kDma, off, kRegister);
+      }
+      Set(kDma, d::kLaunchDma, kTrigger);
+    }
+    for (int k = 0; k < kNumKinds; ++k) {
+      for (int mk = 0; mk < 3; ++mk) {
+        uint16_t n = 0;
+        for (uint32_t i = 0; i < kNumMethods; ++i) {
+          prefix[k][mk][i] = n;
+          if (kind[k][i] == mk) ++n;
+        }
+        prefix[k][mk][kNumMethods] = n;
+      }
+    }
+  }
+};
+
+const Tables& T() {
+  static const Tables* t = new Tables();
+  return *t;
+}
+
+}  // namespace
+
+const std::array<uint8_t, kNumMethods>& MethodTable(EngineKind k) { return T().kind[k]; }
+uint16_t MethodPrefix(EngineKind k, MethodKind mk, uint32_t i) { return T().prefix[k][mk][i]; }
+
+CommandProcessor::State::State(ChannelEnv e)
+    : env(std::move(e)),
+      regs(std::make_unique<std::array<std::array<uint32_t, kNumMethods>, kNumKinds>>()) {
+  for (auto& r : *regs) r.fill(0);
+  fetch.reserve(kChunkWords);
+}
+
+CommandProcessor::CommandProcessor(ChannelEnv env) : state_(std::make_unique<State>(std::move(env))) {}
+CommandProcessor::~CommandProcessor() = default;
+
+const CommandStats& CommandProcessor::stats() const { return state_->stats; }
+
+void CommandProcessor::Reset() {
+  State& s = *state_;
+  s.subch_kind.fill(kNone);
+  s.subch_class.fill(0);
+  s.cur = PbCursor{};
+  s.pending = State::Pending{};
+  for (auto& r : *s.regs) r.fill(0);
+  for (auto& p : s.i2m) p = I2mProgress{};
+}
+
+RunResult CommandProcessor::Run(const abi::channel::GpfifoEntry& entry) {
+  uint64_t key = (static_cast<uint64_t>(entry.entry1) << 32) | entry.entry0;
+  uint32_t length = pb::EntryLength(entry.entry1);
+  if (length == 0) {
+    state_->result = RunResult{};
+    state_->Error("zero-length GPFIFO entry (pusher error)");
+    return state_->result;
+  }
+  return state_->RunSegment(nullptr, length, pb::EntryVa(entry.entry0, entry.entry1), true, key,
+                            false);
+}
+
+RunResult CommandProcessor::RunWords(std::span<const uint32_t> words) {
+  return state_->RunSegment(words.data(), words.size(), 0, false, words.size(), true);
+}
+
+RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t length, uint64_t va,
+                                              bool fetch_words, uint64_t key, bool from_words) {
+  result = RunResult{};
+  log_debug = spdlog::should_log(spdlog::level::debug);
+  uint64_t pos = 0;
+  if (pending.active && pending.from_words == from_words && pending.key == key) {
+    pos = pending.pos;
+    cur = pending.cursor;
+  } else {
+    if (pending.active) {
+      SPDLOG_DEBUG("sim gpu: a waiting segment was replaced by another before it resumed");
+    }
+    cur = PbCursor{};
+    ++stats.entries;
+  }
+  pending = Pending{false, from_words, key, 0, PbCursor{}};
+
+  while (pos < length) {
+    const uint32_t* chunk;
+    size_t n;
+    if (fetch_words) {
+      n = static_cast<size_t>(std::min<uint64_t>(kChunkWords, length - pos));
+      fetch.resize(n);
+      MmuFault f;
+      uint64_t at = va + pos * 4;
+      if (env.memory == nullptr) {
+        f = MmuFault{MmuFault::Kind::kUnmapped, at, false};
+        Fault(f);
+        return result;
+      }
+      if (!env.memory->Read(at, std::span(reinterpret_cast<uint8_t*>(fetch.data()), n * 4), &f)) {
+        Fault(f);
+        return result;
+      }
+      chunk = fetch.data();
+    } else {
+      chunk = words + pos;
+      n = static_cast<size_t>(length - pos);
+    }
+    stats.words += n;
+    bool end = false;
+    if (!Execute(chunk, n, pos, &end)) return result;
+    if (end) break;
+    pos += n;
+  }
+  if (cur.remaining != 0) {
+    ++stats.truncated_commands;
+    SPDLOG_DEBUG("sim gpu: command for method 0x{:X} lost {} arguments past its segment's end",
+                 cur.method * 4, cur.remaining);
+  }
+  cur = PbCursor{};
+  result.stop = RunResult::Stop::kDone;
+  return result;
+}
+
+bool CommandProcessor::State::Execute(const uint32_t* words, size_t n, uint64_t base, bool* end) {
+  size_t i = 0;
+  while (i < n) {
+    if (cur.remaining == 0) {
+      uint32_t w = words[i];
+      uint32_t mode = pb::WordMode(w);
+      switch (mode) {
+        case pb::kModeInc:
+        case pb::kModeNonInc:
+        case pb::kModeIncOnce:
+          cur = PbCursor{pb::WordMethod(w), pb::WordCount(w),
+                         static_cast<uint8_t>(pb::WordSubchannel(w)), static_cast<uint8_t>(mode)};
+          break;
+        case pb::kModeImmediate:
+          if (Write(pb::WordSubchannel(w), pb::WordMethod(w), pb::WordImmediate(w)) == Exec::kStop) {
+            SaveWait(base + i);
+            return false;
+          }
+          break;
+        case pb::kModeLegacyInc:
+          // Word 0 is the NOP; tertiary ops 1..3 set subdevice masks, which a single GPU ignores.
+          if (w != 0 && pb::LegacyTertOp(w) == 0) {
+            cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
+                           static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeInc};
+          }
+          break;
+        case pb::kModeLegacyNonInc:
+          if (pb::LegacyTertOp(w) != 0) {
+            Error(fmt::format("command word 0x{:08X}: reserved tertiary operation", w));
+            return false;
+          }
+          cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
+                         static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeNonInc};
+          break;
+        case pb::kModeEndSegment:
+          *end = true;
+          return true;
+        default:
+          Error(fmt::format("command word 0x{:08X}: reserved mode {}", w, mode));
+          return false;
+      }
+      ++i;
+      continue;
+    }
+    size_t avail = static_cast<size_t>(std::min<uint64_t>(cur.remaining, n - i));
+    bool stopped = false;
+    i += Arguments(words + i, avail, &stopped);
+    if (stopped) {
+      SaveWait(base + i);
+      return false;
+    }
+  }
+  return true;
+}
+
+size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* stopped) {
+  uint32_t m = cur.method;
+  EngineKind k = static_cast<EngineKind>(subch_kind[cur.subch]);
+  // Bulk paths for engine methods that only store a register: O(1) per command.
+  if (m >= kFirstEngineMethod && k != kNone) {
+    const Tables& t = T();
+    auto& r = (*regs)[k];
+    if (cur.mode == pb::kModeNonInc) {
+      uint8_t mk = t.kind[k][m];
+      if (mk != kTrigger) {
+        r[m] = args[n - 1];
+        stats.methods += n;
+        if (mk == kUnmodelled) {
+          stats.unmodelled += n;
+          if (log_debug) LogOnce(k, m, args[n - 1]);
+        }
+        cur.remaining -= n;
+        return n;
+      }
+      if (m == Index(methods::i2m::kLoadInlineData)) {
+        size_t took = I2mData(k, args, n, stopped);
+        stats.methods += took;
+        cur.remaining -= took;
+        return took;
+      }
+    } else if (cur.mode == pb::kModeInc && m + n <= kNumMethods &&
+               t.prefix[k][kTrigger][m + n] == t.prefix[k][kTrigger][m]) {
+      std::memcpy(&r[m], args, n * sizeof(uint32_t));
+      uint32_t unmodelled = t.prefix[k][kUnmodelled][m + n] - t.prefix[k][kUnmodelled][m];
+      stats.unmodelled += unmodelled;
+      stats.methods += n;
+      if (unmodelled != 0 && log_debug) {
+        for (size_t j = 0; j < n; ++j) {
+          if (t.kind[k][m + j] == kUnmodelled) LogOnce(k, static_cast<uint32_t>(m + j), args[j]);
+        }
+      }
+      cur.method += n;
+      cur.remaining -= n;
+      return n;
+    }
+  }
+  // One write at a time: host methods, triggers, and increment-once's first argument (after
+  // which the command is non-incrementing and the caller comes back for the bulk path).
+  size_t done = 0;
+  while (done < n) {
+    if (Write(cur.subch, cur.method, args[done]) == Exec::kStop) {
+      *stopped = true;
+      return done;
+    }
+    ++done;
+    --cur.remaining;
+    if (cur.mode == pb::kModeInc) {
+      cur.method = (cur.method + 1) & (kNumMethods - 1);
+    } else if (cur.mode == pb::kModeIncOnce) {
+      cur.method = (cur.method + 1) & (kNumMethods - 1);
+      cur.mode = pb::kModeNonInc;
+      break;
+    }
+  }
+  return done;
+}
+
+Exec CommandProcessor::State::Write(uint32_t subch, uint32_t method, uint32_t value) {
+  Exec e;
+  if (method < kFirstEngineMethod) {
+    e = HostMethod(subch, method, value);
+  } else {
+    EngineKind k = static_cast<EngineKind>(subch_kind[subch]);
+    if (k == kNone) {
+      return Error(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
+                               method * 4, subch));
+    }
+    (*regs)[k][method] = value;
+    switch (T().kind[k][method]) {
+      case kUnmodelled:
+        e = Unmodelled(k, method, value);
+        break;
+      case kRegister:
+        e = Exec::kOk;
+        break;
+      default:
+        if (k == kDma) {
+          e = DmaTrigger(method, value);
+        } else if ((k == k3D || k == kCompute) &&
+                   method == Index(methods::threed::kReportSemaphoreD)) {
+          e = ThreeDTrigger(k, method, value);
+        } else {
+          e = I2mTrigger(k, method, value);
+        }
+        break;
+    }
+  }
+  if (e == Exec::kOk) ++stats.methods;
+  return e;
+}
+
+Exec CommandProcessor::State::Unmodelled(EngineKind k, uint32_t method, uint32_t value) {
+  ++stats.unmodelled;
+  if (log_debug) LogOnce(k, method, value);
+  return Exec::kOk;
+}
+
+void CommandProcessor::State::LogOnce(EngineKind k, uint32_t method, uint32_t value) {
+  if (!logged[k][method]) {
+    logged[k].set(method);
+    spdlog::debug("sim gpu: class 0x{:04X} method 0x{:04X} (value 0x{:08X}) is not modelled",
+                  kClassOf[k], method * 4, value);
+  }
+}
+
+Exec CommandProcessor::State::Error(std::string message) {
+  result.stop = RunResult::Stop::kError;
+  spdlog::debug("sim gpu: channel error: {}", message);
+  result.error = std::move(message);
+  return Exec::kStop;
+}
+
+Exec CommandProcessor::State::Fault(const MmuFault& f) {
+  result.stop = RunResult::Stop::kFault;
+  result.fault = f;
+  return Exec::kStop;
+}
+
+void CommandProcessor::State::SaveWait(uint64_t pos) {
+  if (result.stop != RunResult::Stop::kWaitSyncpoint &&
+      result.stop != RunResult::Stop::kWaitSemaphore) {
+    return;
+  }
+  pending.active = true;
+  pending.pos = pos;
+  pending.cursor = cur;  // key and source were set when the segment started
+}
+
+uint64_t CommandProcessor::State::Now() {
+  if (env.gpu_time_ns) return env.gpu_time_ns();
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void CommandProcessor::State::Interrupt() {
+  ++stats.nonstall_interrupts;
+  if (env.nonstall_interrupt) env.nonstall_interrupt();
+}
+
+namespace {
+bool WriteMem(GpuMemory* mem, uint64_t va, const void* data, size_t n, MmuFault* f) {
+  if (mem == nullptr) {
+    *f = MmuFault{MmuFault::Kind::kUnmapped, va, true};
+    return false;
+  }
+  return mem->Write(va, std::span(static_cast<const uint8_t*>(data), n), f);
+}
+}  // namespace
+
+Exec CommandProcessor::State::Release(uint64_t va, uint32_t payload, bool four_bytes) {
+  MmuFault f;
+  if (four_bytes) {
+    if (!WriteMem(env.memory, va, &payload, 4, &f)) return Fault(f);
+    return Exec::kOk;
+  }
+  uint8_t buf[16];
+  uint32_t zero = 0;
+  uint64_t ts = Now();
+  std::memcpy(buf, &payload, 4);
+  std::memcpy(buf + 4, &zero, 4);
+  std::memcpy(buf + 8, &ts, 8);
+  if (!WriteMem(env.memory, va, buf, 16, &f)) return Fault(f);
+  return Exec::kOk;
+}
+
+Exec CommandProcessor::State::Release64(uint64_t va, uint64_t value) {
+  uint8_t buf[16];
+  uint64_t ts = Now();
+  std::memcpy(buf, &value, 8);
+  std::memcpy(buf + 8, &ts, 8);
+  MmuFault f;
+  if (!WriteMem(env.memory, va, buf, 16, &f)) return Fault(f);
+  return Exec::kOk;
+}
+
+Exec CommandProcessor::State::Reduce(uint64_t va, methods::Reduction op, bool is_signed,
+                                     uint32_t payload) {
+  MmuFault f;
+  uint32_t v = 0;
+  if (env.memory == nullptr) return Fault(MmuFault{MmuFault::Kind::kUnmapped, va, false});
+  if (!env.memory->Read(va, std::span(reinterpret_cast<uint8_t*>(&v), 4), &f)) return Fault(f);
+  auto s = [](uint32_t x) { return static_cast<int32_t>(x); };
+  using R = methods::Reduction;
+  switch (op) {
+    case R::kMin: v = is_signed ? (s(payload) < s(v) ? payload : v) : std::min(v, payload); break;
+    case R::kMax: v = is_signed ? (s(payload) > s(v) ? payload : v) : std::max(v, payload); break;
+    case R::kXor: v ^= payload; break;
+    case R::kAnd: v &= payload; break;
+    case R::kOr: v |= payload; break;
+    case R::kAdd: v += payload; break;
+    case R::kInc: v = v >= payload ? 0 : v + 1; break;  // wraps to 0 past the payload
+    case R::kDec: v = (v == 0 || v > payload) ? payload : v - 1; break;
+    default:  // FADD and reserved codes
+      ++stats.unmodelled;
+      return Exec::kOk;
+  }
+  if (!WriteMem(env.memory, va, &v, 4, &f)) return Fault(f);
+  return Exec::kOk;
+}
+
+}  // namespace nvsentry::hostshim::sim

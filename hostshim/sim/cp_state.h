@@ -1,0 +1,120 @@
+// Internal to the command processor (command_processor.cc and the *_class.cc engines): the
+// channel's pusher state, the engines' method registers, and the engine entry points. Engines
+// are plain member functions switched on the bound class, so the decode loop makes no virtual
+// call and no allocation per word.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hostshim/sim/command_processor.h"
+#include "hostshim/sim/methods.h"
+
+namespace nvsentry::hostshim::sim {
+
+// The engine classes a subchannel can hold. kNone: nothing bound yet.
+enum EngineKind : uint8_t { kNone = 0, kHost, k2D, k3D, kCompute, kI2M, kDma, kNumKinds };
+
+// How a method of a class is handled: stored only and not modelled (counted), stored and used by
+// a later trigger (modelled), or a trigger that acts.
+enum MethodKind : uint8_t { kUnmodelled = 0, kRegister = 1, kTrigger = 2 };
+
+// Outcome of executing one method write.
+enum class Exec : uint8_t {
+  kOk,
+  kStop,  // result_ says why: a wait (resumable), a fault or an error (the channel stops)
+};
+
+// Where the pusher is inside the current command: the next argument goes to `method` on
+// `subch`; `remaining` arguments are still to come.
+struct PbCursor {
+  uint32_t method = 0;
+  uint32_t remaining = 0;
+  uint8_t subch = 0;
+  uint8_t mode = 0;  // pb::kModeInc, kModeNonInc or kModeIncOnce while remaining > 0
+};
+
+// Inline-to-memory progress, one per class instance that has the methods (I2M, 3D, compute).
+struct I2mProgress {
+  bool active = false;
+  bool discard = false;    // block-linear destination: consume the data, write nothing
+  uint64_t dst = 0;
+  uint64_t line_length = 0;  // bytes; coalesced lines make it exceed 32 bits
+  uint32_t line_count = 0, pitch = 0;
+  uint32_t line = 0;         // current line
+  uint64_t in_line = 0;      // bytes written in the current line
+  uint32_t launch = 0;       // the LAUNCH_DMA value (completion, interrupt)
+};
+
+struct CommandProcessor::State {
+  explicit State(ChannelEnv e);
+
+  ChannelEnv env;
+  CommandStats stats;
+  RunResult result;
+
+  // Pusher.
+  std::array<uint8_t, 8> subch_kind{};   // EngineKind per subchannel
+  std::array<uint32_t, 8> subch_class{};
+  PbCursor cur;
+  struct Pending {
+    bool active = false;
+    bool from_words = false;  // RunWords (key = word count) or Run (key = the entry)
+    uint64_t key = 0;
+    uint64_t pos = 0;         // index of the word to execute next
+    PbCursor cursor;
+  } pending;
+  std::vector<uint32_t> fetch;  // one chunk of the segment being run
+  bool log_debug = false;
+
+  // Engine registers, indexed by method index. Host methods use regs[kHost].
+  std::unique_ptr<std::array<std::array<uint32_t, methods::kNumMethods>, kNumKinds>> regs;
+  std::array<std::bitset<methods::kNumMethods>, kNumKinds> logged;  // unmodelled, logged once
+  std::array<I2mProgress, kNumKinds> i2m;  // used for k3D, kCompute, kI2M
+  std::vector<uint8_t> bounce;  // DMA copy buffer, allocated on the first copy
+
+  uint32_t& Reg(EngineKind k, uint32_t byte_offset) { return (*regs)[k][byte_offset >> 2]; }
+
+  // Pusher (command_processor.cc).
+  RunResult RunSegment(const uint32_t* words, uint64_t length, uint64_t va, bool fetch_words,
+                       uint64_t key, bool from_words);
+  // Executes words [0, n) whose first word is word `base` of the segment. Returns false when it
+  // stopped (result says why; pending is set for waits); *end is set by an END_PB_SEGMENT word.
+  bool Execute(const uint32_t* words, size_t n, uint64_t base, bool* end);
+  size_t Arguments(const uint32_t* args, size_t n, bool* stopped);
+  Exec Write(uint32_t subch, uint32_t method, uint32_t value);
+  Exec Unmodelled(EngineKind k, uint32_t method, uint32_t value);  // counts and logs once
+  void LogOnce(EngineKind k, uint32_t method, uint32_t value);
+  Exec Error(std::string message);
+  Exec Fault(const MmuFault& f);
+  void SaveWait(uint64_t pos);
+
+  // Shared helpers (command_processor.cc).
+  uint64_t Now();
+  void Interrupt();
+  // Writes a 4-byte or 16-byte (payload, 0, timestamp) semaphore release.
+  Exec Release(uint64_t va, uint32_t payload, bool four_bytes);
+  Exec Release64(uint64_t va, uint64_t value);  // four-word report: value, then timestamp
+  // Read-modify-write reduction on a 32-bit semaphore.
+  Exec Reduce(uint64_t va, methods::Reduction op, bool is_signed, uint32_t payload);
+
+  // Engines.
+  Exec HostMethod(uint32_t subch, uint32_t method, uint32_t value);  // host_class.cc
+  Exec ThreeDTrigger(EngineKind k, uint32_t method, uint32_t value);  // threed_class.cc
+  Exec I2mTrigger(EngineKind k, uint32_t method, uint32_t value);     // i2m_class.cc
+  // Feeds LOAD_INLINE_DATA words in bulk; returns how many it took (all unless it stopped).
+  size_t I2mData(EngineKind k, const uint32_t* words, size_t n, bool* stopped);
+  Exec I2mComplete(EngineKind k);
+  Exec DmaTrigger(uint32_t method, uint32_t value);                   // dma_copy_class.cc
+};
+
+// The static method tables (command_processor.cc).
+const std::array<uint8_t, methods::kNumMethods>& MethodTable(EngineKind k);
+// Number of methods of kind `mk` in [0, i) for class k: O(1) range checks in the bulk paths.
+uint16_t MethodPrefix(EngineKind k, MethodKind mk, uint32_t i);
+
+}  // namespace nvsentry::hostshim::sim
