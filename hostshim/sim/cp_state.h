@@ -110,6 +110,7 @@ struct CommandProcessor::State {
   size_t I2mData(EngineKind k, const uint32_t* words, size_t n, bool* stopped);
   Exec I2mComplete(EngineKind k);
   Exec DmaTrigger(uint32_t method, uint32_t value);                   // dma_copy_class.cc
+  Exec DmaCopy(uint32_t launch);
 };
 
 // The static method tables (command_processor.cc).

@@ -1,10 +1,170 @@
-// The DMA copy engine, class 0xB0B5 (placeholder until the copy lands).
+// The DMA copy engine, class 0xB0B5. LAUNCH_DMA copies LINE_LENGTH_IN bytes (or LINE_COUNT such
+// lines, PITCH_IN / PITCH_OUT apart, with MULTI_LINE_ENABLE) between pitch surfaces through a
+// bounce buffer of at most kBounceBytes: GpuMemory::Read then Write, in large chunks, lines that
+// touch each other coalesced into one run. With REMAP_ENABLE the line length counts elements
+// and each destination component comes from a source component, a constant or is left alone;
+// a remap whose components are all constants is a fill. Then the optional semaphore release
+// (one or four words, or a reduction) and interrupt. Block-linear surfaces are not modelled
+// (counted, the completion still happens so clients do not hang); physical addresses are a
+// channel error (a guest must never name physical memory).
+#include <algorithm>
+#include <cstring>
+
 #include "hostshim/sim/cp_state.h"
+#include "spdlog/fmt/fmt.h"
 
 namespace nvsentry::hostshim::sim {
 
+namespace {
+using methods::Bits;
+namespace d = methods::dma;
+
+constexpr size_t kBounceBytes = 1u << 20;
+
+struct Remap {
+  uint32_t comp_size = 1, num_src = 1, num_dst = 1;
+  uint32_t sel[4] = {};
+  uint8_t consts[2][4] = {};
+  bool uses_src = false, keeps_dst = false;
+
+  uint32_t src_elem() const { return comp_size * num_src; }
+  uint32_t dst_elem() const { return comp_size * num_dst; }
+};
+}  // namespace
+
 Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
-  return Unmodelled(kDma, method, value);
+  ++stats.dma_copies;
+  uint32_t transfer = Bits(value, d::kTransferHi, d::kTransferLo);
+  if (transfer != 0) {
+    if (value & (d::kSrcPhysical | d::kDstPhysical)) {
+      return Error(fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
+    }
+    if (!(value & d::kSrcPitch) || !(value & d::kDstPitch)) {
+      Unmodelled(kDma, method, value);  // block-linear
+    } else if (DmaCopy(value) == Exec::kStop) {
+      return Exec::kStop;
+    }
+  }
+  uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
+  if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
+    uint64_t va = (static_cast<uint64_t>(Reg(kDma, d::kSemaphoreA) & 0xFF) << 32) |
+                  Reg(kDma, d::kSemaphoreB);
+    uint32_t payload = Reg(kDma, d::kSemaphorePayload);
+    ++stats.semaphore_releases;
+    Exec e = (sem == d::kSemaphoreOneWord && (value & d::kReductionEnable))
+                 ? Reduce(va,
+                          static_cast<methods::Reduction>(Bits(value, d::kReductionHi,
+                                                               d::kReductionLo)),
+                          (value & d::kReductionUnsigned) == 0, payload)
+                 : Release(va, payload, sem == d::kSemaphoreOneWord);
+    if (e == Exec::kStop) return e;
+  } else if (sem != d::kSemaphoreNone) {
+    Unmodelled(kDma, method, value);
+  }
+  if (Bits(value, d::kInterruptHi, d::kInterruptLo) != 0) Interrupt();
+  return Exec::kOk;
+}
+
+Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
+  uint64_t src = (static_cast<uint64_t>(Reg(kDma, d::kOffsetInUpper) & 0xFF) << 32) |
+                 Reg(kDma, d::kOffsetInLower);
+  uint64_t dst = (static_cast<uint64_t>(Reg(kDma, d::kOffsetOutUpper) & 0xFF) << 32) |
+                 Reg(kDma, d::kOffsetOutLower);
+  uint64_t length = Reg(kDma, d::kLineLengthIn);
+  bool multi = (launch & d::kMultiLine) != 0;
+  uint64_t lines = multi ? Reg(kDma, d::kLineCount) : 1;
+  uint64_t pitch_in = multi ? Reg(kDma, d::kPitchIn) : 0;
+  uint64_t pitch_out = multi ? Reg(kDma, d::kPitchOut) : 0;
+
+  Remap rm;
+  bool remap = (launch & d::kRemap) != 0;
+  if (remap) {
+    uint32_t c = Reg(kDma, d::kRemapComponents);
+    rm.comp_size = Bits(c, d::kComponentSizeHi, d::kComponentSizeLo) + 1;
+    rm.num_src = Bits(c, d::kNumSrcHi, d::kNumSrcLo) + 1;
+    rm.num_dst = Bits(c, d::kNumDstHi, d::kNumDstLo) + 1;
+    for (uint32_t i = 0; i < rm.num_dst; ++i) {
+      rm.sel[i] = Bits(c, 4 * i + 2, 4 * i);
+      if (rm.sel[i] < 4) rm.uses_src = true;
+      if (rm.sel[i] >= d::kRemapNoWrite) rm.keeps_dst = true;
+    }
+    uint32_t a = Reg(kDma, d::kRemapConstA), b = Reg(kDma, d::kRemapConstB);
+    std::memcpy(rm.consts[0], &a, 4);  // a component takes the constant's low bytes
+    std::memcpy(rm.consts[1], &b, 4);
+  }
+  uint64_t src_line = remap ? length * rm.src_elem() : length;
+  uint64_t dst_line = remap ? length * rm.dst_elem() : length;
+  if (lines > kMaxDmaLines || dst_line * lines > kMaxDmaBytes || src_line * lines > kMaxDmaBytes) {
+    return Error(fmt::format("DMA copy of {} lines of {} bytes is over the simulator's limit",
+                             lines, dst_line));
+  }
+  if (dst_line == 0 || lines == 0) return Exec::kOk;
+  if (env.memory == nullptr) return Fault(MmuFault{MmuFault::Kind::kUnmapped, dst, true});
+  // Lines that touch each other on every side that is accessed are one run.
+  bool reads_src = !remap || rm.uses_src;
+  if (lines > 1 && pitch_out == dst_line && (!reads_src || pitch_in == src_line)) {
+    src_line *= lines;
+    dst_line *= lines;
+    length *= lines;
+    lines = 1;
+  }
+  if (bounce.empty()) bounce.resize(kBounceBytes);
+  MmuFault f;
+  bool filled = false;  // a fill's pattern is the same for every chunk: build it once
+  for (uint64_t l = 0; l < lines; ++l) {
+    uint64_t s = src + l * pitch_in, t = dst + l * pitch_out;
+    if (!remap) {
+      for (uint64_t done = 0; done < length;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(kBounceBytes, length - done));
+        std::span<uint8_t> buf(bounce.data(), n);
+        if (!env.memory->Read(s + done, buf, &f) || !env.memory->Write(t + done, buf, &f)) {
+          return Fault(f);
+        }
+        done += n;
+        stats.dma_bytes += n;
+      }
+      continue;
+    }
+    // Remap: elements in chunks; the bounce buffer holds a chunk of source elements, then the
+    // destination elements after them.
+    uint32_t se = rm.src_elem(), de = rm.dst_elem(), cs = rm.comp_size;
+    size_t per_chunk = kBounceBytes / (se + de);
+    uint8_t* sbuf = bounce.data();
+    uint8_t* dbuf = bounce.data() + per_chunk * se;
+    bool fill = !rm.uses_src && !rm.keeps_dst;
+    for (uint64_t e = 0; e < length;) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(per_chunk, length - e));
+      std::span<uint8_t> dspan(dbuf, n * de);
+      if (rm.uses_src &&
+          !env.memory->Read(s + e * se, std::span<uint8_t>(sbuf, n * se), &f)) {
+        return Fault(f);
+      }
+      if (rm.keeps_dst && !env.memory->Read(t + e * de, dspan, &f)) return Fault(f);
+      if (!fill || !filled) {
+        for (size_t i = 0; i < n; ++i) {
+          uint8_t* out = dbuf + i * de;
+          const uint8_t* in = sbuf + i * se;
+          for (uint32_t c = 0; c < rm.num_dst; ++c) {
+            uint32_t sel = rm.sel[c];
+            if (sel < 4) {
+              if (sel < rm.num_src) {
+                std::memcpy(out + c * cs, in + sel * cs, cs);
+              } else {
+                std::memset(out + c * cs, 0, cs);  // a component the source does not have
+              }
+            } else if (sel == d::kRemapConstASel || sel == d::kRemapConstBSel) {
+              std::memcpy(out + c * cs, rm.consts[sel - d::kRemapConstASel], cs);
+            }
+          }
+        }
+        filled = true;  // the first chunk is the largest, so later ones reuse its prefix
+      }
+      if (!env.memory->Write(t + e * de, dspan, &f)) return Fault(f);
+      stats.dma_bytes += n * de;
+      e += n;
+    }
+  }
+  return Exec::kOk;
 }
 
 }  // namespace nvsentry::hostshim::sim

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "hostshim/sim/cp_state.h"
+#include "spdlog/fmt/fmt.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
