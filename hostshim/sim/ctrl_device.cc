@@ -1,6 +1,9 @@
 #include "hostshim/sim/ctrl_device.h"
 
+#include <cstring>
+
 #include "abi/devices/nvhost_ctrl.h"
+#include "abi/ioctl_code.h"
 #include "hostshim/unimplemented.h"
 
 namespace nvsentry::hostshim::sim {
@@ -8,6 +11,36 @@ namespace ctrl = abi::nvhost_ctrl;
 using abi::NvError;
 
 namespace {
+
+// The layouts of seed 000 the catalogue header does not spell out as structs.
+struct ModuleMutexArg {
+  uint32_t id;
+  uint32_t lock;  // 0 unlock, 1 lock
+};
+struct EventSlotArg {
+  uint32_t event_slot;
+};
+struct EventSlotMaskArg {
+  uint64_t event_slot_mask;
+};
+struct GetShiftArg {
+  uint32_t syncpt_shift;
+};
+struct GetConfigArg {
+  char name[0x41];
+  char key[0x41];
+  char value[0x101];
+};
+static_assert(sizeof(ModuleMutexArg) == abi::IocSize(ctrl::kModuleMutex));
+static_assert(sizeof(EventSlotArg) == abi::IocSize(ctrl::kSyncptAllocEvent));
+static_assert(sizeof(EventSlotMaskArg) == abi::IocSize(ctrl::kSyncptFreeEventBatch));
+static_assert(sizeof(GetShiftArg) == abi::IocSize(ctrl::kSyncptGetShift));
+static_assert(sizeof(GetConfigArg) == abi::IocSize(ctrl::kGetConfig));
+
+// The simulated host1x has no syncpoint FIFO: seed 000's shift for "FIFO disabled".
+constexpr uint32_t kSyncptShift = 0;
+
+bool Terminated(const char* s, size_t n) { return std::memchr(s, 0, n) != nullptr; }
 
 // Bridges a parked syncpoint wait to the guest call it answers.
 class WaitCompletion : public SyncpointWaiter {
@@ -28,12 +61,17 @@ class WaitCompletion : public SyncpointWaiter {
 
 }  // namespace
 
+static ModuleMutexes& FallbackMutexes() {
+  static ModuleMutexes* m = new ModuleMutexes();
+  return *m;
+}
+
+CtrlDevice::CtrlDevice(Syncpoints& syncpoints) : CtrlDevice(syncpoints, FallbackMutexes()) {}
+
+CtrlDevice::~CtrlDevice() { mutexes_.ReleaseAll(this); }
+
 abi::NvError CtrlDevice::QueryEvent(uint32_t id, int* eventfd) {
-  if ((id >> 28) != 1 || (id & 0x0FFFFFFF) >= 64) return NvError::kBadParameter;
-  int fd = events_.Get(id & 0x3F);
-  if (fd < 0) return NvError::kInsufficientMemory;
-  *eventfd = fd;
-  return NvError::kSuccess;
+  return events_.Query(id, eventfd);
 }
 
 Result CtrlDevice::Ioctl(Call& call) {
@@ -56,6 +94,45 @@ Result CtrlDevice::Ioctl(Call& call) {
       return Wait(call, false);
     case ctrl::kSyncptWaitEx:
       return Wait(call, true);
+    case ctrl::kSyncptAllocEvent:
+      return Result::Done(events_.Alloc(ArgAs<EventSlotArg>(call.arg).event_slot));
+    case ctrl::kSyncptFreeEvent:
+      return Result::Done(events_.Free(ArgAs<EventSlotArg>(call.arg).event_slot));
+    case ctrl::kSyncptFreeEventBatch:
+      return Result::Done(events_.FreeBatch(ArgAs<EventSlotMaskArg>(call.arg).event_slot_mask));
+    case ctrl::kSyncptClearEventWait:
+      return Result::Done(events_.ClearWait(ArgAs<EventSlotArg>(call.arg).event_slot));
+    case ctrl::kSyncptWaitEvent:
+    case ctrl::kSyncptWaitEventEx: {
+      // The answer's value matters with Timeout too (it names the armed event), so it is set
+      // whatever the outcome.
+      auto& a = ArgAs<ctrl::SyncptWaitEx>(call.arg);
+      uint32_t value = a.value;
+      NvError e = call.desc.code == ctrl::kSyncptWaitEventEx
+                      ? events_.WaitEx(a.id, a.thresh, a.timeout, &value)
+                      : events_.WaitAllocating(a.id, a.thresh, a.timeout, &value);
+      a.value = value;
+      return Result::Done(e);
+    }
+    case ctrl::kModuleMutex: {
+      const auto& a = ArgAs<ModuleMutexArg>(call.arg);
+      return Result::Done(mutexes_.Request(this, a.id, a.lock));
+    }
+    case ctrl::kModuleRegRdWr:
+      // Seed 000: the firmware keeps the 32-bit layout and the call does not work; the simulator
+      // has no module registers to offer either.
+      return Result::Done(NvError::kNotSupported);
+    case ctrl::kGetConfig: {
+      // Production mode is answered before the backend. Outside it, every lookup misses: the
+      // simulated GPU has no configuration variables.
+      const auto& a = ArgAs<GetConfigArg>(call.arg);
+      if (!Terminated(a.name, sizeof a.name) || !Terminated(a.key, sizeof a.key))
+        return Result::Done(NvError::kBadParameter);
+      return Result::Done(NvError::kConfigVarNotFound);
+    }
+    case ctrl::kSyncptGetShift:
+      ArgAs<GetShiftArg>(call.arg).syncpt_shift = kSyncptShift;
+      return Result::Done(NvError::kSuccess);
     default:
       return Unimplemented(call.desc);
   }

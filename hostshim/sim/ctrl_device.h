@@ -1,23 +1,35 @@
-// /dev/nvhost-ctrl on the simulated GPU: syncpoint read, increment, wait.
+// /dev/nvhost-ctrl on the simulated GPU: syncpoint read, increment and wait (a wait with a timeout
+// parks the call, never the worker), the session's 64 syncpoint events (syncpoint_events.h), the
+// GPU-wide host1x module mutexes, GET_CONFIG (the simulator has no configuration variables) and
+// the syncpoint shift. One session per open; its events and its module locks end with it.
 #pragma once
 
 #include "hostshim/backend.h"
-#include "hostshim/events.h"
+#include "hostshim/sim/module_mutexes.h"
+#include "hostshim/sim/syncpoint_events.h"
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
 
 class CtrlDevice : public DeviceBackend {
  public:
-  explicit CtrlDevice(Syncpoints& syncpoints) : syncpoints_(syncpoints) {}
+  CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes)
+      : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints) {}
+  // Until the GPU passes its own ModuleMutexes: one table for the whole sentry.
+  explicit CtrlDevice(Syncpoints& syncpoints);
+  ~CtrlDevice() override;
   Result Ioctl(Call& call) override;
-  // Syncpoint events 0x10000000 | slot (slot < 64); signalled by the event ioctls (issue 5).
+  // Syncpoint events 0x10000000 | slot (bits 16-27, the syncpoint of WAIT_EVENT's answer, are
+  // ignored); the slot must be allocated.
   abi::NvError QueryEvent(uint32_t id, int* eventfd) override;
+
+  SyncpointEvents& events() { return events_; }
 
  private:
   Result Wait(Call& call, bool report_value);
   Syncpoints& syncpoints_;
-  EventSet events_;
+  ModuleMutexes& mutexes_;
+  SyncpointEvents events_;
 };
 
 }  // namespace nvsentry::hostshim::sim

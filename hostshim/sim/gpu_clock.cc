@@ -1,0 +1,21 @@
+#include "hostshim/sim/gpu_clock.h"
+
+#include <time.h>
+
+#include "hostshim/sim/gm20b.h"
+
+namespace nvsentry::hostshim::sim {
+
+uint64_t GpuTimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+ClockSample SampleClocks() {
+  const uint64_t ns = GpuTimeNs();
+  const auto ticks = static_cast<unsigned __int128>(ns) * gm20b::kCpuCounterHz / 1'000'000'000u;
+  return {static_cast<uint64_t>(ticks), ns};
+}
+
+}  // namespace nvsentry::hostshim::sim
