@@ -25,8 +25,27 @@ uint32_t Syncpoints::Increment(uint32_t id) {
   uint32_t max = p.max.load(std::memory_order_relaxed);
   while (!SyncptReached(max, v) && !p.max.compare_exchange_weak(max, v)) {
   }
-  if (p.waiters.load(std::memory_order_seq_cst) == 0) return v;
+  if (p.waiters.load(std::memory_order_seq_cst) != 0) CompleteReached(id);
+  return v;
+}
 
+uint32_t Syncpoints::IncrementMax(uint32_t id, uint32_t n) {
+  return points_[id].max.fetch_add(n, std::memory_order_seq_cst) + n;
+}
+
+uint32_t Syncpoints::SetMinEqMax(uint32_t id) {
+  Point& p = points_[id];
+  uint32_t max = p.max.load(std::memory_order_seq_cst);
+  uint32_t v = p.value.load(std::memory_order_seq_cst);
+  // Only ever forwards: a racing Increment may already have passed this max.
+  while (!SyncptReached(v, max) && !p.value.compare_exchange_weak(v, max)) {
+  }
+  if (p.waiters.load(std::memory_order_seq_cst) != 0) CompleteReached(id);
+  return p.value.load(std::memory_order_acquire);
+}
+
+void Syncpoints::CompleteReached(uint32_t id) {
+  Point& p = points_[id];
   std::vector<std::shared_ptr<SyncpointWaiter>> done;
   uint32_t now;
   {
@@ -46,7 +65,37 @@ uint32_t Syncpoints::Increment(uint32_t id) {
     }
   }
   for (auto& w : done) w->Reached(now);
-  return v;
+}
+
+bool Syncpoints::Reserved(uint32_t id) {
+  return id == 0 || id == 26 || id == 27 || id == 0x0C || id == 0x36 || id == 0x37;
+}
+
+abi::NvError Syncpoints::Allocate(uint32_t* id) {
+  absl::MutexLock lock(&alloc_mu_);
+  // Round-robin from the last id handed out, so a freed id is not reused at once (a stale fence
+  // of a closed channel then names a syncpoint nobody increments for a while).
+  for (uint32_t n = 0; n < kNumSyncpoints; ++n) {
+    uint32_t c = (next_alloc_ + n) % kNumSyncpoints;
+    if (Reserved(c) || allocated_[c]) continue;
+    allocated_[c] = true;
+    next_alloc_ = (c + 1) % kNumSyncpoints;
+    *id = c;
+    return abi::NvError::kSuccess;
+  }
+  return abi::NvError::kInsufficientMemory;
+}
+
+void Syncpoints::Free(uint32_t id) {
+  if (!ValidId(id)) return;
+  absl::MutexLock lock(&alloc_mu_);
+  allocated_[id] = false;
+}
+
+bool Syncpoints::Allocated(uint32_t id) const {
+  if (!ValidId(id)) return false;
+  absl::MutexLock lock(&alloc_mu_);
+  return allocated_[id];
 }
 
 Syncpoints::WaitStart Syncpoints::Wait(uint32_t id, uint32_t thresh, int32_t timeout_ms,

@@ -2,6 +2,11 @@
 // waiters parked on them. A waiter completes exactly once: reached, timed out, or dropped because
 // its guest thread went away. Reads and increments never block on waiters; callbacks run outside
 // the table's lock on the thread that caused them (an incrementer, or the table's timer thread).
+//
+// Allocation: each GPU channel takes a syncpoint of its own (Allocate) and gives it back when it
+// goes (Free). Id 0 is never handed out; 26 and 27 (vblank, client-managed) and the engines' fixed
+// ids (VIC 0x0C, NVDEC 0x36, NVJPG 0x37) are reserved, as public implementations do. Any id can
+// still be read, incremented and waited on (nvhost-ctrl does not check ownership).
 #pragma once
 
 #include <atomic>
@@ -10,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "abi/nverror.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
@@ -45,6 +51,21 @@ class Syncpoints {
   uint32_t ReadMax(uint32_t id) const { return points_[id].max.load(std::memory_order_acquire); }
   // Adds one and completes every waiter whose threshold is now reached. Returns the new value.
   uint32_t Increment(uint32_t id);
+  // Raises the max by `n`: the increments a submitted job promises (the fence it hands out is
+  // the new max). Returns the new max.
+  uint32_t IncrementMax(uint32_t id, uint32_t n);
+  // Moves the value up to the max, completing the waiters that reaches: a channel that stops
+  // (fault, reset, close) abandons its promised increments, and whoever waits on its fences must
+  // not wait forever (the Linux driver does the same). Returns the value.
+  uint32_t SetMinEqMax(uint32_t id);
+
+  // A free syncpoint for a channel (see above); InsufficientMemory when none is left.
+  abi::NvError Allocate(uint32_t* id);
+  // Returns an allocated id to the pool (ids not allocated are ignored).
+  void Free(uint32_t id);
+  bool Allocated(uint32_t id) const;
+  // Reserved ids: never allocated.
+  static bool Reserved(uint32_t id);
 
   enum class WaitStart { kReached, kTimedOut, kParked };
   // timeout_ms < 0 waits forever; 0 only checks. On kReached *value holds the current value. Only
@@ -70,6 +91,8 @@ class Syncpoints {
   };
 
   void TimerLoop();
+  // Completes the waiters of `id` whose threshold the value has reached.
+  void CompleteReached(uint32_t id);
   void DropLocked(absl::flat_hash_map<uint64_t, Entry>::iterator e)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -83,6 +106,11 @@ class Syncpoints {
   absl::Time earliest_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread timer_;
+
+  // Allocation has its own lock: it never nests with mu_.
+  mutable absl::Mutex alloc_mu_;
+  bool allocated_[kNumSyncpoints] ABSL_GUARDED_BY(alloc_mu_) = {};
+  uint32_t next_alloc_ ABSL_GUARDED_BY(alloc_mu_) = 1;
 };
 
 }  // namespace nvsentry::hostshim::sim

@@ -1,0 +1,69 @@
+// The GPU's engine threads: a fixed pool shared by every channel, like the one host engine that
+// time-slices the channels of a runlist. A channel with work is queued (FIFO); a free thread takes
+// it and lets it run a slice; a channel that still has work asks to be queued again, so channels
+// take turns. A Runnable is never run by two threads at once, and the runlist holds it only
+// weakly: a channel that goes away while queued is simply skipped.
+//
+// Timers: After() runs a small callback on an engine thread once a delay has passed (semaphore
+// acquire retries, polling of WAIT conditions). Callbacks and Run() are called without the
+// runlist's lock, so they may call Schedule/After again.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace nvsentry::hostshim::sim {
+
+class Runnable {
+ public:
+  virtual ~Runnable() = default;
+  // Does some work on an engine thread and returns (it must not sleep waiting for anything).
+  virtual void Run() = 0;
+
+ private:
+  friend class Runlist;
+  // The runlist's bookkeeping, guarded by the owning Runlist's lock.
+  bool queued_ = false;   // in the queue
+  bool running_ = false;  // a thread is in Run()
+  bool again_ = false;    // Schedule() came while running: queue it again afterwards
+};
+
+class Runlist {
+ public:
+  explicit Runlist(int threads = 2);
+  // Stops the threads after their current step; queued work and timers are dropped.
+  ~Runlist();
+  Runlist(const Runlist&) = delete;
+  Runlist& operator=(const Runlist&) = delete;
+
+  // Queues `r` to run (once, however often it is scheduled before a thread takes it).
+  void Schedule(const std::shared_ptr<Runnable>& r);
+  // Schedules `r` after `delay`, if it still exists then.
+  void ScheduleAfter(std::weak_ptr<Runnable> r, absl::Duration delay);
+  // Runs `fn` on an engine thread after `delay`.
+  void After(absl::Duration delay, std::function<void()> fn);
+
+  int threads() const { return static_cast<int>(threads_.size()); }
+  uint64_t runs() const;  // Run() calls so far (tests, status)
+
+ private:
+  void Loop();
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<std::weak_ptr<Runnable>> queue_ ABSL_GUARDED_BY(mu_);
+  std::multimap<absl::Time, std::function<void()>> timers_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t runs_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace nvsentry::hostshim::sim
