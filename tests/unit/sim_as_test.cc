@@ -249,6 +249,15 @@ TEST_F(SimAsApplet, DefaultRegionsInsideTheLowWindow) {
   EXPECT_EQ(AllocSpace(1, k128K, 0, &off), NvError::kInsufficientMemory);
 }
 
+TEST_F(SimAsApplet, BigPageObjectsFallBackToSmallPages) {
+  ASSERT_EQ(AllocAs(), NvError::kSuccess);
+  Memory mem(0x40000);
+  uint64_t va = 0;
+  ASSERT_EQ(MapEx(Object(mem.base, 0x40000, 0x20000), 0, &va), NvError::kSuccess);
+  EXPECT_EQ(space().FindMapping(va)->page_size, k4K) << "no big-page region in [0, 3 GiB)";
+  EXPECT_LT(va, 3 * kGiB);
+}
+
 TEST_F(SimAsApplet, ExplicitRangeInsideTheLowWindow) {
   ASSERT_EQ(AllocAsEx(0x10000, 64 << 20, kGiB, 3 * kGiB), NvError::kSuccess);
   auto r = Regions();
