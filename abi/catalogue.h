@@ -105,6 +105,9 @@ enum IoctlFlags : uint32_t {
   kUsesIoctl3 = 1u << 5,  // may arrive through the Ioctl3 service command (has a kOut2 array)
   // The seed names the ioctl but gives no layout: `fields` is one opaque byte array.
   kOpaque = 1u << 6,
+  // A Timeout answer carries outputs too (the syncpoint event waits name the armed event in
+  // `value`): the engine writes them back on Timeout as on Success.
+  kOutputsOnTimeout = 1u << 7,
 };
 
 struct IoctlDesc {

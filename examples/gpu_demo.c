@@ -192,7 +192,8 @@ int main(int argc, char** argv) {
     CHECK("SYNCPT_ALLOC_EVENT", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_ALLOC_EVENT, (uint32_t[]){slot}));
     int efd = -1;
     CHECK("QueryEvent", nvc_query_event(&nv, ctrl, 0x10000000u | slot, &efd));
-    struct nvhost_wait_ex w = {fence.id, fence.value, 0, slot};
+    /* A non-zero timeout arms the event when the fence is not reached yet (Timeout answers). */
+    struct nvhost_wait_ex w = {fence.id, fence.value, -1, slot};
     int rc = nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAIT_EVENT_EX, &w);
     if (rc == 0x5 /* Timeout: the event fires when the fence is reached */) {
       struct pollfd p = {efd, POLLIN, 0};

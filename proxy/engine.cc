@@ -35,16 +35,17 @@ struct Completion {
   bool parked = false;
 
   int Finish(std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
-    const bool ok = err == abi::NvError::kSuccess;
+    const bool writes_back = err == abi::NvError::kSuccess ||
+                    (err == abi::NvError::kTimeout && (desc->flags & abi::kOutputsOnTimeout));
     int e = 0;
-    if (ok && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
-    if (e == 0 && ok && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
+    if (writes_back && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
+    if (e == 0 && writes_back && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
     if (e == 0) e = answer(err, io);
     if (tracer != nullptr) {
-      std::span<const uint8_t> out = ok && e == 0 ? std::span<const uint8_t>(arg.first(out_end))
+      std::span<const uint8_t> out = writes_back && e == 0 ? std::span<const uint8_t>(arg.first(out_end))
                                                   : std::span<const uint8_t>();
       tracer->Ioctl({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
-                     ok ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(), err, e,
+                     writes_back ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(), err, e,
                      parked, Clock::now() - start});
     }
     return e;

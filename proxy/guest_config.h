@@ -65,6 +65,8 @@ struct GuestConfig {
   std::function<void()> kill_guest;
   // --learn: records what the guest does (not owned; null when not learning).
   Learner* learner = nullptr;
+  // The driver's state for DumpStatus (objects, pins, budgets in use); set by the sentry.
+  std::function<std::string()> driver_status;
 };
 
 // Makes `c` enforce `p`: the policy, the scalars copied from it, the array limits of its ioctl

@@ -256,6 +256,7 @@ void NvdrvService::DumpStatus(CallContext& ctx) {
                         margin_enabled_ ? "on" : "off", ", fds:");
     for (const auto& [fd, s] : fds_) absl::StrAppend(&text, " ", fd, "=", std::string(s->device().path));
   }
+  if (config_.driver_status) absl::StrAppend(&text, "; ", config_.driver_status());
   spdlog::info("{}", text);
   if (Tracer* t = config_.tracer) t->Note(ctx.tid(), text);
 }

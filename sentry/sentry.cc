@@ -35,8 +35,22 @@ std::optional<std::string> ReadLink(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The simulated GPU serves the guest its policy describes: its budgets, mask and aruid.
+hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
+  hostshim::sim::GpuOptions o;
+  o.budget = guest.budget;
+  o.permission_mask = guest.permission_mask;
+  o.aruid = guest.policy.aruid;
+  return o;
+}
+
+}  // namespace
+
 Sentry::Sentry(int listener_fd, const SentryOptions& options)
-    : listener_(listener_fd), options_(options) {
+    : listener_(listener_fd), options_(options), gpu_(GpuFor(options_.guest)) {
+  options_.guest.driver_status = [this] { return gpu_.Status(); };
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
   if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
     spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");

@@ -30,7 +30,7 @@ constexpr Field kZbcSetF[] = {
 constexpr Field kZbcQueryF[] = {
     {"color_ds", 0, kU32, 4, O, nullptr, false, H}, {"color_l2", 16, kU32, 4, O, nullptr, false, H},
     {"depth", 32, kU32, 1, O, nullptr, false, H},   {"ref_cnt", 36, kU32, 1, O},
-    {"format", 40, kU32, 1, O},                     {"type", 44, kU32, 1, O},
+    {"format", 40, kU32, 1, O},                     {"type", 44, kU32, 1, I},
     {"index_size", 48, kU32, 1, IO},
 };
 constexpr Field kCharacteristicsF[] = {

@@ -195,7 +195,6 @@ void ChannelEngine::Fail(ChannelError e) {
     failed_ = true;
     if (e.timestamp_ns == 0) e.timestamp_ns = ClockNs(CLOCK_REALTIME);
     if (e.monotonic_ns == 0) e.monotonic_ns = ClockNs(CLOCK_MONOTONIC);
-    error_ = e;
     DropAllLocked();
     if (notifier_enabled_) {
       notifier = notifier_;
@@ -211,6 +210,11 @@ void ChannelEngine::Fail(ChannelError e) {
     if (!notifier->Write(offset, {reinterpret_cast<const uint8_t*>(&rec), sizeof rec}))
       spdlog::warn("simulated GPU: channel (syncpoint {}): error notifier memory is gone",
                    syncpoint_id_);
+  }
+  // GET_ERROR_NOTIFICATION/INFO report the error only once the notifier memory says the same.
+  {
+    absl::MutexLock l(&mu_);
+    if (failed_) error_ = e;  // unless a FORCE_RESET came in between
   }
   if (signal) events_.Signal(kEventErrorNotifier);
   syncpoints_.SetMinEqMax(syncpoint_id_);

@@ -1,17 +1,84 @@
 #include "hostshim/sim/gpu.h"
 
+#include "absl/strings/str_cat.h"
+#include "hostshim/sim/as_device.h"
 #include "hostshim/sim/ctrl_device.h"
+#include "hostshim/sim/ctrl_gpu_device.h"
+#include "hostshim/sim/gpu_channel.h"
+#include "hostshim/sim/gpu_clock.h"
+#include "hostshim/sim/module_mutexes.h"
+#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/nvmap_device.h"
+#include "hostshim/sim/runlist.h"
 #include "hostshim/unimplemented.h"
 
 namespace nvsentry::hostshim::sim {
+namespace {
+
+// A device that could not be made (a budget is spent): every ioctl answers why.
+class RefusedDevice : public DeviceBackend {
+ public:
+  explicit RefusedDevice(abi::NvError why) : why_(why) {}
+  Result Ioctl(Call&) override { return Result::Done(why_); }
+
+ private:
+  abi::NvError why_;
+};
+
+}  // namespace
+
+Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
+  if (!options_.budget) options_.budget = std::make_shared<BudgetAccount>(policy::Budgets{});
+  nvmap_ = std::make_unique<Nvmap>(options_.budget.get(), options_.permission_mask, options_.aruid);
+  control_ = std::make_unique<GpuControlState>();
+  module_mutexes_ = std::make_unique<ModuleMutexes>();
+  runlist_ = std::make_unique<Runlist>(options_.engine_threads);
+}
+
+Gpu::~Gpu() {
+  // The engine threads go first: a channel's last step may touch syncpoints and nvmap objects.
+  runlist_.reset();
+}
 
 std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
-      return std::make_unique<CtrlDevice>(syncpoints_);
+      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_);
+    case abi::DeviceId::kNvmap:
+      return std::make_unique<NvmapDevice>(*nvmap_);
+    case abi::DeviceId::kNvhostAsGpu:
+      return std::make_unique<AsDevice>(*nvmap_, options_.budget.get(), options_.permission_mask);
+    case abi::DeviceId::kNvhostCtrlGpu:
+      return std::make_unique<CtrlGpuDevice>(*control_);
+    case abi::DeviceId::kNvhostGpu: {
+      std::unique_ptr<GpuChannel> channel;
+      ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get(), GpuTimeNs};
+      abi::NvError err = GpuChannel::Create(deps, &channel);
+      if (err != abi::NvError::kSuccess) return std::make_unique<RefusedDevice>(err);
+      return channel;
+    }
     default:
       return std::make_unique<UnimplementedDevice>(device);
   }
+}
+
+std::string Gpu::Status() const {
+  std::string s = absl::StrCat("gpu: ", nvmap_->object_count(), " nvmap objects; budgets in use:");
+  for (size_t k = 0; k < kBudgetKinds; ++k) {
+    const auto kind = static_cast<BudgetKind>(k);
+    absl::StrAppend(&s, " ", std::string(BudgetName(kind)), " ");
+    absl::StrAppend(&s, options_.budget->used(kind), "/", options_.budget->limit(kind));
+  }
+  std::vector<PinInfo> pins = nvmap_->Pins();
+  absl::StrAppend(&s, "; ", pins.size(), " pins");
+  for (const PinInfo& p : pins) {
+    if (p.pid < 0)
+      absl::StrAppend(&s, " [id ", p.id, " sentry memory 0x", absl::Hex(p.size), " bytes, ", p.mappings, " mappings]");
+    else
+      absl::StrAppend(&s, " [id ", p.id, " pid ", p.pid, " 0x", absl::Hex(p.guest_addr), "+0x",
+                      absl::Hex(p.size), ", ", p.mappings, " mappings]");
+  }
+  return s;
 }
 
 }  // namespace nvsentry::hostshim::sim

@@ -1,23 +1,61 @@
-// The built-in simulated Tegra X1 GPU: one per sentry, shared by every guest process, like the
-// hardware of one machine. Opening a device node makes a backend session on it.
+// The built-in simulated Tegra X1 GPU (GM20B): one per sentry, shared by every guest process, like
+// the hardware of one machine. It owns the GPU-wide state (syncpoints, the nvmap object table and
+// its per-process clients, the ZBC table, the engine threads that run channels) and makes a
+// device session for each open of a node. Every object a guest makes through it is charged to
+// the guest's budgets.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "abi/catalogue.h"
 #include "hostshim/backend.h"
+#include "hostshim/budget.h"
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
 
+class Nvmap;
+class Runlist;
+class GpuControlState;
+class ModuleMutexes;
+
+struct GpuOptions {
+  // The guest's budgets; null: the policy defaults.
+  std::shared_ptr<BudgetAccount> budget;
+  // NvDrvPermission bits: FROM_ID (9, 12), the VA windows (13, 15). Default: nvdrv's latest.
+  uint32_t permission_mask = 0xA83B;
+  uint64_t aruid = 0;  // the guest's applet resource user id (FROM_ID of exported objects)
+  int engine_threads = 2;  // threads that run channels' command processors
+};
+
 class Gpu {
  public:
-  Gpu() = default;
+  explicit Gpu(GpuOptions options = {});
+  ~Gpu();
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
   std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device);
+
   Syncpoints& syncpoints() { return syncpoints_; }
+  Nvmap& nvmap() { return *nvmap_; }
+  BudgetAccount& budget() { return *options_.budget; }
+  // One paragraph for DumpStatus: objects, pins (process and range), budgets in use.
+  std::string Status() const;
 
  private:
+  GpuOptions options_;
   Syncpoints syncpoints_;
+  std::unique_ptr<Nvmap> nvmap_;
+  std::unique_ptr<GpuControlState> control_;
+  std::unique_ptr<ModuleMutexes> module_mutexes_;
+  std::unique_ptr<Runlist> runlist_;  // last: its threads stop before what they use goes
 };
 
 }  // namespace nvsentry::hostshim::sim

@@ -335,14 +335,15 @@ static int mode_as(void) {
   struct gpu g;
   open_all(&g);
   make_as(&g);
-  struct nvgpu_as_alloc_space fixed = {16, 0x20000, 1 /* fixed */, 0, 0x4000000000ull};
+  /* nvdrv's GPU window (bit 13) is 3 GiB to 22 GiB; big pages from 16 GiB. */
+  struct nvgpu_as_alloc_space fixed = {16, 0x20000, 1 /* fixed */, 0, 0x480000000ull};
   printf("alloc_space_fixed=%d offset=0x%llX\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &fixed),
          (unsigned long long)fixed.offset);
-  struct nvgpu_as_alloc_space overlap = {16, 0x20000, 1, 0, 0x4000000000ull + 0x20000};
+  struct nvgpu_as_alloc_space overlap = {16, 0x20000, 1, 0, 0x480000000ull + 0x20000};
   printf("alloc_space_overlap=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &overlap));
-  struct nvgpu_as_alloc_space sparse = {8, 0x10000, 2 /* sparse */, 0, 0x10000};
+  struct nvgpu_as_alloc_space sparse = {8, 0x20000, 2 /* sparse */, 0, 0x40000 /* alignment */};
   printf("alloc_space_sparse=%d aligned=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &sparse),
-         (sparse.offset & 0xFFFF) == 0 && sparse.offset != 0);
+         (sparse.offset & 0x3FFFF) == 0 && sparse.offset != 0);
   struct buf b;
   make_buf(&g, &b, 8192);
   struct nvgpu_as_map_ex m = {1 /* fixed */, 0, b.handle, 0, 0, 0, fixed.offset};
@@ -354,7 +355,7 @@ static int mode_as(void) {
   struct nvgpu_as_unmap um = {fixed.offset};
   printf("unmap=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_UNMAP_BUFFER, &um));
   printf("unmap_again=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_UNMAP_BUFFER, &um));
-  struct nvgpu_as_free_space fs = {0x1234000, 1, 0x20000};
+  struct nvgpu_as_free_space fs = {0x481240000ull, 1, 0x20000};
   printf("free_space_unknown=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &fs));
   fs.offset = fixed.offset;
   fs.pages = 16;

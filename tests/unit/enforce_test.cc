@@ -195,12 +195,12 @@ TEST_F(EnforceTest, ArrayCountAbovePolicyLimitIsAViolation) {
   arg[2] = 3;
   guest.Put(0x2000, arg);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(code, 0x2000), guest).err, EACCES);
-  // Within the limit it reaches the (not yet simulated) channel: NotSupported.
+  // Within the limit it reaches the channel, which has no GPFIFO yet: InvalidState (EINVAL).
   const uint32_t code2 = 0xC0004808u | (40u << 16);
   std::array<uint32_t, 10> two{};
   two[2] = 2;
   guest.Put(0x3000, two);
-  EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(code2, 0x3000), guest).err, EOPNOTSUPP);
+  EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(code2, 0x3000), guest).err, EINVAL);
   // The catalogue's own checks come first: a count the size does not carry is still EINVAL.
   arg[2] = 5;
   guest.Put(0x2000, arg);
@@ -211,7 +211,7 @@ TEST_F(EnforceTest, ArrayCountAbovePolicyLimitIsAViolation) {
   auto audited = Open(abi::DeviceId::kNvhostGpu);
   arg[2] = 3;
   guest.Put(0x2000, arg);
-  EXPECT_EQ(RunIoctl(*audited, IoctlRequest::Direct(code, 0x2000), guest).err, EOPNOTSUPP);
+  EXPECT_EQ(RunIoctl(*audited, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
 }
 
 TEST_F(EnforceTest, OutputArraysThatTakeWhatFitsAreCappedNotRefused) {
@@ -292,19 +292,20 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
   sys.permission_mask = 0x439E;  // bit 14
   Use(sys);
   auto s2 = Open(abi::DeviceId::kNvmap);
-  // Past the permission check: nvmap is not simulated yet.
-  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EOPNOTSUPP);
-  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EOPNOTSUPP);
+  // Past the permission check: nvmap itself refuses handle 0 (EINVAL), not EACCES.
+  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EINVAL);
+  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EINVAL);
 }
 
 TEST_F(EnforceTest, FromIdNeedsBit9Or12) {
   guest.Put<std::array<uint32_t, 2>>(0x2000, {7, 0});
   const std::pair<uint32_t, int> cases[] = {
-      {0xA83B, EACCES},       // nvdrv: neither
-      {0x10A9, EOPNOTSUPP},   // nvdrv:a: bit 12
-      {0x439E, EOPNOTSUPP},   // nvdrv:s: bit 9
-      {0x0200, EOPNOTSUPP},   // bit 9 alone
-      {0x1000, EOPNOTSUPP},   // bit 12 alone
+      // Past the check, nvmap answers for id 7, which does not exist (EINVAL).
+      {0xA83B, EACCES},   // nvdrv: neither
+      {0x10A9, EINVAL},   // nvdrv:a: bit 12
+      {0x439E, EINVAL},   // nvdrv:s: bit 9
+      {0x0200, EINVAL},   // bit 9 alone
+      {0x1000, EINVAL},   // bit 12 alone
       {0x0000, EACCES}};
   for (auto [mask, want] : cases) {
     policy::Policy p = Base();
