@@ -130,4 +130,17 @@ bool GuestProcess::Mapped(uint64_t addr, uint64_t len) const {
   return Alive();
 }
 
+int GuestProcess::CollapseHugePages(uint64_t addr, uint64_t len) const {
+  constexpr uint64_t kHuge = 2ull << 20;
+  constexpr int kMadvCollapse = 25;  // MADV_COLLAPSE (Linux 6.1), absent from older headers
+  if (addr + len < addr) return EINVAL;
+  const uint64_t start = (addr + kHuge - 1) & ~(kHuge - 1);
+  const uint64_t end = (addr + len) & ~(kHuge - 1);
+  if (end <= start) return 0;
+  if (!Alive()) return ESRCH;
+  iovec r{reinterpret_cast<void*>(start), end - start};
+  if (syscall(SYS_process_madvise, pidfd_, &r, 1, kMadvCollapse, 0) < 0) return errno;
+  return 0;
+}
+
 }  // namespace nvsentry::hostshim::sim

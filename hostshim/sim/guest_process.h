@@ -41,6 +41,11 @@ class GuestProcess {
   // True when every page of [addr, addr+len) is readable in the process right now (one byte
   // read per page, IOV_MAX pages per syscall). `addr` need not be page aligned.
   bool Mapped(uint64_t addr, uint64_t len) const;
+  // Asks the kernel to back the 2 MiB-aligned part of [addr, addr+len) with huge pages
+  // (process_madvise MADV_COLLAPSE): the contents stay as they are, but process_vm_readv/writev
+  // then pin one page per 2 MiB instead of 512. 0, or the errno (EPERM without CAP_SYS_NICE,
+  // EINVAL on kernels before 6.1 or where THP is off). Slow (it copies): not on a guest's call.
+  int CollapseHugePages(uint64_t addr, uint64_t len) const;
 
  private:
   GuestProcess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}

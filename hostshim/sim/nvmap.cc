@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "abi/services.h"
+#include "hostshim/sim/nvmap_hugepages.h"
 #include "hostshim/sim/nvmap_reaper.h"
 #include "spdlog/spdlog.h"
 
@@ -31,7 +32,10 @@ uint64_t Cookie(pid_t tgid, uint32_t serial) {
 }  // namespace
 
 Nvmap::Nvmap(BudgetAccount* budget, uint32_t permission_mask, uint64_t aruid)
-    : budget_(budget), permission_mask_(permission_mask), aruid_(aruid) {
+    : budget_(budget),
+      permission_mask_(permission_mask),
+      aruid_(aruid),
+      hugepages_(std::make_unique<HugePageAdvisor>()) {
   reaper_ = std::make_unique<ExitWatcher>([this](uint64_t cookie) {
     ReleaseClientIf(static_cast<pid_t>(static_cast<uint32_t>(cookie)),
                     static_cast<uint32_t>(cookie >> 32));
@@ -40,6 +44,7 @@ Nvmap::Nvmap(BudgetAccount* budget, uint32_t permission_mask, uint64_t aruid)
 
 Nvmap::~Nvmap() {
   reaper_.reset();  // no callback runs after this
+  hugepages_.reset();
   Dead dead;
   {
     absl::MutexLock l(&mu_);
@@ -252,6 +257,7 @@ NvError Nvmap::Alloc(pid_t tgid, uint32_t handle, uint32_t heapmask, uint32_t fl
   attr.guest_addr = addr;
   attr.pid = addr != 0 ? tgid : -1;
   if (addr == 0) process = nullptr;
+  if (process != nullptr) hugepages_->Advise(process, addr, size);
   if (!obj->FinishAlloc(attr, std::move(process), std::move(memory), budget_, charge, size))
     return NvError::kBadValue;  // its last handle was freed meanwhile
   *align = a;

@@ -119,6 +119,7 @@ struct PinInfo {
 };
 
 class ExitWatcher;
+class HugePageAdvisor;
 
 class Nvmap {
  public:
@@ -197,6 +198,7 @@ class Nvmap {
   absl::flat_hash_map<uint32_t, Entry> objects_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<pid_t, Client> clients_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ExitWatcher> reaper_;  // set in the constructor, reset first in ~Nvmap
+  std::unique_ptr<HugePageAdvisor> hugepages_;
 };
 
 }  // namespace nvsentry::hostshim::sim
