@@ -23,6 +23,16 @@ using methods::kNumMethods;
 // small enough that a segment of 2^21 words does not need an 8 MiB buffer.
 constexpr size_t kChunkWords = 16384;
 
+// What a command word's mode means for the fast path, as numbers rather than branches.
+struct ModeShape {
+  uint8_t fast;  // handled by the fast path at all
+  uint8_t args;  // 1: `count` argument words follow (0: immediate, the data is in the word)
+  uint8_t span;  // 1: the writes go to `count` consecutive methods (0: all to one method)
+};
+constexpr ModeShape kModeShapes[8] = {
+    {0, 0, 0}, {1, 1, 1} /*inc*/,       {0, 0, 0}, {1, 1, 0} /*non-inc*/,
+    {1, 0, 0} /*immediate*/, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+
 constexpr uint32_t kClassOf[kNumKinds] = {0, methods::kClassHost, methods::kClass2D,
                                           methods::kClass3D, methods::kClassCompute,
                                           methods::kClassI2M, methods::kClassDma};
@@ -31,6 +41,9 @@ struct Tables {
   std::array<std::array<uint8_t, kNumMethods>, kNumKinds> kind{};
   // prefix[k][mk][i]: methods of kind mk among [0, i).
   std::array<std::array<std::array<uint16_t, kNumMethods + 1>, 3>, kNumKinds> prefix{};
+  // The fast path's two counts in one word: triggers << 16 | unmodelled, among [0, i). Both
+  // only grow with i, so one subtraction gives both differences without a borrow.
+  std::array<std::array<uint32_t, kNumMethods + 1>, kNumKinds> packed{};
 
   void Set(EngineKind k, uint32_t byte_offset, MethodKind mk) { kind[k][Index(byte_offset)] = mk; }
 
@@ -71,9 +84,18 @@ struct Tables {
         }
         prefix[k][mk][kNumMethods] = n;
       }
+      for (uint32_t i = 0; i <= kNumMethods; ++i) {
+        packed[k][i] = (uint32_t{prefix[k][kTrigger][i]} << 16) | prefix[k][kUnmodelled][i];
+      }
     }
   }
 };
+
+uint64_t Fingerprint(const uint32_t* words, uint64_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;  // FNV-1a over the words
+  for (uint64_t i = 0; i < n; ++i) h = (h ^ words[i]) * 0x100000001b3ull;
+  return h;
+}
 
 const Tables& T() {
   static const Tables* t = new Tables();
@@ -128,6 +150,9 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
   result = RunResult{};
   log_debug = spdlog::should_log(spdlog::level::debug);
   uint64_t pos = 0;
+  // Words in sentry memory are recognised by their contents (hashed only when a wait is pending
+  // or was just saved), entries by their address and length.
+  if (from_words && pending.active && pending.from_words) key = Fingerprint(words, length);
   if (pending.active && pending.from_words == from_words && pending.key == key) {
     pos = pending.pos;
     cur = pending.cursor;
@@ -164,7 +189,10 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
     }
     stats.words += n;
     bool end = false;
-    if (!Execute(chunk, n, pos, &end)) return result;
+    if (!Execute(chunk, n, pos, &end)) {
+      if (pending.active && from_words) pending.key = Fingerprint(words, length);
+      return result;
+    }
     if (end) break;
     pos += n;
   }
@@ -179,58 +207,127 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
 }
 
 bool CommandProcessor::State::Execute(const uint32_t* words, size_t n, uint64_t base, bool* end) {
+  // Debug logging of unmodelled methods goes the slow way.
+  const bool fast = !log_debug;
   size_t i = 0;
   while (i < n) {
-    if (cur.remaining == 0) {
-      uint32_t w = words[i];
-      uint32_t mode = pb::WordMode(w);
-      switch (mode) {
-        case pb::kModeInc:
-        case pb::kModeNonInc:
-        case pb::kModeIncOnce:
-          cur = PbCursor{pb::WordMethod(w), pb::WordCount(w),
-                         static_cast<uint8_t>(pb::WordSubchannel(w)), static_cast<uint8_t>(mode)};
-          break;
-        case pb::kModeImmediate:
-          if (Write(pb::WordSubchannel(w), pb::WordMethod(w), pb::WordImmediate(w)) == Exec::kStop) {
-            SaveWait(base + i);
-            return false;
-          }
-          break;
-        case pb::kModeLegacyInc:
-          // Word 0 is the NOP; tertiary ops 1..3 set subdevice masks, which a single GPU ignores.
-          if (w != 0 && pb::LegacyTertOp(w) == 0) {
-            cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
-                           static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeInc};
-          }
-          break;
-        case pb::kModeLegacyNonInc:
-          if (pb::LegacyTertOp(w) != 0) {
-            Error(fmt::format("command word 0x{:08X}: reserved tertiary operation", w));
-            return false;
-          }
-          cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
-                         static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeNonInc};
-          break;
-        case pb::kModeEndSegment:
-          *end = true;
-          return true;
-        default:
-          Error(fmt::format("command word 0x{:08X}: reserved mode {}", w, mode));
-          return false;
-      }
-      ++i;
-      continue;
+    if (fast && cur.remaining == 0) {
+      i = FastRun(words, n, i);
+      if (i == n) break;
     }
-    size_t avail = static_cast<size_t>(std::min<uint64_t>(cur.remaining, n - i));
-    bool stopped = false;
-    i += Arguments(words + i, avail, &stopped);
-    if (stopped) {
-      SaveWait(base + i);
-      return false;
+    switch (Step(words, n, base, &i)) {
+      case StepResult::kContinue:
+        break;
+      case StepResult::kEnd:
+        *end = true;
+        return true;
+      case StepResult::kStopped:
+        return false;
     }
   }
   return true;
+}
+
+// The fast path: whole commands (header and arguments in this chunk) in the modes 1, 3 and 4 to
+// engine methods that only store a register or are not modelled. No call, no per-argument work
+// unless a modelled register is in range. Returns the index of the first word it left.
+size_t CommandProcessor::State::FastRun(const uint32_t* words, size_t n, size_t i) {
+  const Tables& t = T();
+  auto& r = *regs;
+  // One counter in the common case; the unmodelled writes are the others.
+  uint64_t writes_total = 0, modelled = 0;
+  while (i < n) {
+    // Real pushbuffers mix modes unpredictably: the mode selects numbers (kModeShapes, masks)
+    // instead of branches, and where the next command starts (the loop's critical path) is a
+    // mask of the word itself: bit 29, the mode's low bit, is set for the modes with arguments
+    // (1, 3) and clear for immediates (4).
+    uint32_t w = words[i];
+    uint32_t count = pb::WordCount(w);
+    uint32_t args = count & static_cast<uint32_t>(static_cast<int32_t>(w << 2) >> 31);
+    uint32_t mode = pb::WordMode(w);
+    uint32_t m = pb::WordMethod(w);
+    uint32_t k = subch_kind[pb::WordSubchannel(w)];
+    const ModeShape& sh = kModeShapes[mode];
+    uint32_t span = count * sh.span + (1 - sh.span);    // distinct methods written
+    uint32_t writes = count * sh.args + (1 - sh.args);  // method writes
+    bool ok = sh.fast & (m >= kFirstEngineMethod) & (k != kNone) & (writes != 0) &
+              (args < n - i) & (m + span <= kNumMethods);
+    if (!ok) break;
+    const auto& pk = t.packed[k];
+    uint32_t diff = pk[m + span] - pk[m];
+    if ((diff >> 16) != 0) break;  // a trigger in range
+    uint32_t unmodelled = diff;
+    if (unmodelled != span) [[unlikely]] {  // a modelled register: store the values
+      if (mode == pb::kModeInc) {
+        std::memcpy(&r[k][m], words + i + 1, count * sizeof(uint32_t));
+        modelled += span - unmodelled;
+      } else {
+        r[k][m] = mode == pb::kModeImmediate ? count : words[i + count];
+        modelled += writes;
+      }
+    }
+    writes_total += writes;
+    i += 1 + args;
+  }
+  stats.methods += writes_total;
+  stats.unmodelled += writes_total - modelled;
+  return i;
+}
+
+// One command header, or the arguments of the current command that are in this chunk, the
+// general way. Out of line so that the fast loop keeps its values in registers.
+[[gnu::noinline]] CommandProcessor::State::StepResult CommandProcessor::State::Step(
+    const uint32_t* words, size_t n, uint64_t base, size_t* at) {
+  size_t i = *at;
+  if (cur.remaining == 0) {
+    uint32_t w = words[i];
+    uint32_t mode = pb::WordMode(w);
+    switch (mode) {
+      case pb::kModeInc:
+      case pb::kModeNonInc:
+      case pb::kModeIncOnce:
+        cur = PbCursor{pb::WordMethod(w), pb::WordCount(w),
+                       static_cast<uint8_t>(pb::WordSubchannel(w)), static_cast<uint8_t>(mode)};
+        break;
+      case pb::kModeImmediate:
+        if (Write(pb::WordSubchannel(w), pb::WordMethod(w), pb::WordImmediate(w)) == Exec::kStop) {
+          SaveWait(base + i);
+          return StepResult::kStopped;
+        }
+        break;
+      case pb::kModeLegacyInc:
+        // Word 0 is the NOP; tertiary ops 1..3 set subdevice masks, which a single GPU ignores.
+        if (w != 0 && pb::LegacyTertOp(w) == 0) {
+          cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
+                         static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeInc};
+        }
+        break;
+      case pb::kModeLegacyNonInc:
+        if (pb::LegacyTertOp(w) != 0) {
+          Error(fmt::format("command word 0x{:08X}: reserved tertiary operation", w));
+          return StepResult::kStopped;
+        }
+        cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
+                       static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeNonInc};
+        break;
+      case pb::kModeEndSegment:
+        return StepResult::kEnd;
+      default:
+        Error(fmt::format("command word 0x{:08X}: reserved mode {}", w, mode));
+        return StepResult::kStopped;
+    }
+    *at = i + 1;
+    return StepResult::kContinue;
+  }
+  size_t avail = static_cast<size_t>(std::min<uint64_t>(cur.remaining, n - i));
+  bool stopped = false;
+  i += Arguments(words + i, avail, &stopped);
+  *at = i;
+  if (stopped) {
+    SaveWait(base + i);
+    return StepResult::kStopped;
+  }
+  return StepResult::kContinue;
 }
 
 size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* stopped) {

@@ -84,9 +84,9 @@ class CommandProcessor {
   // Runs (or resumes) one GPFIFO entry. A stopped wait is resumed by the next call with the same
   // entry (the words already executed are not executed again); any other entry forgets it.
   RunResult Run(const abi::channel::GpfifoEntry& entry);
-  // Runs a pushbuffer that is already in sentry memory (the words of one segment); used by
-  // Run() after the fetch, by the kernel-style fence words the channel adds around a submit,
-  // and by tests.
+  // Runs a pushbuffer that is already in sentry memory (the words of one segment): the
+  // kernel-style fence words the channel adds around a submit, and tests. A stopped wait is
+  // resumed by the next call with the same words (same length and contents).
   RunResult RunWords(std::span<const uint32_t> words);
   // Forgets the engines bound to subchannels and any half-done entry (FORCE_RESET).
   void Reset();

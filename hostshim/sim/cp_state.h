@@ -63,7 +63,7 @@ struct CommandProcessor::State {
   PbCursor cur;
   struct Pending {
     bool active = false;
-    bool from_words = false;  // RunWords (key = word count) or Run (key = the entry)
+    bool from_words = false;  // RunWords (key = hash of the words) or Run (key = the entry)
     uint64_t key = 0;
     uint64_t pos = 0;         // index of the word to execute next
     PbCursor cursor;
@@ -85,6 +85,9 @@ struct CommandProcessor::State {
   // Executes words [0, n) whose first word is word `base` of the segment. Returns false when it
   // stopped (result says why; pending is set for waits); *end is set by an END_PB_SEGMENT word.
   bool Execute(const uint32_t* words, size_t n, uint64_t base, bool* end);
+  size_t FastRun(const uint32_t* words, size_t n, size_t i);
+  enum class StepResult : uint8_t { kContinue, kEnd, kStopped };
+  StepResult Step(const uint32_t* words, size_t n, uint64_t base, size_t* at);
   size_t Arguments(const uint32_t* args, size_t n, bool* stopped);
   Exec Write(uint32_t subch, uint32_t method, uint32_t value);
   Exec Unmodelled(EngineKind k, uint32_t method, uint32_t value);  // counts and logs once

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "spdlog/spdlog.h"
 #include "tests/unit/fake_gpu_memory.h"
 
 namespace nvsentry::hostshim::sim {
@@ -52,13 +53,24 @@ uint64_t Load64(const std::vector<uint8_t>& b, size_t off) {
 }
 void Store32(std::vector<uint8_t>& b, size_t off, uint32_t v) { std::memcpy(b.data() + off, &v, 4); }
 
+// The decoder has a fast path that debug logging of unmodelled methods turns off: every test
+// runs both ways.
+struct FastPath {
+  static constexpr bool kDebug = false;
+};
+struct DebugLogging {
+  static constexpr bool kDebug = true;
+};
+
+template <typename Mode>
 class SimCommandProcessor : public ::testing::Test {
  protected:
   static constexpr uint64_t kPbVa = 0x10'0000'0000ull;  // bit 36: exercises entry1's VA byte
   static constexpr uint64_t kDataVa = 0x2000'0000ull;
   static constexpr uint32_t kId = 21;  // the channel's syncpoint
 
-  SimCommandProcessor() {
+  SimCommandProcessor() : saved_level_(spdlog::get_level()) {
+    if (Mode::kDebug) spdlog::set_level(spdlog::level::debug);
     data_ = &mem_.Map(kDataVa, 1 << 20);
     ChannelEnv env;
     env.memory = &mem_;
@@ -93,6 +105,9 @@ class SimCommandProcessor : public ::testing::Test {
             lines};
   }
 
+  ~SimCommandProcessor() override { spdlog::set_level(saved_level_); }
+
+  spdlog::level::level_enum saved_level_;
   FakeGpuMemory mem_;
   std::vector<uint8_t>* data_;
   Syncpoints sp_;
@@ -100,284 +115,307 @@ class SimCommandProcessor : public ::testing::Test {
   std::unique_ptr<CommandProcessor> cp_;
 };
 
+using Modes = ::testing::Types<FastPath, DebugLogging>;
+TYPED_TEST_SUITE(SimCommandProcessor, Modes);
+
+
 // DMA LAUNCH_DMA bits (reference): transfer 1:0, semaphore type 4:3, interrupt 6:5, src pitch 7,
 // dst pitch 8, multi-line 9, remap 10.
 constexpr uint32_t kLaunchPitchCopy = 2 | (1u << 7) | (1u << 8);
 constexpr uint32_t kMultiLine = 1u << 9, kRemap = 1u << 10;
 
-TEST_F(SimCommandProcessor, SyncpointIncrementKernelSequenceTwice) {
-  uint32_t before = sp_.Read(kId);
-  std::vector<uint32_t> w = {0x2001001C, 0, 0x2001001D, (kId << 8) | 1,
-                             0x2001001C, 0, 0x2001001D, (kId << 8) | 1};
-  RunResult r = cp_->RunWords(w);
+TYPED_TEST(SimCommandProcessor, SyncpointIncrementKernelSequenceTwice) {
+  uint32_t before = this->sp_.Read(this->kId);
+  std::vector<uint32_t> w = {0x2001001C, 0, 0x2001001D, (this->kId << 8) | 1,
+                             0x2001001C, 0, 0x2001001D, (this->kId << 8) | 1};
+  RunResult r = this->cp_->RunWords(w);
   EXPECT_EQ(r.stop, Stop::kDone);
-  EXPECT_EQ(sp_.Read(kId), before + 2);
-  EXPECT_EQ(cp_->stats().syncpoint_incrs, 2u);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 2);
+  EXPECT_EQ(this->cp_->stats().syncpoint_incrs, 2u);
   // The same through the pushbuffer and with the WFI the kernel puts in front.
   std::vector<uint32_t> pb = {0x2001001E, 0};
-  Append(pb, w);
-  EXPECT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(sp_.Read(kId), before + 4);
+  this->Append(pb, w);
+  EXPECT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 4);
 }
 
-TEST_F(SimCommandProcessor, SyncpointWaitStopsThenResumesWithoutReexecuting) {
+TYPED_TEST(SimCommandProcessor, SyncpointWaitStopsThenResumesWithoutReexecuting) {
   constexpr uint32_t kOther = 30, kAfter = 31;
-  uint32_t thresh = sp_.Read(kId) + 1;
+  uint32_t thresh = this->sp_.Read(this->kId) + 1;
   std::vector<uint32_t> pb = {
       Inc(0, kSyncA, 2), 0, (kOther << 8) | 1,       // increment kOther once, before the wait
-      Inc(0, kSyncA, 2), thresh, (kId << 8) | 0x10,  // wait (operation 0, WAIT_SWITCH set)
+      Inc(0, kSyncA, 2), thresh, (this->kId << 8) | 0x10,  // wait (operation 0, WAIT_SWITCH set)
       Inc(0, kSyncA, 2), 0, (kAfter << 8) | 1,       // after the wait
   };
-  RunResult r = RunPb(pb);
+  RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kWaitSyncpoint);
-  EXPECT_EQ(r.id, kId);
+  EXPECT_EQ(r.id, this->kId);
   EXPECT_EQ(r.threshold, thresh);
-  EXPECT_EQ(sp_.Read(kOther), 1u);
-  EXPECT_EQ(sp_.Read(kAfter), 0u);
+  EXPECT_EQ(this->sp_.Read(kOther), 1u);
+  EXPECT_EQ(this->sp_.Read(kAfter), 0u);
   // Not yet reached: stops again at the same place.
-  r = RunAgain(pb.size());
+  r = this->RunAgain(pb.size());
   ASSERT_EQ(r.stop, Stop::kWaitSyncpoint);
-  EXPECT_EQ(sp_.Read(kOther), 1u);
-  sp_.Increment(kId);
-  r = RunAgain(pb.size());
+  EXPECT_EQ(this->sp_.Read(kOther), 1u);
+  this->sp_.Increment(this->kId);
+  r = this->RunAgain(pb.size());
   EXPECT_EQ(r.stop, Stop::kDone);
-  EXPECT_EQ(sp_.Read(kOther), 1u) << "methods before the wait ran again";
-  EXPECT_EQ(sp_.Read(kAfter), 1u);
+  EXPECT_EQ(this->sp_.Read(kOther), 1u) << "methods before the wait ran again";
+  EXPECT_EQ(this->sp_.Read(kAfter), 1u);
 }
 
-TEST_F(SimCommandProcessor, SyncpointWaitComparesWithWrapAround) {
+TYPED_TEST(SimCommandProcessor, RunWordsResumesOnlyTheSameWords) {
+  constexpr uint32_t kBefore = 33, kWait = 34, kOther = 35;
+  std::vector<uint32_t> w = {Inc(0, kSyncA, 2), 0, (kBefore << 8) | 1,
+                             Inc(0, kSyncA, 2), 1, (kWait << 8) | 0};
+  ASSERT_EQ(this->cp_->RunWords(w).stop, Stop::kWaitSyncpoint);
+  EXPECT_EQ(this->sp_.Read(kBefore), 1u);
+  // Other words of the same length start from their beginning.
+  std::vector<uint32_t> other = {Inc(0, kSyncA, 2), 0, (kOther << 8) | 1,
+                                 Inc(0, kSyncA, 2), 0, (kOther << 8) | 1};
+  ASSERT_EQ(this->cp_->RunWords(other).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(kOther), 2u);
+  // The original words again: the earlier wait was forgotten, so they run from the start.
+  ASSERT_EQ(this->cp_->RunWords(w).stop, Stop::kWaitSyncpoint);
+  EXPECT_EQ(this->sp_.Read(kBefore), 2u);
+  this->sp_.Increment(kWait);
+  ASSERT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(kBefore), 2u) << "the resumed words ran their first command again";
+}
+
+TYPED_TEST(SimCommandProcessor, SyncpointWaitComparesWithWrapAround) {
   constexpr uint32_t kP = 40;
   // Bring the counter to 2 and wait for 0xFFFFFFF0: 2 is past it modulo 2^32.
-  sp_.Increment(kP);
-  sp_.Increment(kP);
+  this->sp_.Increment(kP);
+  this->sp_.Increment(kP);
   std::vector<uint32_t> w = {Inc(0, kSyncA, 2), 0xFFFFFFF0u, (kP << 8) | 0};
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
   w[1] = 3;
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kWaitSyncpoint);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kWaitSyncpoint);
 }
 
-TEST_F(SimCommandProcessor, SyncpointBadIdIsChannelError) {
+TYPED_TEST(SimCommandProcessor, SyncpointBadIdIsChannelError) {
   std::vector<uint32_t> w = {Inc(0, kSyncA, 2), 0, (192u << 8) | 1};
-  RunResult r = cp_->RunWords(w);
+  RunResult r = this->cp_->RunWords(w);
   EXPECT_EQ(r.stop, Stop::kError);
   EXPECT_FALSE(r.error.empty());
 }
 
-TEST_F(SimCommandProcessor, SemaphoreReleaseFourAndSixteenBytes) {
-  std::fill(data_->begin(), data_->begin() + 64, 0xAB);
-  uint64_t va = kDataVa + 0x10;
+TYPED_TEST(SimCommandProcessor, SemaphoreReleaseFourAndSixteenBytes) {
+  std::fill(this->data_->begin(), this->data_->begin() + 64, 0xAB);
+  uint64_t va = this->kDataVa + 0x10;
   std::vector<uint32_t> w = {Inc(0, kSemA, 4), static_cast<uint32_t>(va >> 32),
                              static_cast<uint32_t>(va), 0xCAFE0001u, 2u | (1u << 24)};
-  ASSERT_EQ(cp_->RunWords(w).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x10), 0xCAFE0001u);
-  EXPECT_EQ(Load32(*data_, 0x14), 0xABABABABu) << "a 4-byte release wrote more";
-  va = kDataVa + 0x20;
+  ASSERT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x10), 0xCAFE0001u);
+  EXPECT_EQ(Load32(*this->data_, 0x14), 0xABABABABu) << "a 4-byte release wrote more";
+  va = this->kDataVa + 0x20;
   w = {Inc(0, kSemA, 4), static_cast<uint32_t>(va >> 32), static_cast<uint32_t>(va), 0xCAFE0002u,
        2u};
-  ASSERT_EQ(cp_->RunWords(w).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x20), 0xCAFE0002u);
-  EXPECT_EQ(Load32(*data_, 0x24), 0u);
-  EXPECT_EQ(Load64(*data_, 0x28), kTimestamp);
-  EXPECT_EQ(Load32(*data_, 0x30), 0xABABABABu);
-  EXPECT_EQ(cp_->stats().semaphore_releases, 2u);
+  ASSERT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x20), 0xCAFE0002u);
+  EXPECT_EQ(Load32(*this->data_, 0x24), 0u);
+  EXPECT_EQ(Load64(*this->data_, 0x28), kTimestamp);
+  EXPECT_EQ(Load32(*this->data_, 0x30), 0xABABABABu);
+  EXPECT_EQ(this->cp_->stats().semaphore_releases, 2u);
 }
 
-TEST_F(SimCommandProcessor, SemaphoreAcquireStopsThenResumes) {
-  uint64_t sem = kDataVa + 0x100, out = kDataVa + 0x200;
+TYPED_TEST(SimCommandProcessor, SemaphoreAcquireStopsThenResumes) {
+  uint64_t sem = this->kDataVa + 0x100, out = this->kDataVa + 0x200;
   std::vector<uint32_t> pb = {
       Inc(0, kSemA, 4), static_cast<uint32_t>(sem >> 32), static_cast<uint32_t>(sem), 5, 1,
       // then release 7 at `out`
       Inc(0, kSemA, 4), static_cast<uint32_t>(out >> 32), static_cast<uint32_t>(out), 7,
       2u | (1u << 24)};
-  RunResult r = RunPb(pb);
+  RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kWaitSemaphore);
   EXPECT_EQ(r.va, sem);
   EXPECT_EQ(r.threshold, 5u);
-  EXPECT_EQ(Load32(*data_, 0x200), 0u);
-  Store32(*data_, 0x100, 4);
-  EXPECT_EQ(RunAgain(pb.size()).stop, Stop::kWaitSemaphore) << "ACQUIRE is equality";
-  Store32(*data_, 0x100, 5);
-  EXPECT_EQ(RunAgain(pb.size()).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x200), 7u);
-  EXPECT_EQ(cp_->stats().semaphore_acquires, 1u);
+  EXPECT_EQ(Load32(*this->data_, 0x200), 0u);
+  Store32(*this->data_, 0x100, 4);
+  EXPECT_EQ(this->RunAgain(pb.size()).stop, Stop::kWaitSemaphore) << "ACQUIRE is equality";
+  Store32(*this->data_, 0x100, 5);
+  EXPECT_EQ(this->RunAgain(pb.size()).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x200), 7u);
+  EXPECT_EQ(this->cp_->stats().semaphore_acquires, 1u);
 }
 
-TEST_F(SimCommandProcessor, SemaphoreAcquireGeqWrapsAndAcquireAnd) {
-  uint64_t sem = kDataVa + 0x100;
-  Store32(*data_, 0x100, 2);
+TYPED_TEST(SimCommandProcessor, SemaphoreAcquireGeqWrapsAndAcquireAnd) {
+  uint64_t sem = this->kDataVa + 0x100;
+  Store32(*this->data_, 0x100, 2);
   std::vector<uint32_t> w = {Inc(0, kSemA, 4), static_cast<uint32_t>(sem >> 32),
                              static_cast<uint32_t>(sem), 0xFFFFFFFEu, 4};
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kDone) << "2 is past 0xFFFFFFFE modulo 2^32";
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kDone) << "2 is past 0xFFFFFFFE modulo 2^32";
   w[3] = 3;
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kWaitSemaphore);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kWaitSemaphore);
   w[3] = 0x6;  // ACQ_AND: 2 & 6 != 0
   w[4] = 8;
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
   w[3] = 0x1;
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kWaitSemaphore);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kWaitSemaphore);
 }
 
-TEST_F(SimCommandProcessor, SemaphoreBadOperationIsError) {
+TYPED_TEST(SimCommandProcessor, SemaphoreBadOperationIsError) {
   std::vector<uint32_t> w = {Inc(0, kSemD, 1), 0x3};  // two operations at once
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kError);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kError);
 }
 
-TEST_F(SimCommandProcessor, ReportSemaphoreSeed003Fence) {
-  uint64_t fence = kDataVa + 0x300;
-  std::fill(data_->begin() + 0x300, data_->begin() + 0x340, 0xAB);
+TYPED_TEST(SimCommandProcessor, ReportSemaphoreSeed003Fence) {
+  uint64_t fence = this->kDataVa + 0x300;
+  std::fill(this->data_->begin() + 0x300, this->data_->begin() + 0x340, 0xAB);
   // mode 0 (release), fence 1 (bit 4), unit 0xF (15:12); one word (bit 28).
   uint32_t get = (1u << 4) | (0xFu << 12) | (1u << 28);
-  std::vector<uint32_t> pb = Bind(k3DSub, 0xB197);
-  Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(fence >> 32),
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(fence >> 32),
               static_cast<uint32_t>(fence), 42, get});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x300), 42u);
-  EXPECT_EQ(Load32(*data_, 0x304), 0xABABABABu);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x300), 42u);
+  EXPECT_EQ(Load32(*this->data_, 0x304), 0xABABABABu);
   // Four-word structure (bit 28 clear): 64-bit value, then 64-bit timestamp.
   fence += 0x10;
   pb = {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(fence >> 32),
         static_cast<uint32_t>(fence), 43, get & ~(1u << 28)};
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load64(*data_, 0x310), 43u);
-  EXPECT_EQ(Load64(*data_, 0x318), kTimestamp);
-  EXPECT_EQ(Load32(*data_, 0x320), 0xABABABABu);
-  EXPECT_EQ(cp_->stats().report_releases, 2u);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load64(*this->data_, 0x310), 43u);
+  EXPECT_EQ(Load64(*this->data_, 0x318), kTimestamp);
+  EXPECT_EQ(Load32(*this->data_, 0x320), 0xABABABABu);
+  EXPECT_EQ(this->cp_->stats().report_releases, 2u);
 }
 
-TEST_F(SimCommandProcessor, ReportSemaphoreAcquireWaits) {
-  uint64_t sem = kDataVa + 0x400;
-  std::vector<uint32_t> pb = Bind(k3DSub, 0xB197);
+TYPED_TEST(SimCommandProcessor, ReportSemaphoreAcquireWaits) {
+  uint64_t sem = this->kDataVa + 0x400;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   // OPERATION 1 (acquire), COMPARISON bit 16 = GE.
-  Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(sem >> 32),
+  this->Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(sem >> 32),
               static_cast<uint32_t>(sem), 9, 1u | (1u << 16)});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kWaitSemaphore);
-  Store32(*data_, 0x400, 10);
-  EXPECT_EQ(RunAgain(pb.size()).stop, Stop::kDone);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kWaitSemaphore);
+  Store32(*this->data_, 0x400, 10);
+  EXPECT_EQ(this->RunAgain(pb.size()).stop, Stop::kDone);
 }
 
-TEST_F(SimCommandProcessor, InlineToMemoryNWordsNonIncrementing) {
+TYPED_TEST(SimCommandProcessor, InlineToMemoryNWordsNonIncrementing) {
   constexpr uint32_t kN = 37;
-  uint64_t dst = kDataVa + 0x1000;
-  std::vector<uint32_t> pb = Bind(kI2MSub, 0xA140);
+  uint64_t dst = this->kDataVa + 0x1000;
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   // LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT (incrementing from 0x180).
-  Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), kN * 4, 1, static_cast<uint32_t>(dst >> 32),
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), kN * 4, 1, static_cast<uint32_t>(dst >> 32),
               static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1 /* pitch */,
               NonInc(kI2MSub, kI2MData, kN)});
   for (uint32_t i = 0; i < kN; ++i) pb.push_back(0x5000 + i * 3);
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(Load32(*data_, 0x1000 + 4 * i), 0x5000 + i * 3);
-  EXPECT_EQ(Load32(*data_, 0x1000 + 4 * kN), 0u);
-  EXPECT_EQ(cp_->stats().i2m_bytes, kN * 4);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(Load32(*this->data_, 0x1000 + 4 * i), 0x5000 + i * 3);
+  EXPECT_EQ(Load32(*this->data_, 0x1000 + 4 * kN), 0u);
+  EXPECT_EQ(this->cp_->stats().i2m_bytes, kN * 4);
 }
 
-TEST_F(SimCommandProcessor, IncrementOnceLaunchesThenFeedsData) {
+TYPED_TEST(SimCommandProcessor, IncrementOnceLaunchesThenFeedsData) {
   // The usual client form: LAUNCH_DMA as the first argument, the data to LOAD_INLINE_DATA.
-  uint64_t dst = kDataVa + 0x2000;
-  std::vector<uint32_t> pb = Bind(kI2MSub, 0xA140);
-  Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), 12, 1, static_cast<uint32_t>(dst >> 32),
+  uint64_t dst = this->kDataVa + 0x2000;
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), 12, 1, static_cast<uint32_t>(dst >> 32),
               static_cast<uint32_t>(dst), IncOnce(kI2MSub, kI2MLaunch, 4), 1, 0xA, 0xB, 0xC});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x2000), 0xAu);
-  EXPECT_EQ(Load32(*data_, 0x2004), 0xBu);
-  EXPECT_EQ(Load32(*data_, 0x2008), 0xCu);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x2000), 0xAu);
+  EXPECT_EQ(Load32(*this->data_, 0x2004), 0xBu);
+  EXPECT_EQ(Load32(*this->data_, 0x2008), 0xCu);
 }
 
-TEST_F(SimCommandProcessor, InlineToMemoryMultiLinePitchAndSemaphore) {
+TYPED_TEST(SimCommandProcessor, InlineToMemoryMultiLinePitchAndSemaphore) {
   // 3 lines of 6 bytes, 16 bytes apart; the 18 data bytes come in 5 words (the last half used).
-  uint64_t dst = kDataVa + 0x3000, sem = kDataVa + 0x3100;
-  std::fill(data_->begin() + 0x3000, data_->begin() + 0x3040, 0xEE);
-  std::vector<uint32_t> pb = Bind(kI2MSub, 0xA140);
+  uint64_t dst = this->kDataVa + 0x3000, sem = this->kDataVa + 0x3100;
+  std::fill(this->data_->begin() + 0x3000, this->data_->begin() + 0x3040, 0xEE);
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   // LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT
-  Append(pb, {Inc(kI2MSub, kI2MLineLength, 5), 6, 3, static_cast<uint32_t>(dst >> 32),
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 5), 6, 3, static_cast<uint32_t>(dst >> 32),
               static_cast<uint32_t>(dst), 16});
   // SET_I2M_SEMAPHORE_A/B/C
-  Append(pb, {Inc(kI2MSub, kI2MSemA, 3), static_cast<uint32_t>(sem >> 32),
+  this->Append(pb, {Inc(kI2MSub, kI2MSemA, 3), static_cast<uint32_t>(sem >> 32),
               static_cast<uint32_t>(sem), 0x77});
   // pitch, COMPLETION_TYPE 2 (release semaphore, 5:4), INTERRUPT 1 (9:8), one-word (bit 12).
   uint32_t launch = 1 | (2u << 4) | (1u << 8) | (1u << 12);
-  Append(pb, {Inc(kI2MSub, kI2MLaunch, 1), launch, NonInc(kI2MSub, kI2MData, 5), 0x03020100,
+  this->Append(pb, {Inc(kI2MSub, kI2MLaunch, 1), launch, NonInc(kI2MSub, kI2MData, 5), 0x03020100,
               0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (int line = 0; line < 3; ++line) {
-    for (int b = 0; b < 6; ++b) EXPECT_EQ((*data_)[0x3000 + line * 16 + b], line * 6 + b);
-    EXPECT_EQ((*data_)[0x3000 + line * 16 + 6], 0xEE) << "line " << line;
+    for (int b = 0; b < 6; ++b) EXPECT_EQ((*this->data_)[0x3000 + line * 16 + b], line * 6 + b);
+    EXPECT_EQ((*this->data_)[0x3000 + line * 16 + 6], 0xEE) << "line " << line;
   }
-  EXPECT_EQ(Load32(*data_, 0x3100), 0x77u);
-  EXPECT_EQ(interrupts_, 1);
+  EXPECT_EQ(Load32(*this->data_, 0x3100), 0x77u);
+  EXPECT_EQ(this->interrupts_, 1);
 }
 
-TEST_F(SimCommandProcessor, ThreeDAcceptsInlineToMemoryMethods) {
-  uint64_t dst = kDataVa + 0x3800;
-  std::vector<uint32_t> pb = Bind(k3DSub, 0xB197);
-  Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 8, 1, static_cast<uint32_t>(dst >> 32),
+TYPED_TEST(SimCommandProcessor, ThreeDAcceptsInlineToMemoryMethods) {
+  uint64_t dst = this->kDataVa + 0x3800;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 8, 1, static_cast<uint32_t>(dst >> 32),
               static_cast<uint32_t>(dst), IncOnce(k3DSub, kI2MLaunch, 3), 1, 0x11, 0x22});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0x3800), 0x11u);
-  EXPECT_EQ(Load32(*data_, 0x3804), 0x22u);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0x3800), 0x11u);
+  EXPECT_EQ(Load32(*this->data_, 0x3804), 0x22u);
 }
 
-TEST_F(SimCommandProcessor, ImmediateModeAndDmaSingleLineCopy) {
-  for (int i = 0; i < 300; ++i) (*data_)[0x4000 + i] = static_cast<uint8_t>(i * 7);
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(kDataVa + 0x4000, kDataVa + 0x5000, 0, 0, 0, 0));
+TYPED_TEST(SimCommandProcessor, ImmediateModeAndDmaSingleLineCopy) {
+  for (int i = 0; i < 300; ++i) (*this->data_)[0x4000 + i] = static_cast<uint8_t>(i * 7);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa + 0x4000, this->kDataVa + 0x5000, 0, 0, 0, 0));
   // LINE_LENGTH_IN = 257 and LAUNCH_DMA through inline (immediate) words: both fit 13 bits.
-  Append(pb, {Imm(kDmaSub, 0x418, 257), Imm(kDmaSub, kDmaLaunch, kLaunchPitchCopy)});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  for (int i = 0; i < 257; ++i) ASSERT_EQ((*data_)[0x5000 + i], static_cast<uint8_t>(i * 7)) << i;
-  EXPECT_EQ((*data_)[0x5000 + 257], 0);
-  EXPECT_EQ(cp_->stats().dma_copies, 1u);
-  EXPECT_EQ(cp_->stats().dma_bytes, 257u);
+  this->Append(pb, {Imm(kDmaSub, 0x418, 257), Imm(kDmaSub, kDmaLaunch, kLaunchPitchCopy)});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (int i = 0; i < 257; ++i) ASSERT_EQ((*this->data_)[0x5000 + i], static_cast<uint8_t>(i * 7)) << i;
+  EXPECT_EQ((*this->data_)[0x5000 + 257], 0);
+  EXPECT_EQ(this->cp_->stats().dma_copies, 1u);
+  EXPECT_EQ(this->cp_->stats().dma_bytes, 257u);
 }
 
-TEST_F(SimCommandProcessor, DmaMultiLinePitchCopy) {
+TYPED_TEST(SimCommandProcessor, DmaMultiLinePitchCopy) {
   // 4 lines of 10 bytes: source pitch 32, destination pitch 12.
-  for (int i = 0; i < 128; ++i) (*data_)[0x6000 + i] = static_cast<uint8_t>(i);
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(kDataVa + 0x6000, kDataVa + 0x7000, 32, 12, 10, 4));
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
+  for (int i = 0; i < 128; ++i) (*this->data_)[0x6000 + i] = static_cast<uint8_t>(i);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa + 0x6000, this->kDataVa + 0x7000, 32, 12, 10, 4));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (int l = 0; l < 4; ++l) {
-    for (int b = 0; b < 10; ++b) EXPECT_EQ((*data_)[0x7000 + l * 12 + b], l * 32 + b);
-    EXPECT_EQ((*data_)[0x7000 + l * 12 + 10], 0);
+    for (int b = 0; b < 10; ++b) EXPECT_EQ((*this->data_)[0x7000 + l * 12 + b], l * 32 + b);
+    EXPECT_EQ((*this->data_)[0x7000 + l * 12 + 10], 0);
   }
   // Contiguous lines (pitch == length) give the same bytes as one run.
-  pb = DmaSetup(kDataVa + 0x6000, kDataVa + 0x8000, 16, 16, 16, 8);
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  for (int i = 0; i < 128; ++i) EXPECT_EQ((*data_)[0x8000 + i], i);
-  EXPECT_EQ((*data_)[0x8000 + 128], 0);
+  pb = this->DmaSetup(this->kDataVa + 0x6000, this->kDataVa + 0x8000, 16, 16, 16, 8);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (int i = 0; i < 128; ++i) EXPECT_EQ((*this->data_)[0x8000 + i], i);
+  EXPECT_EQ((*this->data_)[0x8000 + 128], 0);
 }
 
-TEST_F(SimCommandProcessor, DmaRemapConstantFill) {
+TYPED_TEST(SimCommandProcessor, DmaRemapConstantFill) {
   // 100 elements of one 4-byte component, DST_X = CONST_A (4): a 400-byte fill.
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(0, kDataVa + 0x9000, 0, 0, 100, 1));
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(0, this->kDataVa + 0x9000, 0, 0, 100, 1));
   uint32_t components = 4u | (3u << 16);  // DST_X CONST_A, component size 4, one src, one dst
-  Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0xDEADBEEF, 0, components,
+  this->Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0xDEADBEEF, 0, components,
               Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone) << "the source (VA 0) is unmapped but never read";
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(Load32(*data_, 0x9000 + 4 * i), 0xDEADBEEFu) << i;
-  EXPECT_EQ(Load32(*data_, 0x9000 + 400), 0u);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone) << "the source (VA 0) is unmapped but never read";
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(Load32(*this->data_, 0x9000 + 4 * i), 0xDEADBEEFu) << i;
+  EXPECT_EQ(Load32(*this->data_, 0x9000 + 400), 0u);
 }
 
-TEST_F(SimCommandProcessor, DmaRemapSwizzleAndNoWrite) {
+TYPED_TEST(SimCommandProcessor, DmaRemapSwizzleAndNoWrite) {
   // Two 2-byte source components (X, Y) -> three destination components (Y, CONST_B, NO_WRITE).
   for (int e = 0; e < 3; ++e) {
-    (*data_)[0xA000 + 4 * e + 0] = 0x10 + e;  // X low
-    (*data_)[0xA000 + 4 * e + 1] = 0x20 + e;  // X high
-    (*data_)[0xA000 + 4 * e + 2] = 0x30 + e;  // Y low
-    (*data_)[0xA000 + 4 * e + 3] = 0x40 + e;  // Y high
+    (*this->data_)[0xA000 + 4 * e + 0] = 0x10 + e;  // X low
+    (*this->data_)[0xA000 + 4 * e + 1] = 0x20 + e;  // X high
+    (*this->data_)[0xA000 + 4 * e + 2] = 0x30 + e;  // Y low
+    (*this->data_)[0xA000 + 4 * e + 3] = 0x40 + e;  // Y high
   }
-  std::fill(data_->begin() + 0xB000, data_->begin() + 0xB000 + 18, 0x99);
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(kDataVa + 0xA000, kDataVa + 0xB000, 0, 0, 3, 1));
+  std::fill(this->data_->begin() + 0xB000, this->data_->begin() + 0xB000 + 18, 0x99);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa + 0xA000, this->kDataVa + 0xB000, 0, 0, 3, 1));
   uint32_t components = 1u /*X<-Y*/ | (5u << 4) /*Y<-B*/ | (6u << 8) /*Z kept*/ | (1u << 16) |
                         (1u << 20) | (2u << 24);
-  Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0, 0x0000BBAA, components,
+  this->Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0, 0x0000BBAA, components,
               Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (int e = 0; e < 3; ++e) {
-    const uint8_t* o = data_->data() + 0xB000 + 6 * e;
+    const uint8_t* o = this->data_->data() + 0xB000 + 6 * e;
     EXPECT_EQ(o[0], 0x30 + e);
     EXPECT_EQ(o[1], 0x40 + e);
     EXPECT_EQ(o[2], 0xAA);
@@ -387,170 +425,170 @@ TEST_F(SimCommandProcessor, DmaRemapSwizzleAndNoWrite) {
   }
 }
 
-TEST_F(SimCommandProcessor, DmaSemaphoreReleaseOneAndFourWords) {
-  uint64_t sem = kDataVa + 0xC000;
-  std::fill(data_->begin() + 0xC000, data_->begin() + 0xC040, 0xAB);
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, {Inc(kDmaSub, kDmaSemA, 3), static_cast<uint32_t>(sem >> 32),
+TYPED_TEST(SimCommandProcessor, DmaSemaphoreReleaseOneAndFourWords) {
+  uint64_t sem = this->kDataVa + 0xC000;
+  std::fill(this->data_->begin() + 0xC000, this->data_->begin() + 0xC040, 0xAB);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, {Inc(kDmaSub, kDmaSemA, 3), static_cast<uint32_t>(sem >> 32),
               static_cast<uint32_t>(sem), 0x1234,
               // no transfer, semaphore type 1 (one word), non-blocking interrupt (2 << 5)
               Inc(kDmaSub, kDmaLaunch, 1), (1u << 3) | (2u << 5)});
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0xC000), 0x1234u);
-  EXPECT_EQ(Load32(*data_, 0xC004), 0xABABABABu);
-  EXPECT_EQ(interrupts_, 1);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0xC000), 0x1234u);
+  EXPECT_EQ(Load32(*this->data_, 0xC004), 0xABABABABu);
+  EXPECT_EQ(this->interrupts_, 1);
   sem += 0x20;
   pb = {Inc(kDmaSub, kDmaSemA, 3), static_cast<uint32_t>(sem >> 32), static_cast<uint32_t>(sem),
         0x5678, Inc(kDmaSub, kDmaLaunch, 1), 2u << 3};
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(Load32(*data_, 0xC020), 0x5678u);
-  EXPECT_EQ(Load32(*data_, 0xC024), 0u);
-  EXPECT_EQ(Load64(*data_, 0xC028), kTimestamp);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load32(*this->data_, 0xC020), 0x5678u);
+  EXPECT_EQ(Load32(*this->data_, 0xC024), 0u);
+  EXPECT_EQ(Load64(*this->data_, 0xC028), kTimestamp);
 }
 
-TEST_F(SimCommandProcessor, DmaCopyToUnmappedDestinationFaults) {
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
+TYPED_TEST(SimCommandProcessor, DmaCopyToUnmappedDestinationFaults) {
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
   uint64_t bad = 0x77'0000'0000ull;
-  Append(pb, DmaSetup(kDataVa, bad, 0, 0, 64, 1));
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
-  RunResult r = RunPb(pb);
+  this->Append(pb, this->DmaSetup(this->kDataVa, bad, 0, 0, 64, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kFault);
   EXPECT_EQ(r.fault.kind, MmuFault::Kind::kUnmapped);
   EXPECT_EQ(r.fault.va, bad);
   EXPECT_TRUE(r.fault.write);
 }
 
-TEST_F(SimCommandProcessor, DmaCopyFromMemoryGoneFaults) {
-  mem_.Map(0x3000'0000, 4096);
-  mem_.MarkGone(0x3000'0000);
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(0x3000'0000, kDataVa, 0, 0, 64, 1));
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
-  RunResult r = RunPb(pb);
+TYPED_TEST(SimCommandProcessor, DmaCopyFromMemoryGoneFaults) {
+  this->mem_.Map(0x3000'0000, 4096);
+  this->mem_.MarkGone(0x3000'0000);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(0x3000'0000, this->kDataVa, 0, 0, 64, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kFault);
   EXPECT_EQ(r.fault.kind, MmuFault::Kind::kMemoryGone);
   EXPECT_FALSE(r.fault.write);
 }
 
-TEST_F(SimCommandProcessor, DmaOverLimitAndPhysicalAreErrors) {
-  std::vector<uint32_t> pb = Bind(kDmaSub, 0xB0B5);
-  Append(pb, DmaSetup(kDataVa, kDataVa, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu));
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
-  EXPECT_EQ(RunPb(pb).stop, Stop::kError);
-  pb = DmaSetup(kDataVa, kDataVa + 0x100, 0, 0, 4, 1);
-  Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | (1u << 13)});
-  EXPECT_EQ(RunPb(pb).stop, Stop::kError);
+TYPED_TEST(SimCommandProcessor, DmaOverLimitAndPhysicalAreErrors) {
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  EXPECT_EQ(this->RunPb(pb).stop, Stop::kError);
+  pb = this->DmaSetup(this->kDataVa, this->kDataVa + 0x100, 0, 0, 4, 1);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | (1u << 13)});
+  EXPECT_EQ(this->RunPb(pb).stop, Stop::kError);
 }
 
-TEST_F(SimCommandProcessor, UnmappedPushbufferFaults) {
+TYPED_TEST(SimCommandProcessor, UnmappedPushbufferFaults) {
   uint64_t va = 0x55'0000'1000ull;
-  RunResult r = cp_->Run(Entry(va, 16));
+  RunResult r = this->cp_->Run(Entry(va, 16));
   ASSERT_EQ(r.stop, Stop::kFault);
   EXPECT_EQ(r.fault.kind, MmuFault::Kind::kUnmapped);
   EXPECT_EQ(r.fault.va, va);
   EXPECT_FALSE(r.fault.write);
 }
 
-TEST_F(SimCommandProcessor, ZeroLengthEntryIsPusherError) {
-  mem_.Map(kPbVa, 64);
-  RunResult r = cp_->Run(Entry(kPbVa, 0));
+TYPED_TEST(SimCommandProcessor, ZeroLengthEntryIsPusherError) {
+  this->mem_.Map(this->kPbVa, 64);
+  RunResult r = this->cp_->Run(Entry(this->kPbVa, 0));
   EXPECT_EQ(r.stop, Stop::kError);
   EXPECT_FALSE(r.error.empty());
 }
 
-TEST_F(SimCommandProcessor, UnboundSubchannelAndUnknownClassAreErrors) {
+TYPED_TEST(SimCommandProcessor, UnboundSubchannelAndUnknownClassAreErrors) {
   // LAUNCH_DMA on subchannel 4 before any SET_OBJECT.
-  RunResult r = cp_->RunWords(std::vector<uint32_t>{Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
   EXPECT_EQ(r.stop, Stop::kError);
   // 0xA097 (Kepler 3D) is not a GM20B class.
-  r = cp_->RunWords(Bind(5, 0xA097));
+  r = this->cp_->RunWords(this->Bind(5, 0xA097));
   EXPECT_EQ(r.stop, Stop::kError);
   EXPECT_NE(r.error.find("A097"), std::string::npos) << r.error;
 }
 
-TEST_F(SimCommandProcessor, EveryGm20bClassBindsAndResetForgetsBindings) {
+TYPED_TEST(SimCommandProcessor, EveryGm20bClassBindsAndResetForgetsBindings) {
   for (uint32_t cls : {0xB197u, 0xB1C0u, 0xA140u, 0x902Du, 0xB0B5u, 0xB06Fu}) {
-    EXPECT_EQ(cp_->RunWords(Bind(1, cls)).stop, Stop::kDone) << std::hex << cls;
+    EXPECT_EQ(this->cp_->RunWords(this->Bind(1, cls)).stop, Stop::kDone) << std::hex << cls;
   }
-  EXPECT_EQ(cp_->RunWords(std::vector<uint32_t>{Inc(1, 0x200, 1), 0}).stop, Stop::kDone);
-  cp_->Reset();
-  EXPECT_EQ(cp_->RunWords(std::vector<uint32_t>{Inc(1, 0x200, 1), 0}).stop, Stop::kError);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(1, 0x200, 1), 0}).stop, Stop::kDone);
+  this->cp_->Reset();
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(1, 0x200, 1), 0}).stop, Stop::kError);
 }
 
-TEST_F(SimCommandProcessor, UnknownMethodsAreCountedNotFatal) {
-  std::vector<uint32_t> pb = Bind(k3DSub, 0xB197);
+TYPED_TEST(SimCommandProcessor, UnknownMethodsAreCountedNotFatal) {
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   // 3 unmodelled 3D methods incrementing from 0x200, 2 non-incrementing to 0x400, one inline;
   // one unknown host method (0x90) and 2D methods.
-  Append(pb, {Inc(k3DSub, 0x200, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
+  this->Append(pb, {Inc(k3DSub, 0x200, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
               Imm(k3DSub, 0x404, 6), Inc(0, 0x90, 1), 7});
-  Append(pb, Bind(3, 0x902D));
-  Append(pb, {Inc(3, 0x200, 2), 8, 9});
-  uint64_t before = cp_->stats().unmodelled;
-  ASSERT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(cp_->stats().unmodelled - before, 3u + 2 + 1 + 1 + 2);
+  this->Append(pb, this->Bind(3, 0x902D));
+  this->Append(pb, {Inc(3, 0x200, 2), 8, 9});
+  uint64_t before = this->cp_->stats().unmodelled;
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->cp_->stats().unmodelled - before, 3u + 2 + 1 + 1 + 2);
 }
 
-TEST_F(SimCommandProcessor, NopsWfiAndNonStallInterrupt) {
+TYPED_TEST(SimCommandProcessor, NopsWfiAndNonStallInterrupt) {
   std::vector<uint32_t> w = {0, Inc(0, 0x08, 1), 0, Inc(0, kWfi, 1), 0, Inc(0, kNonStall, 1), 0};
-  EXPECT_EQ(cp_->RunWords(w).stop, Stop::kDone);
-  EXPECT_EQ(interrupts_, 1);
-  EXPECT_EQ(cp_->stats().nonstall_interrupts, 1u);
-  EXPECT_EQ(cp_->stats().unmodelled, 0u);
+  EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kDone);
+  EXPECT_EQ(this->interrupts_, 1);
+  EXPECT_EQ(this->cp_->stats().nonstall_interrupts, 1u);
+  EXPECT_EQ(this->cp_->stats().unmodelled, 0u);
 }
 
-TEST_F(SimCommandProcessor, EndSegmentWordStopsTheEntry) {
+TYPED_TEST(SimCommandProcessor, EndSegmentWordStopsTheEntry) {
   constexpr uint32_t kP = 50;
   std::vector<uint32_t> pb = {Inc(0, kSyncA, 2), 0, (kP << 8) | 1, 7u << 29, Inc(0, kSyncA, 2), 0,
                               (kP << 8) | 1};
-  EXPECT_EQ(RunPb(pb).stop, Stop::kDone);
-  EXPECT_EQ(sp_.Read(kP), 1u);
+  EXPECT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(kP), 1u);
 }
 
-TEST_F(SimCommandProcessor, ReservedModeIsError) {
-  EXPECT_EQ(cp_->RunWords(std::vector<uint32_t>{6u << 29}).stop, Stop::kError);
+TYPED_TEST(SimCommandProcessor, ReservedModeIsError) {
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{6u << 29}).stop, Stop::kError);
 }
 
-TEST_F(SimCommandProcessor, TruncatedCommandIsCountedAndDoesNotSwallowTheNextEntry) {
+TYPED_TEST(SimCommandProcessor, TruncatedCommandIsCountedAndDoesNotSwallowTheNextEntry) {
   constexpr uint32_t kP = 51;
   // Four arguments announced, one present.
-  EXPECT_EQ(cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 4), 0}).stop, Stop::kDone);
-  EXPECT_EQ(cp_->stats().truncated_commands, 1u);
-  EXPECT_EQ(cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (kP << 8) | 1}).stop,
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 4), 0}).stop, Stop::kDone);
+  EXPECT_EQ(this->cp_->stats().truncated_commands, 1u);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (kP << 8) | 1}).stop,
             Stop::kDone);
-  EXPECT_EQ(sp_.Read(kP), 1u);
+  EXPECT_EQ(this->sp_.Read(kP), 1u);
 }
 
-TEST_F(SimCommandProcessor, LongPushbufferAcrossFetchChunksWithWaitInTheMiddle) {
+TYPED_TEST(SimCommandProcessor, LongPushbufferAcrossFetchChunksWithWaitInTheMiddle) {
   // 5 non-incrementing LOAD_INLINE_DATA commands of 0x1FFF words (> 40000 words, so the
   // pushbuffer is fetched in several pieces and commands straddle them), a syncpoint wait
   // between the third and fourth.
   constexpr uint32_t kCount = 0x1FFF, kCmds = 5, kP = 60;
-  uint64_t dst = kDataVa + 0x10000;
+  uint64_t dst = this->kDataVa + 0x10000;
   uint32_t total = kCount * kCmds;
-  std::vector<uint32_t> pb = Bind(kI2MSub, 0xA140);
-  Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), total * 4, 1, static_cast<uint32_t>(dst >> 32),
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), total * 4, 1, static_cast<uint32_t>(dst >> 32),
               static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1});
   ChannelEnv env;
-  env.memory = &mem_;
-  env.syncpoints = &sp_;
+  env.memory = &this->mem_;
+  env.syncpoints = &this->sp_;
   CommandProcessor cp(env);
   uint32_t next = 0;
   for (uint32_t c = 0; c < kCmds; ++c) {
-    if (c == 3) Append(pb, {Inc(0, kSyncA, 2), 1, (kP << 8) | 0});
+    if (c == 3) this->Append(pb, {Inc(0, kSyncA, 2), 1, (kP << 8) | 0});
     pb.push_back(NonInc(kI2MSub, kI2MData, kCount));
     for (uint32_t i = 0; i < kCount; ++i) pb.push_back(next++ * 2654435761u);
   }
-  auto& pbmem = mem_.Map(kPbVa, pb.size() * 4);
+  auto& pbmem = this->mem_.Map(this->kPbVa, pb.size() * 4);
   std::memcpy(pbmem.data(), pb.data(), pb.size() * 4);
-  auto entry = Entry(kPbVa, static_cast<uint32_t>(pb.size()));
+  auto entry = Entry(this->kPbVa, static_cast<uint32_t>(pb.size()));
   RunResult r = cp.Run(entry);
   ASSERT_EQ(r.stop, Stop::kWaitSyncpoint);
   EXPECT_EQ(cp.stats().i2m_bytes, 3ull * kCount * 4);
-  sp_.Increment(kP);
+  this->sp_.Increment(kP);
   ASSERT_EQ(cp.Run(entry).stop, Stop::kDone);
   EXPECT_EQ(cp.stats().i2m_bytes, uint64_t{total} * 4);
   for (uint32_t i = 0; i < total; ++i) {
-    ASSERT_EQ(Load32(*data_, 0x10000 + 4 * i), i * 2654435761u) << i;
+    ASSERT_EQ(Load32(*this->data_, 0x10000 + 4 * i), i * 2654435761u) << i;
   }
 }
 
