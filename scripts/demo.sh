@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-exec build/sentry/nvsentry run -- build/examples/syncpt_demo "$@"
+exec build/sentry/nvsentry run -- build/examples/gpu_demo "$@"
