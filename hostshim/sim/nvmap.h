@@ -10,7 +10,16 @@
 //
 // Memory: ALLOC with a guest address backs the object with the guest's own pages (pinned: the
 // range is recorded and charged to pinned_bytes); without one, with sentry memory charged to
-// transfer_memory. CREATE charges nvmap_objects.
+// transfer_memory. CREATE charges nvmap_objects. All three go back when the last handle goes.
+//
+// Answers where the seed is silent: a bad, unknown or foreign handle is BadValue (FREE of one is
+// never a success); CREATE of 0 or of more than 0xFFFFF000 bytes is BadValue; a second ALLOC is
+// InsufficientMemory (one public emulator's answer; silently keeping the first memory would hide
+// the guest's mistake); ALLOC's address not 4 KiB aligned is BadParameter, a range not mapped in
+// the caller is InvalidAddress; PARAM BASE and unknown selectors are BadParameter, COMPR is 0;
+// FROM_ID of another process's object without the rights is AccessDenied; IS_OWNED_BY_ARUID is
+// Success for the guest's own aruid or an exported one, else AccessDenied. Clients exist only
+// while they hold handles; a process that exits loses them (reaper thread, nvmap_reaper.h).
 #pragma once
 
 #include <sys/types.h>
