@@ -170,7 +170,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       auto it = r.counters.find("items_per_second");
       if (it == r.counters.end()) it = r.counters.find("bytes_per_second");
-      if (it != r.counters.end()) Rates()[r.benchmark_name()] = it->second.value;
+      if (it == r.counters.end()) continue;
+      // With --benchmark_repetitions the median stands for the benchmark.
+      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Iteration || median) Rates()[r.run_name.str()] = it->second.value;
     }
   }
 };

@@ -1,12 +1,16 @@
 // The command processor of one channel: GPFIFO entries -> pushbuffer words fetched through the
-// channel's address space -> command words in every mode -> methods, dispatched to the host class
-// (semaphores, syncpoints, WFI, non-stall interrupts) or to the engine bound to the method's
-// subchannel (3D report semaphore and inline-to-memory, inline-to-memory, DMA copy, 2D/compute
-// counted only). Facts: ../shared/reference/gpu-methods.md.
+// channel's address space (in chunks of 16 Ki words) -> command words in every mode -> methods,
+// dispatched to the host class (semaphores, syncpoints, WFI, non-stall interrupts) or to the
+// engine bound to the method's subchannel: 3D (report semaphore, inline-to-memory), compute
+// (the same two), inline-to-memory, DMA copy (pitch copies, remap and fills, semaphores); 2D
+// and everything else is stored and counted only. Facts: ../shared/reference/gpu-methods.md.
 //
-// Not thread-safe: one caller at a time (the channel's engine thread). Syncpoint increments run
-// the syncpoint table's waiter callbacks on the calling thread, so do not call Run() holding a
-// lock those callbacks take.
+// Not thread-safe: one caller at a time (the channel's engine thread), stats() included.
+// Syncpoint increments run the syncpoint table's waiter callbacks, and interrupts run
+// ChannelEnv::nonstall_interrupt, on the calling thread: do not call Run() holding a lock those
+// callbacks take. Per channel it holds about 180 KiB (112 KiB of method registers, a 64 KiB
+// fetch chunk) plus a
+// 256 KiB DMA bounce buffer from the first copy on.
 //
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
 // the condition, and the next Run() of the same entry continues from that word. Methods it does
