@@ -9,8 +9,7 @@
 // Syncpoint increments run the syncpoint table's waiter callbacks, and interrupts run
 // ChannelEnv::nonstall_interrupt, on the calling thread: do not call Run() holding a lock those
 // callbacks take. Per channel it holds about 180 KiB (112 KiB of method registers, a 64 KiB
-// fetch chunk) plus a
-// 256 KiB DMA bounce buffer from the first copy on.
+// fetch chunk), plus a 256 KiB DMA bounce buffer from the first copy on.
 //
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
 // the condition, and the next Run() of the same entry continues from that word. Methods it does
