@@ -124,7 +124,7 @@ void CommandProcessor::Reset() {
   s.subch_kind.fill(kNone);
   s.subch_class.fill(0);
   s.cur = PbCursor{};
-  s.pending = State::Pending{};
+  s.pending[0] = s.pending[1] = State::Pending{};
   for (auto& r : *s.regs) r.fill(0);
   for (auto& p : s.i2m) p = I2mProgress{};
 }
@@ -150,20 +150,23 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
   result = RunResult{};
   log_debug = spdlog::should_log(spdlog::level::debug);
   uint64_t pos = 0;
-  // Words in sentry memory are recognised by their contents (hashed only when a wait is pending
-  // or was just saved), entries by their address and length.
-  if (from_words && pending.active && pending.from_words) key = Fingerprint(words, length);
-  if (pending.active && pending.from_words == from_words && pending.key == key) {
-    pos = pending.pos;
-    cur = pending.cursor;
+  // A wait in an entry and one in words the channel runs itself are kept apart: running the
+  // one does not forget the other. Words in sentry memory are recognised by their contents
+  // (hashed only when a wait is pending or was just saved), entries by address and length.
+  Pending& p = pending[from_words ? 1 : 0];
+  if (from_words && p.active) key = Fingerprint(words, length);
+  if (p.active && p.key == key) {
+    pos = p.pos;
+    cur = p.cursor;
   } else {
-    if (pending.active) {
+    if (p.active) {
       SPDLOG_DEBUG("sim gpu: a waiting segment was replaced by another before it resumed");
     }
     cur = PbCursor{};
     ++stats.entries;
   }
-  pending = Pending{false, from_words, key, 0, PbCursor{}};
+  p = Pending{false, key, 0, PbCursor{}};
+  current = &p;
 
   while (pos < length) {
     const uint32_t* chunk;
@@ -190,7 +193,7 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
     stats.words += n;
     bool end = false;
     if (!Execute(chunk, n, pos, &end)) {
-      if (pending.active && from_words) pending.key = Fingerprint(words, length);
+      if (p.active && from_words) p.key = Fingerprint(words, length);
       return result;
     }
     if (end) break;
@@ -458,9 +461,9 @@ void CommandProcessor::State::SaveWait(uint64_t pos) {
       result.stop != RunResult::Stop::kWaitSemaphore) {
     return;
   }
-  pending.active = true;
-  pending.pos = pos;
-  pending.cursor = cur;  // key and source were set when the segment started
+  current->active = true;
+  current->pos = pos;
+  current->cursor = cur;  // the key was set when the segment started
 }
 
 uint64_t CommandProcessor::State::Now() {

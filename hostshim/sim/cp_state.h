@@ -63,11 +63,12 @@ struct CommandProcessor::State {
   PbCursor cur;
   struct Pending {
     bool active = false;
-    bool from_words = false;  // RunWords (key = hash of the words) or Run (key = the entry)
-    uint64_t key = 0;
-    uint64_t pos = 0;         // index of the word to execute next
+    uint64_t key = 0;  // the entry, or a hash of the words
+    uint64_t pos = 0;  // index of the word to execute next
     PbCursor cursor;
-  } pending;
+  };
+  Pending pending[2];           // [0] GPFIFO entries (Run), [1] words (RunWords)
+  Pending* current = nullptr;   // the slot of the segment being run
   std::vector<uint32_t> fetch;  // one chunk of the segment being run
   bool log_debug = false;
 

@@ -183,6 +183,19 @@ TYPED_TEST(SimCommandProcessor, RunWordsResumesOnlyTheSameWords) {
   EXPECT_EQ(this->sp_.Read(kBefore), 2u) << "the resumed words ran their first command again";
 }
 
+TYPED_TEST(SimCommandProcessor, FenceWordsBetweenAWaitAndItsResumeDoNotRestartTheEntry) {
+  constexpr uint32_t kBefore = 36, kWait = 37;
+  std::vector<uint32_t> pb = {Inc(0, kSyncA, 2), 0, (kBefore << 8) | 1,
+                              Inc(0, kSyncA, 2), 1, (kWait << 8) | 0};
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kWaitSyncpoint);
+  // The channel increments its own syncpoint with words of its own meanwhile.
+  std::vector<uint32_t> incr = {0x2001001C, 0, 0x2001001D, (this->kId << 8) | 1};
+  ASSERT_EQ(this->cp_->RunWords(incr).stop, Stop::kDone);
+  this->sp_.Increment(kWait);
+  ASSERT_EQ(this->RunAgain(pb.size()).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(kBefore), 1u);
+}
+
 TYPED_TEST(SimCommandProcessor, SyncpointWaitComparesWithWrapAround) {
   constexpr uint32_t kP = 40;
   // Bring the counter to 2 and wait for 0xFFFFFFF0: 2 is past it modulo 2^32.
