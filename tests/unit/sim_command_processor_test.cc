@@ -605,5 +605,41 @@ TYPED_TEST(SimCommandProcessor, LongPushbufferAcrossFetchChunksWithWaitInTheMidd
   }
 }
 
+TYPED_TEST(SimCommandProcessor, RandomWordsStopCleanly) {
+  // Bad input never crashes: random words after binding every class, with some commands
+  // aimed at the modelled methods and addresses in the mapped data.
+  uint32_t x = 2463534242u;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  const uint32_t targets[] = {kSemD, kSyncB, kQueryHigh + 12, kI2MLaunch, kI2MData, kDmaLaunch,
+                              0x418, 0x41C, kDmaRemapComponents};
+  for (int round = 0; round < 200; ++round) {
+    std::vector<uint32_t> w;
+    for (uint32_t sub = 0; sub < 8; ++sub) {
+      static const uint32_t kClasses[] = {0xB197, 0xB1C0, 0xA140, 0x902D, 0xB0B5, 0xB06F};
+      this->Append(w, this->Bind(sub, kClasses[next() % 6]));
+    }
+    while (w.size() < 512) {
+      uint32_t r = next();
+      if (r % 4 == 0) {
+        w.push_back(Cmd(1 + 2 * (r % 3 == 0), (r >> 8) & 7, targets[(r >> 12) % 9], 1));
+        w.push_back(next() % 3 == 0 ? static_cast<uint32_t>(this->kDataVa) + (next() & 0xFFFC)
+                                    : next());
+      } else {
+        w.push_back(r);
+      }
+    }
+    RunResult res = this->cp_->RunWords(w);
+    EXPECT_TRUE(res.stop == Stop::kDone || res.stop == Stop::kError || res.stop == Stop::kFault ||
+                res.stop == Stop::kWaitSyncpoint || res.stop == Stop::kWaitSemaphore);
+    if (res.stop == Stop::kError) EXPECT_FALSE(res.error.empty());
+    this->cp_->Reset();
+  }
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::sim
