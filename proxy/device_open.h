@@ -16,8 +16,10 @@
 
 namespace nvsentry::proxy {
 
-using BackendFactory =
-    std::function<std::unique_ptr<hostshim::DeviceBackend>(const abi::DeviceDesc& device)>;
+// A backend session for `device`, or null with the driver's reason in *refused (a budget such as
+// `channels` is spent).
+using BackendFactory = std::function<std::unique_ptr<hostshim::DeviceBackend>(
+    const abi::DeviceDesc& device, abi::NvError* refused)>;
 
 // The verdict for opening `dev` (or nullptr for a path the catalogue does not have):
 // DeviceNotFound (also for a device whose policy backend is "deny"), AccessDenied (its permission

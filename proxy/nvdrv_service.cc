@@ -134,9 +134,11 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
     else if (fds_.size() >= kMaxFds) verdict = NvError::kResourceError;
     else if (budget_ - used_ < kOpenCost) verdict = NvError::kInsufficientTransferMemory;
     else {
-      auto session = std::make_shared<Session>(*dev, factory_(*dev), config_);
+      std::unique_ptr<hostshim::DeviceBackend> backend = factory_(*dev, &verdict);
+      auto session =
+          backend ? std::make_shared<Session>(*dev, std::move(backend), config_) : nullptr;
       // The open_fds budget counts nvdrv fds with the direct sessions.
-      verdict = session->ChargeFd();
+      if (session) verdict = session->ChargeFd();
       if (verdict == NvError::kSuccess) {
         fd = next_fd_++;
         used_ += kOpenCost;
@@ -149,8 +151,8 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
     c.fd = fd;
     if (config_.learner != nullptr) config_.learner->Opened(*dev);
   } else if (verdict == NvError::kInsufficientMemory) {
-    spdlog::info("nvdrv open {}: the open_fds budget ({}) is spent", path,
-                 config_.budget->limit(BudgetKind::kOpenFds));
+    spdlog::info("nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
+                 path);
   }
   if (Tracer* t = config_.tracer)
     t->Open({ctx.tid(), path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,

@@ -166,10 +166,21 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     session = std::make_shared<proxy::Session>(
         *dev,
         std::make_unique<proxy::NvdrvService>(
-            guest, [this](const abi::DeviceDesc& d) { return gpu_.Open(d); }),
+            guest,
+            [this](const abi::DeviceDesc& d, abi::NvError* refused) { return gpu_.Open(d, refused); }),
         guest);
   } else {
-    session = std::make_shared<proxy::Session>(*dev, gpu_.Open(*dev), guest);
+    abi::NvError refused = abi::NvError::kSuccess;
+    std::unique_ptr<hostshim::DeviceBackend> backend = gpu_.Open(*dev, &refused);
+    if (!backend) {
+      // The driver cannot keep another session of this kind (e.g. the channels budget).
+      const int err = abi::NvErrorToErrno(refused);
+      spdlog::info("open {}: {}", np.path, abi::NvErrorName(refused));
+      if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, refused, false, std::chrono::steady_clock::now() - t0});
+      listener_.Fail(req.id, err);
+      return;
+    }
+    session = std::make_shared<proxy::Session>(*dev, std::move(backend), guest);
   }
   // The open_fds budget (direct sessions and nvdrv fds together): ENOMEM, the errno of seed
   // 000's InsufficientMemory, as a driver that cannot keep another open answers.

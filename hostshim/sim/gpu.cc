@@ -40,7 +40,7 @@ Gpu::~Gpu() {
   runlist_.reset();
 }
 
-std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device) {
+std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError* refused) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_);
@@ -54,7 +54,11 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device) {
       std::unique_ptr<GpuChannel> channel;
       ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get(), GpuTimeNs};
       abi::NvError err = GpuChannel::Create(deps, &channel);
-      if (err != abi::NvError::kSuccess) return std::make_unique<RefusedDevice>(err);
+      if (err != abi::NvError::kSuccess) {
+        if (refused == nullptr) return std::make_unique<RefusedDevice>(err);
+        *refused = err;
+        return nullptr;
+      }
       return channel;
     }
     default:

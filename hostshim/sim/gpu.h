@@ -41,7 +41,10 @@ class Gpu {
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
-  std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device);
+  // A session on `device`. When the driver cannot keep another (a budget or the syncpoints are
+  // spent) it returns null with the reason in *refused; without `refused` it returns a session
+  // whose every ioctl answers that reason instead.
+  std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device, abi::NvError* refused = nullptr);
 
   Syncpoints& syncpoints() { return syncpoints_; }
   Nvmap& nvmap() { return *nvmap_; }

@@ -647,14 +647,17 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   std::unique_ptr<hostshim::sim::Gpu> own;
   if (own_gpu) own = globals->spare ? std::move(globals->spare) : std::make_unique<hostshim::sim::Gpu>();
   hostshim::sim::Gpu& gpu = own_gpu ? *own : globals->shared_gpu;
-  proxy::BackendFactory factory = [&gpu](const abi::DeviceDesc& d) {
-    return std::make_unique<RecordingBackend>(gpu.Open(d));
+  proxy::BackendFactory factory = [&gpu](const abi::DeviceDesc& d,
+                                         abi::NvError* refused) -> std::unique_ptr<hostshim::DeviceBackend> {
+    std::unique_ptr<hostshim::DeviceBackend> b = gpu.Open(d, refused);
+    if (!b) return nullptr;
+    return std::make_unique<RecordingBackend>(std::move(b));
   };
   std::optional<proxy::Session> session;
   if (dev.id == abi::DeviceId::kNvdrv)
     session.emplace(dev, std::make_unique<proxy::NvdrvService>(config, factory), config);
   else
-    session.emplace(dev, factory(dev), config);
+    session.emplace(dev, factory(dev, nullptr), config);
   if (dev.id == abi::DeviceId::kNvdrv && (flags & kFlagPrelude)) Prelude(*session, guest, prelude_dev);
   guest.valid = (flags & kFlagGone) == 0;
 

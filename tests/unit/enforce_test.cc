@@ -375,7 +375,8 @@ class NvdrvEnforceTest : public EnforceTest {
     nvdrv = std::make_unique<Session>(
         d,
         std::make_unique<NvdrvService>(
-            config, [this](const abi::DeviceDesc& dev) { return gpu.Open(dev); }),
+            config,
+            [this](const abi::DeviceDesc& dev, abi::NvError* refused) { return gpu.Open(dev, refused); }),
         config);
   }
   uint32_t Initialize(uint32_t size) {
