@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   nvc_push_incr(&dma, 4, 0x400, 8, (uint32_t)(src.gpu >> 32), (uint32_t)src.gpu, (uint32_t)(dst.gpu >> 32),
                 (uint32_t)dst.gpu, 16384u, 16384u, 16384u, (uint32_t)(big / 16384));
   nvc_push_incr(&dma, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8) | (1u << 9));
-  memcpy(push.cpu + 1024, dma.words, dma.count * 4);
+  memcpy(push.cpu + 4096, dma.words, dma.count * 4);
 
   double* t = calloc((size_t)rounds, sizeof(double));
   /* Baseline: a trapped ioctl that does nothing. */
