@@ -92,6 +92,11 @@ int nvc_query_event(struct nvc* c, uint32_t fd, uint32_t event_id, int* event_fd
   return (int)q.error;
 }
 
+int nvc_dump_status(struct nvc* c) {
+  if (c->via == NVC_VIA_DIRECT) return -EOPNOTSUPP;
+  return ioctl(c->nvdrv, NVC_IOC(0, 'n', 9, 0), 0) == 0 ? 0 : -errno;
+}
+
 const char* nvc_strerror(const struct nvc* c, int err) {
   static __thread char buf[64];
   if (err < 0) return strerror(-err);

@@ -134,6 +134,8 @@ int nvc_ioctl(struct nvc* c, uint32_t fd, uint32_t code, void* arg);
 int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2, size_t in2_size);
 /* QueryEvent (NVC_VIA_NVDRV only): an eventfd in this process. */
 int nvc_query_event(struct nvc* c, uint32_t fd, uint32_t event_id, int* event_fd);
+/* DumpStatus (NVC_VIA_NVDRV only): the driver logs (and traces) its state. */
+int nvc_dump_status(struct nvc* c);
 /* "NotSupported", "EINVAL", ... for an error this client returned. */
 const char* nvc_strerror(const struct nvc* c, int err);
 

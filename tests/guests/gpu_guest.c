@@ -10,6 +10,9 @@
  *   budget-loop N    N rounds of CREATE until refused, then FREE of everything; sleeps 300 ms
  *                    after rounds 1 and N so the test can read the sentry's memory
  *   as               address-space answers: fixed and sparse reservations, overlaps, unmaps
+ *   budgets          a second channel, a second address space, a pinned ALLOC past pinned_bytes
+ *                    and a sentry-memory ALLOC past transfer_memory (the policy sets 1, 1,
+ *                    64 KiB and 8 MiB + 64 KiB), then DumpStatus with one 16 KiB pin
  * The client goes through /dev/nvdrv unless NVC_DIRECT=1 is set. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -368,6 +371,34 @@ static int mode_as(void) {
   return 0;
 }
 
+static int alloc_rc(struct gpu* g, uint32_t size, void* addr) {
+  struct nvmap_create cr = {size, 0};
+  must("CREATE", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_CREATE, &cr));
+  struct nvmap_alloc al = {cr.handle, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)addr};
+  return nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_ALLOC, &al);
+}
+
+static int mode_budgets(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  uint32_t as2;
+  must("open as 2", nvc_open(&nv, "/dev/nvhost-as-gpu", &as2));
+  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  printf("second_as=%d\n", nvc_ioctl(&nv, as2, NVGPU_AS_ALLOC_AS_EX, &a));
+  uint32_t ch1, ch2;
+  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch1));
+  printf("second_channel=%d\n", nvc_open(&nv, "/dev/nvhost-gpu", &ch2));
+  uint8_t* mem = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  printf("pin_16k=%d\n", alloc_rc(&g, 16384, mem));
+  printf("pin_past_budget=%d\n", alloc_rc(&g, 65536, mem + 65536));
+  printf("sentry_64k=%d\n", alloc_rc(&g, 65536, NULL));
+  printf("sentry_past_budget=%d\n", alloc_rc(&g, 16 << 20, NULL));
+  printf("pin_addr=0x%llx\n", (unsigned long long)(uintptr_t)mem);
+  printf("dump_status=%d\n", nvc_dump_status(&nv));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: gpu_guest MODE [ARG]\n");
@@ -385,6 +416,7 @@ int main(int argc, char** argv) {
   else if (strcmp(m, "multi") == 0) rc = mode_multi();
   else if (strcmp(m, "budget-loop") == 0) rc = mode_budget_loop(argc > 2 ? atoi(argv[2]) : 10);
   else if (strcmp(m, "as") == 0) rc = mode_as();
+  else if (strcmp(m, "budgets") == 0) rc = mode_budgets();
   else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

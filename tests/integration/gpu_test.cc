@@ -167,6 +167,31 @@ TEST(GpuAddressSpace, ReservationsMapsAndTheirErrors) {
   EXPECT_EQ(kv["bind_not_channel"], N(kBadParameter));
 }
 
+TEST(GpuBudgets, ChannelsAddressSpacesPinnedAndSentryMemory) {
+  std::string policy = PolicyOption(
+      "devices", "[budgets]\nchannels = 1\naddress_spaces = 1\npinned_bytes = \"64KiB\"\n"
+                 "transfer_memory = \"8256KiB\"\n");
+  RunResult r = Guest({"budgets"}, {policy, "--trace"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["second_as"], N(kInsufficientMemory));
+  EXPECT_EQ(kv["second_channel"], N(kInsufficientMemory));  // the open itself is refused
+  EXPECT_EQ(kv["pin_16k"], "0");
+  EXPECT_EQ(kv["pin_past_budget"], N(kInsufficientMemory));  // 16 KiB + 64 KiB > 64 KiB
+  EXPECT_EQ(kv["sentry_64k"], "0");
+  EXPECT_EQ(kv["sentry_past_budget"], N(0x1000));  // InsufficientTransferMemory
+  EXPECT_EQ(kv["dump_status"], "0");
+  // DumpStatus shows the pin: the guest's process (as the trace numbers it: the sentry's view)
+  // and range.
+  const size_t at = r.err.find("[pid ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string traced_pid = r.err.substr(at + 5, r.err.find(']', at) - at - 5);
+  std::stringstream pin;
+  pin << "pid " << traced_pid << " " << kv["pin_addr"] << "+0x4000";
+  EXPECT_NE(r.err.find(pin.str()), std::string::npos) << pin.str() << "\n" << r.err;
+  EXPECT_NE(r.err.find("pinned_bytes 16384/65536"), std::string::npos) << r.err;
+}
+
 // VmRSS of a process in KiB, or -1.
 long RssKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
