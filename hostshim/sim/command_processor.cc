@@ -450,6 +450,17 @@ Exec CommandProcessor::State::Error(std::string message) {
   return Exec::kStop;
 }
 
+Exec CommandProcessor::State::Acquire(bool met, uint64_t va, uint32_t payload) {
+  if (met) {
+    ++stats.semaphore_acquires;
+    return Exec::kOk;
+  }
+  result.stop = RunResult::Stop::kWaitSemaphore;
+  result.va = va;
+  result.threshold = payload;
+  return Exec::kStop;
+}
+
 Exec CommandProcessor::State::Fault(const MmuFault& f) {
   result.stop = RunResult::Stop::kFault;
   result.fault = f;

@@ -95,6 +95,8 @@ struct CommandProcessor::State {
   void LogOnce(EngineKind k, uint32_t method, uint32_t value);
   Exec Error(std::string message);
   Exec Fault(const MmuFault& f);
+  // A semaphore acquire: counted when `met`, else the processor stops to wait on `va`.
+  Exec Acquire(bool met, uint64_t va, uint32_t payload);
   void SaveWait(uint64_t pos);
 
   // Shared helpers (command_processor.cc).

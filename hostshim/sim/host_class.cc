@@ -80,17 +80,10 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
           if (!env.memory->Read(va, std::span(reinterpret_cast<uint8_t*>(&v), 4), &f)) {
             return Fault(f);
           }
-          bool met = op == h::kSemOpAcquire  ? v == payload
-                     : op == h::kSemOpAcqGeq ? static_cast<int32_t>(v - payload) >= 0
-                                             : (v & payload) != 0;
-          if (met) {
-            ++stats.semaphore_acquires;
-            return Exec::kOk;
-          }
-          result.stop = RunResult::Stop::kWaitSemaphore;
-          result.va = va;
-          result.threshold = payload;
-          return Exec::kStop;
+          const bool met = op == h::kSemOpAcquire  ? v == payload
+                           : op == h::kSemOpAcqGeq ? static_cast<int32_t>(v - payload) >= 0
+                                                   : (v & payload) != 0;
+          return Acquire(met, va, payload);
         }
         default:
           return Error(fmt::format("SEMAPHORED 0x{:08X}: no such operation", value));

@@ -90,6 +90,13 @@ class NvmapObject {
     uint64_t va;
   };
   struct SentryMemory;  // mmap'ed, lazily zeroed pages (nvmap_object.cc)
+  // What the object's memory is right now: guest pages (process, guest_addr) or sentry memory.
+  struct Backing {
+    std::shared_ptr<GuestProcess> process;
+    std::shared_ptr<SentryMemory> memory;
+    uint64_t guest_addr;
+  };
+  Backing CurrentBacking() const;
 
   // Nvmap's side. Begin/FinishAlloc bracket the slow part of ALLOC (range check, budget) so
   // that no Nvmap lock is held meanwhile; Retire is the free of the last handle.

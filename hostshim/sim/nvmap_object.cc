@@ -38,37 +38,26 @@ NvmapObject::Attributes NvmapObject::attributes() const {
   return attr_;
 }
 
+NvmapObject::Backing NvmapObject::CurrentBacking() const {
+  absl::MutexLock l(&mu_);
+  return {process_, sentry_memory_, attr_.guest_addr};
+}
+
 bool NvmapObject::Read(uint64_t offset, std::span<uint8_t> dst) const {
   if (offset > size_ || dst.size() > size_ - offset) return false;
-  std::shared_ptr<GuestProcess> process;
-  std::shared_ptr<SentryMemory> memory;
-  uint64_t addr;
-  {
-    absl::MutexLock l(&mu_);
-    process = process_;
-    memory = sentry_memory_;
-    addr = attr_.guest_addr;
-  }
-  if (process != nullptr) return process->Read(addr + offset, dst);
-  if (memory == nullptr) return false;
-  if (!dst.empty()) std::memcpy(dst.data(), memory->base + offset, dst.size());
+  const Backing b = CurrentBacking();  // references keep it alive through the copy, unlocked
+  if (b.process != nullptr) return b.process->Read(b.guest_addr + offset, dst);
+  if (b.memory == nullptr) return false;
+  if (!dst.empty()) std::memcpy(dst.data(), b.memory->base + offset, dst.size());
   return true;
 }
 
 bool NvmapObject::Write(uint64_t offset, std::span<const uint8_t> src) const {
   if (offset > size_ || src.size() > size_ - offset) return false;
-  std::shared_ptr<GuestProcess> process;
-  std::shared_ptr<SentryMemory> memory;
-  uint64_t addr;
-  {
-    absl::MutexLock l(&mu_);
-    process = process_;
-    memory = sentry_memory_;
-    addr = attr_.guest_addr;
-  }
-  if (process != nullptr) return process->Write(addr + offset, src);
-  if (memory == nullptr) return false;
-  if (!src.empty()) std::memcpy(memory->base + offset, src.data(), src.size());
+  const Backing b = CurrentBacking();
+  if (b.process != nullptr) return b.process->Write(b.guest_addr + offset, src);
+  if (b.memory == nullptr) return false;
+  if (!src.empty()) std::memcpy(b.memory->base + offset, src.data(), src.size());
   return true;
 }
 

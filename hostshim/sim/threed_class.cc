@@ -42,17 +42,10 @@ Exec CommandProcessor::State::ThreeDTrigger(EngineKind k, uint32_t method, uint3
       if (!env.memory->Read(va, std::span(reinterpret_cast<uint8_t*>(&cur_value), 4), &f)) {
         return Fault(f);
       }
-      bool met = (value & t::kReportComparisonGe)
-                     ? static_cast<int32_t>(cur_value - payload) >= 0
-                     : cur_value == payload;
-      if (met) {
-        ++stats.semaphore_acquires;
-        return Exec::kOk;
-      }
-      result.stop = RunResult::Stop::kWaitSemaphore;
-      result.va = va;
-      result.threshold = payload;
-      return Exec::kStop;
+      const bool met = (value & t::kReportComparisonGe)
+                           ? static_cast<int32_t>(cur_value - payload) >= 0
+                           : cur_value == payload;
+      return Acquire(met, va, payload);
     }
     default:  // TRAP raises a software method interrupt on hardware
       return Unmodelled(k, method, value);
