@@ -56,7 +56,11 @@ struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
 #define GET_TPC_MASKS 0xC0184706u
 #define NVMAP_CREATE 0xC0080101u
 #define NVMAP_CLAIM 0x00000102u
+#define NVMAP_GET_ID 0xC008010Eu
 #define FREE_OBJ_CTX 0x4008480Au
+#define SYNCPT_ALLOC_EVENT 0xC004001Fu
+#define ALLOC_GPFIFO 0x40084805u
+#define CHANNEL_DISABLE 0x0000480Fu
 
 static int fail(const char* what) {
   fprintf(stderr, "FAILED: %s: %s\n", what, strerror(errno));
@@ -150,7 +154,10 @@ static int service(void) {
   if (ioctl(nvdrv, NVDRV_IOCTL3, &i3) != 0) fail("NVDRV_IOCTL3");
   printf("ioctl3_plain=0x%x\n", i3.error);
 
-  /* Events: a syncpoint event of nvhost-ctrl is an eventfd in this process. */
+  /* Events: a syncpoint event of nvhost-ctrl is an eventfd in this process, once its slot is
+   * allocated. */
+  uint32_t slot = 5;
+  printf("alloc_event=0x%x\n", nv_ioctl(nvdrv, ctrl, SYNCPT_ALLOC_EVENT, &slot));
   struct nvdrv_query q = {ctrl, 0x10000000u | 5, 1, -1, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_QUERY_EVENT, &q) != 0) fail("QUERY_EVENT");
   int cloexec = q.event_fd >= 0 ? (fcntl(q.event_fd, F_GETFD) & FD_CLOEXEC) != 0 : -1;
@@ -201,6 +208,12 @@ static int service(void) {
 static int variable(void) {
   int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
   if (gpu < 0) fail("open /dev/nvhost-gpu");
+  /* A GPFIFO, so that a submit that passes validation succeeds; the channel is disabled so that
+   * the zeroed entries (zero-length: a pusher error) never run and fail the channel. */
+  uint32_t ring[2] = {32, 0};
+  int alloc = ioctl(gpu, ALLOC_GPFIFO, ring) == 0 ? 0 : errno;
+  int disable = ioctl(gpu, CHANNEL_DISABLE, 0) == 0 ? 0 : errno;
+  printf("alloc_gpfifo=%d disable=%d\n", alloc, disable);
   struct { uint64_t gpfifo; uint32_t num_entries, flags; uint32_t fence_id, fence_value; uint64_t entries[4]; } s;
   memset(&s, 0, sizeof s);
   s.num_entries = 4;
@@ -236,6 +249,10 @@ static int variable(void) {
   struct nvdrv_init in = {0, 0x10000, 0xFFFFFFFF};
   if (ioctl(nvdrv, NVDRV_INITIALIZE, &in) != 0) fail("INITIALIZE");
   uint32_t ch = nv_open(nvdrv, "/dev/nvhost-gpu");
+  uint32_t ring2[2] = {32, 0};
+  uint32_t nv_alloc = nv_ioctl(nvdrv, ch, ALLOC_GPFIFO, ring2);
+  uint32_t nv_disable = nv_ioctl(nvdrv, ch, CHANNEL_DISABLE, NULL);
+  printf("nvdrv_alloc_gpfifo=0x%x nvdrv_disable=0x%x\n", nv_alloc, nv_disable);
   uint64_t entries[3] = {0};
   memset(&s, 0, sizeof s);
   s.num_entries = 3;
@@ -247,11 +264,12 @@ static int variable(void) {
   if (ioctl(nvdrv, NVDRV_IOCTL2, &g2bad) != 0) fail("IOCTL2 bad");
   uint32_t cg = nv_open(nvdrv, "/dev/nvhost-ctrl-gpu");
   uint64_t tpc[3] = {0};
-  uint32_t masks[4] = {0};
+  tpc[0] = sizeof(uint32_t); /* mask_buf_size: ignored, but must not be zero (seed 000) */
+  uint32_t masks[4] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
   struct nvdrv_ioctl3 t3 = {cg, GET_TPC_MASKS, (uintptr_t)tpc, 24, (uintptr_t)tpc, 24, (uintptr_t)masks, sizeof masks, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL3, &t3) != 0) fail("IOCTL3");
-  printf("gpfifo2_ioctl2=0x%x gpfifo2_ioctl2_short=0x%x tpc_masks_ioctl3=0x%x\n", g2.error, g2bad.error,
-         t3.error);
+  printf("gpfifo2_ioctl2=0x%x gpfifo2_ioctl2_short=0x%x tpc_masks_ioctl3=0x%x tpc_mask_gpc0=0x%x\n",
+         g2.error, g2bad.error, t3.error, masks[0]);
   close(nvdrv);
   return 0;
 }
@@ -303,8 +321,8 @@ static int trace(void) {
   struct nvdrv_close cl = {nvmap, 0xFFFFFFFF};
   if (ioctl(nvdrv, NVDRV_CLOSE, &cl) != 0) fail("CLOSE");
   close(nvdrv);
-  printf("value=%u bad_errno=%d submit_errno=%d nvmap_fd=%u create=0x%x\n", iv[1], bad_errno,
-         submit_errno, nvmap, create_err);
+  printf("value=%u bad_errno=%d submit_errno=%d nvmap_fd=%u create=0x%x handle=0x%x\n", iv[1],
+         bad_errno, submit_errno, nvmap, create_err, create[1]);
   return 0;
 }
 
@@ -334,14 +352,25 @@ static int policy(int entries, uint32_t init_size, int more) {
   int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
   printf("nvmap_open=%d\n", nvmap >= 0 ? 0 : errno);
   if (nvmap >= 0) {
-    uint32_t fid[2] = {7, 0};
+    /* A real object, so that a call past the permission check succeeds in nvmap. */
+    uint32_t create[2] = {0x1000, 0};
+    printf("create=%d\n", err_of(ioctl(nvmap, NVMAP_CREATE, create)));
+    uint32_t gid[2] = {0, create[1]};
+    printf("get_id=%d\n", err_of(ioctl(nvmap, NVMAP_GET_ID, gid)));
+    uint32_t fid[2] = {gid[0], 0};
     printf("from_id=%d\n", err_of(ioctl(nvmap, NVMAP_FROM_ID, fid)));
-    uint64_t ex[2] = {0x1234, 1};
+    printf("from_id_same_handle=%d\n", create[1] != 0 && fid[1] == create[1]);
+    uint64_t ex[2] = {0x1234, create[1]};
     printf("export=%d\n", err_of(ioctl(nvmap, NVMAP_EXPORT_FOR_ARUID, ex)));
   }
   int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
   printf("gpu_open=%d\n", gpu >= 0 ? 0 : errno);
   if (gpu >= 0) {
+    /* A GPFIFO, so that a submit the policy allows succeeds; disabled, so that the zeroed
+     * entries never run. */
+    uint32_t ring[2] = {64, 0};
+    printf("alloc_gpfifo=%d\n", err_of(ioctl(gpu, ALLOC_GPFIFO, ring)));
+    printf("disable=%d\n", err_of(ioctl(gpu, CHANNEL_DISABLE, 0)));
     static uint64_t s[3 + 64];
     memset(s, 0, sizeof s);
     ((uint32_t*)s)[2] = (uint32_t)entries;

@@ -103,6 +103,8 @@ TEST(Nvdrv, ServiceCommands) {
   EXPECT_EQ(kv["wild_in_errno"], std::to_string(EFAULT));
   EXPECT_EQ(kv["ioctl2_plain"], "0x2") << "NotSupported";
   EXPECT_EQ(kv["ioctl3_plain"], "0x2");
+  // QueryEvent hands out the eventfd of an allocated event slot (SYNCPT_ALLOC_EVENT first).
+  EXPECT_EQ(kv["alloc_event"], "0x0");
   EXPECT_EQ(kv["query"], "0x0");
   EXPECT_EQ(kv["event_is_eventfd"], "1");
   EXPECT_EQ(kv["cloexec"], "1");
@@ -134,22 +136,31 @@ TEST(VariableIoctls, CountsMustAgreeWithTheEncodedSize) {
   RunResult r = RunSandboxed({}, {NvdrvGuestPath(), "variable"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto kv = ParseKeyValues(r.out);
-  // Validation passes, then the channel (not simulated until a later issue) says NotSupported.
-  EXPECT_EQ(kv["matching"], std::to_string(EOPNOTSUPP));
+  // The channel has a GPFIFO and is disabled (its zeroed entries never run): a submit that
+  // passes validation succeeds, so only a validation refusal is an error here.
+  EXPECT_EQ(kv["alloc_gpfifo"], "0");
+  EXPECT_EQ(kv["disable"], "0");
+  EXPECT_EQ(kv["matching"], "0");
   EXPECT_EQ(kv["more"], std::to_string(EINVAL));
   EXPECT_EQ(kv["fewer"], std::to_string(EINVAL));
   EXPECT_EQ(kv["huge"], std::to_string(EINVAL));
   EXPECT_EQ(kv["short_header"], std::to_string(EINVAL));
   EXPECT_EQ(kv["gpfifo2_plain"], std::to_string(EINVAL));
-  EXPECT_EQ(kv["gpfifo2_empty"], std::to_string(EOPNOTSUPP));
+  EXPECT_EQ(kv["gpfifo2_empty"], "0");
   // Seed 000's fixed answers: NotSupported, whatever the simulator implements.
   EXPECT_EQ(kv["free_obj_ctx"], std::to_string(EOPNOTSUPP));
   EXPECT_EQ(kv["claim"], std::to_string(EOPNOTSUPP));
   // Through /dev/nvdrv: the Ioctl2 buffer must hold exactly num_entries entries (else
-  // CountMismatch, 0x10); valid calls reach the not-yet-simulated devices (NotSupported, 0x2).
-  EXPECT_EQ(kv["gpfifo2_ioctl2"], "0x2");
+  // CountMismatch, 0x10); valid calls reach the devices and succeed (the channel again has a
+  // GPFIFO and is disabled).
+  EXPECT_EQ(kv["nvdrv_alloc_gpfifo"], "0x0");
+  EXPECT_EQ(kv["nvdrv_disable"], "0x0");
+  EXPECT_EQ(kv["gpfifo2_ioctl2"], "0x0");
   EXPECT_EQ(kv["gpfifo2_ioctl2_short"], "0x10");
-  EXPECT_EQ(kv["tpc_masks_ioctl3"], "0x2");
+  // Ioctl3's second output buffer receives one TPC mask per GPC: seed 000's GM20B has one GPC
+  // (num_gpc 1) with two TPCs (num_tpc_per_gpc 2), so GPC 0's mask is 0x3.
+  EXPECT_EQ(kv["tpc_masks_ioctl3"], "0x0");
+  EXPECT_EQ(kv["tpc_mask_gpc0"], "0x3");
 }
 
 }  // namespace

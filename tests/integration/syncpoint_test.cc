@@ -22,10 +22,10 @@ TEST(Syncpoint, ReadIncrementAndErrors) {
   EXPECT_EQ(kv["bad_incr_errno"], E(EINVAL));
   EXPECT_EQ(kv["bad_wait_errno"], E(EINVAL));
   EXPECT_EQ(kv["unknown_errno"], E(ENOTTY));
-  EXPECT_EQ(kv["unimplemented_errno"], E(EOPNOTSUPP));
   EXPECT_EQ(kv["zero_timeout_errno"], E(ETIMEDOUT));
-  // The unimplemented call is named in the log.
-  EXPECT_NE(r.err.find("NVHOST_IOCTL_CTRL_SYNCPT_GET_SHIFT"), std::string::npos) << r.err;
+  // GET_SHIFT answers with one of seed 000's two shifts: 0x00 (FIFO disabled) or 0x60 (enabled).
+  EXPECT_EQ(kv["shift_errno"], "0");
+  EXPECT_TRUE(kv["shift"] == "0x0" || kv["shift"] == "0x60") << kv["shift"];
 }
 
 TEST(Syncpoint, WaitSatisfiedByAnotherThreadAndTimeout) {

@@ -3,6 +3,7 @@
 // line must say is typed here from those calls and seed 000's layouts.
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -71,17 +72,25 @@ TEST(Trace, TextIsDecodedFieldByField) {
   // The fd is shown with the device behind it.
   EXPECT_NE(lines[read].find("</dev/nvhost-ctrl>"), std::string::npos);
 
-  // A variable-length ioctl: the header and each inline entry.
+  // A variable-length ioctl: the header and each inline entry. It passes validation and reaches
+  // the channel, which has no GPFIFO yet: InvalidState (EINVAL), an answer only the channel gives.
   const int submit = Find(lines, {"NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO", "num_entries=2",
                                   "{entry0=0x1000, entry1=0x80000400}",
-                                  "{entry0=0x2000, entry1=0x80000800}", "EOPNOTSUPP"});
+                                  "{entry0=0x2000, entry1=0x80000800}", "= -1 EINVAL",
+                                  "[NvError InvalidState]"});
   EXPECT_GT(submit, Find(lines, {"open(\"/dev/nvhost-gpu\") = "}));
-  EXPECT_GE(submit, 0);
+  ASSERT_GE(submit, 0) << text;
+  EXPECT_EQ(lines[submit].find("->"), std::string::npos) << "a failed call writes nothing back";
 
   // Through /dev/nvdrv: the service command itself and the device ioctl it carries.
   EXPECT_GE(Find(lines, {"NVDRV_INITIALIZE", "size=0x10000", ") = 0"}), 0);
   EXPECT_GE(Find(lines, {"nvdrv Open(\"/dev/nvmap\") = " + kv["nvmap_fd"]}), 0);
-  EXPECT_GE(Find(lines, {"nvdrv Ioctl(fd " + kv["nvmap_fd"], "NVMAP_IOC_CREATE", "{size=0x1000}"}), 0);
+  // The carried ioctl's answer and output: the handle the guest received.
+  EXPECT_EQ(kv["create"], "0x0");
+  EXPECT_GE(Find(lines, {"nvdrv Ioctl(fd " + kv["nvmap_fd"], "NVMAP_IOC_CREATE", "{size=0x1000}",
+                         ") = 0 -> {handle=" + kv["handle"] + "}"}),
+            0)
+      << text;
   EXPECT_GE(Find(lines, {"nvdrv Close(fd " + kv["nvmap_fd"]}), 0);
   // The sessions end: each device's close is recorded (when the sentry sees the last reference go).
   EXPECT_GE(Find(lines, {"close(", "</dev/nvhost-ctrl>"}), 0);
@@ -133,7 +142,9 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
   ASSERT_EQ((*submit)["in"]["entries"].size(), 2u);
   EXPECT_EQ((*submit)["in"]["entries"][1]["entry0"], 0x2000);
   EXPECT_EQ((*submit)["in"]["entries"][1]["entry1"], 0x80000800u);
-  EXPECT_EQ((*submit)["errno"], EOPNOTSUPP);
+  EXPECT_EQ((*submit)["errno"], EINVAL);
+  EXPECT_EQ((*submit)["nverror"], "InvalidState") << "the channel has no GPFIFO yet";
+  EXPECT_TRUE((*submit)["out"].is_null());
 
   const auto* create = find([](const nlohmann::json& j) {
     return j.value("name", "") == "NVMAP_IOC_CREATE";
@@ -141,6 +152,8 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
   ASSERT_NE(create, nullptr);
   EXPECT_NE((*create)["via"], "direct");
   EXPECT_EQ((*create)["in"]["size"], 0x1000);
+  EXPECT_EQ((*create)["errno"], 0);
+  EXPECT_EQ((*create)["out"]["handle"], std::stoul(ParseKeyValues(r.out)["handle"], nullptr, 16));
   EXPECT_NE(find([](const nlohmann::json& j) {
               return j["op"] == "open" && j.value("path", "") == "/dev/nvhost-gpu";
             }),
