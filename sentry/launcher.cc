@@ -250,6 +250,8 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     if (waitid(P_PIDFD, static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
       continue;
     while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+    // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
+    sentry->sessions().EndAll();
     if (killed_by_policy) return 128 + SIGKILL;
     int status = 0;
     if (read(status_pipe[0], &status, sizeof status) == sizeof status) return StatusToExitCode(status);

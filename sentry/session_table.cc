@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -136,6 +137,15 @@ void SessionTable::End(int slot) {
   }
   if (doomed) spdlog::debug("{}: session closed", doomed->device().path);
   // The backend's resources go with the last reference, outside the lock.
+}
+
+void SessionTable::EndAll() {
+  std::vector<int> slots;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [slot, e] : by_slot_) slots.push_back(slot);
+  }
+  for (int slot : slots) End(slot);  // End ignores a slot the lifetime thread ended meanwhile
 }
 
 std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {

@@ -43,6 +43,9 @@ class SessionTable {
   std::shared_ptr<proxy::Session> Lookup(pid_t tid, int fd);
 
   size_t size() const;
+  // Ends every session now (the guest is gone and nvsentry is about to exit): what their ends do
+  // (trace records, released budgets) happens before the process ends, not never.
+  void EndAll();
   // For tests and benchmarks: which identity check the fast path uses.
   bool kcmp_available() const { return kcmp_ok_; }
 

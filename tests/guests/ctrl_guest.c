@@ -368,7 +368,18 @@ static int mode_signal(void) {
     ioctl(fd, NV_SYNCPT_WAIT, &a);
     _exit(0);
   }
-  usleep(200000);
+  /* Kill it only once it is inside the wait (its ioctl, syscall 16 on x86-64, is in progress),
+   * however slowly a loaded machine starts it, then give the sentry time to park the call. */
+  char path[64], line[64];
+  snprintf(path, sizeof path, "/proc/%d/syscall", (int)c);
+  for (int i = 0; i < 500; i++) {
+    FILE* f = fopen(path, "re");
+    int in_ioctl = f != NULL && fgets(line, sizeof line, f) != NULL && strncmp(line, "16 ", 3) == 0;
+    if (f != NULL) fclose(f);
+    if (in_ioctl) break;
+    usleep(10000);
+  }
+  usleep(100000);
   kill(c, SIGKILL);
   waitpid(c, NULL, 0);
   usleep(400000); /* longer than the sentry's sweep period */
