@@ -9,6 +9,9 @@
 // channel error (a guest must never name physical memory).
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <thread>
+#include <vector>
 
 #include "hostshim/sim/cp_state.h"
 #include "spdlog/fmt/fmt.h"
@@ -22,6 +25,8 @@ namespace d = methods::dma;
 // 256 KiB: stays in the L2 cache between the Read and the Write; measured faster than 1-4 MiB
 // (bench/gpu_bench), and still few enough calls into GpuMemory (256 per 64 MiB).
 constexpr size_t kBounceBytes = 1u << 18;
+// Runs at least this long are copied by two threads at once (CopyTwoWays).
+constexpr uint64_t kSplitBytes = 8u << 20;
 
 struct Remap {
   uint32_t comp_size = 1, num_src = 1, num_dst = 1;
@@ -66,6 +71,45 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
   if (Bits(value, d::kInterruptHi, d::kInterruptLo) != 0) Interrupt();
   return Exec::kOk;
 }
+
+namespace {
+
+// Copies `length` bytes from `s` to `t` through `buf`, adding what it copied to *done; false with
+// *f on a fault.
+bool CopyRun(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length, std::span<uint8_t> buf,
+             uint64_t* done, MmuFault* f) {
+  for (uint64_t at = 0; at < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - at));
+    std::span<uint8_t> b = buf.first(n);
+    if (!mem->Read(s + at, b, f) || !mem->Write(t + at, b, f)) return false;
+    at += n;
+    *done += n;
+  }
+  return true;
+}
+
+// A large copy in two halves at once, like a copy engine's parallel units. Guest memory is reached
+// with process_vm_readv/writev, whose per-page pinning costs more than the copy itself, so a second
+// thread nearly doubles the rate on a machine with two cores or more. A fault in either half is
+// reported, the first half's first.
+bool CopyTwoWays(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length,
+                 std::span<uint8_t> buf, uint64_t* done, MmuFault* f) {
+  const uint64_t half = (length / 2) & ~uint64_t{0xFFF};
+  uint64_t done2 = 0;
+  MmuFault f2;
+  bool ok2 = true;
+  std::thread second([&] {
+    std::vector<uint8_t> b2(buf.size());
+    ok2 = CopyRun(mem, s + half, t + half, length - half, b2, &done2, &f2);
+  });
+  const bool ok1 = CopyRun(mem, s, t, half, buf, done, f);
+  second.join();
+  *done += done2;
+  if (ok1 && !ok2) *f = f2;
+  return ok1 && ok2;
+}
+
+}  // namespace
 
 Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   uint64_t src = (static_cast<uint64_t>(Reg(kDma, d::kOffsetInUpper) & 0xFF) << 32) |
@@ -116,15 +160,11 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   for (uint64_t l = 0; l < lines; ++l) {
     uint64_t s = src + l * pitch_in, t = dst + l * pitch_out;
     if (!remap) {
-      for (uint64_t done = 0; done < length;) {
-        size_t n = static_cast<size_t>(std::min<uint64_t>(kBounceBytes, length - done));
-        std::span<uint8_t> buf(bounce.data(), n);
-        if (!env.memory->Read(s + done, buf, &f) || !env.memory->Write(t + done, buf, &f)) {
-          return Fault(f);
-        }
-        done += n;
-        stats.dma_bytes += n;
-      }
+      uint64_t done = 0;
+      const bool ok = length >= kSplitBytes ? CopyTwoWays(env.memory, s, t, length, bounce, &done, &f)
+                                            : CopyRun(env.memory, s, t, length, bounce, &done, &f);
+      stats.dma_bytes += done;
+      if (!ok) return Fault(f);
       continue;
     }
     // Remap: elements in chunks; the bounce buffer holds a chunk of source elements, then the

@@ -483,6 +483,30 @@ TYPED_TEST(SimCommandProcessor, DmaCopyFromMemoryGoneFaults) {
   EXPECT_FALSE(r.fault.write);
 }
 
+TYPED_TEST(SimCommandProcessor, DmaLargeCopyGoesTwoWaysAndKeepsEveryByteAndFault) {
+  // 12 MiB: above the size copied by two threads at once.
+  constexpr uint64_t kSrc = 0x4000'0000, kDst = 0x5000'0000, kLen = 12u << 20;
+  std::vector<uint8_t>& src = this->mem_.Map(kSrc, kLen);
+  std::vector<uint8_t>& dst = this->mem_.Map(kDst, kLen);
+  for (uint64_t i = 0; i < kLen; i += 997) src[i] = static_cast<uint8_t>(i / 997 + 1);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(kSrc, kDst, 0, 0, static_cast<uint32_t>(kLen), 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_TRUE(src == dst);
+  EXPECT_EQ(this->cp_->stats().dma_bytes, kLen);
+  // Only the first 6 MiB of the destination is mapped: the second half faults where it starts.
+  constexpr uint64_t kShort = 0x6000'0000;
+  this->mem_.Map(kShort, 6u << 20);
+  pb = this->DmaSetup(kSrc, kShort, 0, 0, static_cast<uint32_t>(kLen), 1);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kFault);
+  EXPECT_EQ(r.fault.kind, MmuFault::Kind::kUnmapped);
+  EXPECT_EQ(r.fault.va, kShort + (6u << 20));
+  EXPECT_TRUE(r.fault.write);
+}
+
 TYPED_TEST(SimCommandProcessor, DmaOverLimitAndPhysicalAreErrors) {
   std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
   this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu));
