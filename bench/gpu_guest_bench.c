@@ -52,14 +52,7 @@ static void make_buf(struct buf* b, uint64_t size) {
   b->size = size;
   b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (b->cpu == MAP_FAILED) exit(1);
-  struct nvmap_create cr = {(uint32_t)size, 0};
-  must("CREATE", nvc_ioctl(&nv, nvmap, NVMAP_IOC_CREATE, &cr));
-  b->handle = cr.handle;
-  struct nvmap_alloc al = {cr.handle, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)b->cpu};
-  must("ALLOC", nvc_ioctl(&nv, nvmap, NVMAP_IOC_ALLOC, &al));
-  struct nvgpu_as_map_ex m = {4, 0, b->handle, 0, 0, 0, 0x20000};
-  must("MAP_BUFFER_EX", nvc_ioctl(&nv, as, NVGPU_AS_MAP_BUFFER_EX, &m));
-  b->gpu = m.offset;
+  must("map memory", nvc_map_memory(&nv, nvmap, as, b->cpu, (uint32_t)size, 0x20000, &b->handle, &b->gpu));
 }
 
 /* Submits `n` entries all pointing at the same `words` words at `va`, with a fence, and waits
@@ -86,19 +79,11 @@ int main(int argc, char** argv) {
   must("open nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
   must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
-  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
   struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
-  uint32_t nvmap_fd = nvmap;
-  must("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
-  struct nvgpu_as_bind_channel bind = {ch};
-  must("BIND_CHANNEL", nvc_ioctl(&nv, as, NVGPU_AS_BIND_CHANNEL, &bind));
-  struct nvgpu_alloc_gpfifo_ex gp;
-  memset(&gp, 0, sizeof gp);
-  gp.num_entries = 0x800;
-  must("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
-  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
-  must("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+  const char* step = "";
+  int rc = nvc_make_channel(&nv, nvmap, as, 0x800, &ch, &step);
+  must(step, rc);
 
   const uint64_t big = 64ull << 20;
   struct buf push, src, dst;

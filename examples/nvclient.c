@@ -120,6 +120,43 @@ const char* nvc_strerror(const struct nvc* c, int err) {
   return buf;
 }
 
+int nvc_map_memory(struct nvc* c, uint32_t nvmap, uint32_t as, void* cpu, uint32_t size,
+                   uint32_t align, uint32_t* handle, uint64_t* gpu_va) {
+  struct nvmap_create cr = {size, 0};
+  int rc = nvc_ioctl(c, nvmap, NVMAP_IOC_CREATE, &cr);
+  if (rc != 0) return rc;
+  *handle = cr.handle;
+  struct nvmap_alloc al = {cr.handle, 0, 1 /* read-write, cached */, 0x1000, 0, {0},
+                           (uint64_t)(uintptr_t)cpu};
+  if ((rc = nvc_ioctl(c, nvmap, NVMAP_IOC_ALLOC, &al)) != 0) return rc;
+  struct nvgpu_as_map_ex m = {4 /* cacheable */, 0, cr.handle, 0, 0, 0, align};
+  if ((rc = nvc_ioctl(c, as, NVGPU_AS_MAP_BUFFER_EX, &m)) != 0) return rc;
+  *gpu_va = m.offset;
+  return 0;
+}
+
+int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entries, uint32_t* ch,
+                     const char** step) {
+  int rc;
+  *step = "open /dev/nvhost-gpu";
+  if ((rc = nvc_open(c, "/dev/nvhost-gpu", ch)) != 0) return rc;
+  uint32_t nvmap_fd = nvmap;
+  *step = "SET_NVMAP_FD";
+  if ((rc = nvc_ioctl(c, *ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd)) != 0) return rc;
+  struct nvgpu_as_bind_channel bind = {*ch};
+  *step = "BIND_CHANNEL";
+  if ((rc = nvc_ioctl(c, as, NVGPU_AS_BIND_CHANNEL, &bind)) != 0) return rc;
+  struct nvgpu_alloc_gpfifo_ex gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = entries;
+  gp.flags = 1;
+  *step = "ALLOC_GPFIFO_EX2";
+  if ((rc = nvc_ioctl(c, *ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp)) != 0) return rc;
+  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
+  *step = "ALLOC_OBJ_CTX";
+  return nvc_ioctl(c, *ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj);
+}
+
 static void push_word(struct nvc_push* p, uint32_t w) {
   if (p->count == p->capacity) {
     p->capacity = p->capacity ? p->capacity * 2 : 256;

@@ -139,6 +139,16 @@ int nvc_dump_status(struct nvc* c);
 /* "NotSupported", "EINVAL", ... for an error this client returned. */
 const char* nvc_strerror(const struct nvc* c, int err);
 
+/* ---- the usual sequences (examples/gpu_demo.c spells them out step by step) ---- */
+/* An nvmap object over `size` bytes of this process's memory at `cpu` (CREATE, ALLOC), mapped
+ * anywhere in address space `as` with alignment `align` (MAP_BUFFER_EX): *handle and *gpu_va. */
+int nvc_map_memory(struct nvc* c, uint32_t nvmap, uint32_t as, void* cpu, uint32_t size,
+                   uint32_t align, uint32_t* handle, uint64_t* gpu_va);
+/* A channel on `as`: open /dev/nvhost-gpu, SET_NVMAP_FD, BIND_CHANNEL, ALLOC_GPFIFO_EX2 with
+ * `entries`, ALLOC_OBJ_CTX(3D). On failure *step names the call that failed. */
+int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entries, uint32_t* ch,
+                     const char** step);
+
 /* ---- pushbuffers (command words of seed 003 / the GM20B) ---- */
 struct nvc_push {
   uint32_t* words;

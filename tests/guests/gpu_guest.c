@@ -61,31 +61,15 @@ static void make_as(struct gpu* g) {
 static void make_buf(struct gpu* g, struct buf* b, uint32_t size) {
   b->size = size;
   b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  struct nvmap_create cr = {size, 0};
-  must("CREATE", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_CREATE, &cr));
-  b->handle = cr.handle;
-  struct nvmap_alloc al = {cr.handle, 0, 1, 0x1000, 0, {0}, (uint64_t)(uintptr_t)b->cpu};
-  must("ALLOC", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_ALLOC, &al));
-  struct nvgpu_as_map_ex m = {4, 0, b->handle, 0, 0, 0, 0x1000};
-  must("MAP_BUFFER_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_MAP_BUFFER_EX, &m));
-  b->gpu = m.offset;
+  must("map memory", nvc_map_memory(&nv, g->nvmap, g->as, b->cpu, size, 0x1000, &b->handle, &b->gpu));
 }
 
 /* A channel bound to g->as with a 3D context; returns its fd. */
 static uint32_t make_channel(struct gpu* g, struct buf* notifier) {
   uint32_t ch;
-  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
-  uint32_t nvmap_fd = g->nvmap;
-  must("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
-  struct nvgpu_as_bind_channel bind = {ch};
-  must("BIND_CHANNEL", nvc_ioctl(&nv, g->as, NVGPU_AS_BIND_CHANNEL, &bind));
-  struct nvgpu_alloc_gpfifo_ex gp;
-  memset(&gp, 0, sizeof gp);
-  gp.num_entries = 0x100;
-  gp.flags = 1;
-  must("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
-  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
-  must("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+  const char* step = "";
+  int rc = nvc_make_channel(&nv, g->nvmap, g->as, 0x100, &ch, &step);
+  must(step, rc);
   if (notifier != NULL) {
     struct nvgpu_set_error_notifier en = {0, 4096, notifier->handle, 0};
     must("SET_ERROR_NOTIFIER", nvc_ioctl(&nv, ch, NVGPU_CH_SET_ERROR_NOTIFIER, &en));
