@@ -20,6 +20,7 @@
 #include "hostshim/sim/as_device.h"
 #include "hostshim/sim/channel_device.h"
 #include "hostshim/sim/nvmap.h"
+#include "tests/unit/fake_caller.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -30,17 +31,6 @@ constexpr uint32_t kAppMask = 0xA83B;     // seed 000 "nvdrv" [11.0.0+]: bits 13
 constexpr uint32_t kAppletMask = 0x10A9;  // seed 000 "nvdrv:a": neither
 constexpr uint64_t k4K = 0x1000, k64K = 0x10000, k128K = 0x20000;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
-
-class FakeCaller : public Caller {
- public:
-  pid_t tid() const override { return getpid(); }
-  pid_t tgid() override { return getpid(); }
-  std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) override {
-    auto it = fds.find(fd);
-    return it == fds.end() ? nullptr : it->second;
-  }
-  absl::flat_hash_map<int32_t, std::shared_ptr<DeviceBackend>> fds;
-};
 
 class NoParker : public Parker {
  public:

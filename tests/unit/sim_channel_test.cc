@@ -22,6 +22,7 @@
 #include "hostshim/sim/nvmap_device.h"
 #include "hostshim/sim/runlist.h"
 #include "hostshim/sim/syncpoints.h"
+#include "tests/unit/fake_caller.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -60,17 +61,6 @@ class TestParker : public Parker {
   }
   std::span<uint8_t> arg_;
   std::shared_ptr<TestContinuation> parked;
-};
-
-class TestCaller : public Caller {
- public:
-  pid_t tid() const override { return gettid(); }
-  pid_t tgid() override { return getpid(); }
-  std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) override {
-    auto it = fds.find(fd);
-    return it == fds.end() ? nullptr : it->second;
-  }
-  std::map<int32_t, std::shared_ptr<DeviceBackend>> fds;
 };
 
 // Pushbuffer words.
@@ -224,7 +214,7 @@ class SimChannel : public ::testing::Test {
   Runlist runlist_{2};
   Nvmap nvmap_{&budget_, 0, 0};
   std::shared_ptr<AddressSpace> as_;
-  TestCaller caller_;
+  FakeCaller caller_;
   std::unique_ptr<TestParker> last_parker_;
 };
 

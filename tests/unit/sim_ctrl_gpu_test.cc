@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "hostshim/sim/channel_device.h"
 #include "hostshim/sim/gpu_clock.h"
+#include "tests/unit/fake_caller.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -39,17 +40,6 @@ class FakeChannel : public ChannelDevice {
 class FakeOther : public DeviceBackend {
  public:
   Result Ioctl(Call&) override { return Result::Done(NvError::kNotSupported); }
-};
-
-class FakeCaller : public Caller {
- public:
-  pid_t tid() const override { return gettid(); }
-  pid_t tgid() override { return getpid(); }
-  std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) override {
-    auto it = fds.find(fd);
-    return it == fds.end() ? nullptr : it->second;
-  }
-  std::map<int32_t, std::shared_ptr<DeviceBackend>> fds;
 };
 
 const abi::IoctlDesc& Desc(uint32_t code, abi::Firmware fw = abi::kLatestFirmware) {
