@@ -192,6 +192,26 @@ TEST(GpuBudgets, ChannelsAddressSpacesPinnedAndSentryMemory) {
   EXPECT_NE(r.err.find("pinned_bytes 16384/65536"), std::string::npos) << r.err;
 }
 
+TEST(GpuLearn, TheDemoRunsAgainUnderItsLearnedPolicyAndNotWithMore) {
+  const std::string file = ::testing::TempDir() + "nvsentry_gpu_learned_" + std::to_string(getpid()) + ".toml";
+  unlink(file.c_str());
+  RunResult learn = RunSandboxed({"--learn=" + file}, {GPU_DEMO_BIN, "--size", "65536"});
+  ExpectDemoPassed(learn);
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  // The GPU's budgets and argument limits are learned from what the demo did: one channel, one
+  // address space, six objects, a 3D context, 64 KiB objects at most (each with 2x headroom).
+  for (const char* line : {"channels = 2", "address_spaces = 2", "nvmap_objects = 12",
+                           "fields.class_num = { one_of = [0xB197] }"})
+    EXPECT_NE(text.str().find(line), std::string::npos) << line << "\n" << text.str();
+  ExpectDemoPassed(RunSandboxed({"--policy=" + file}, {GPU_DEMO_BIN, "--size", "65536"}));
+  // A bigger copy needs bigger objects than the learned CREATE size: refused (AccessDenied).
+  RunResult more = RunSandboxed({"--policy=" + file}, {GPU_DEMO_BIN, "--size", "1048576"});
+  EXPECT_NE(more.exit_code, 0);
+  EXPECT_NE(more.err.find("NVMAP_IOC_CREATE failed: AccessDenied"), std::string::npos) << more.err;
+}
+
 // VmRSS of a process in KiB, or -1.
 long RssKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
