@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "hostshim/sim/gpu_clock.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -26,9 +27,10 @@ constexpr absl::Duration kPollPeriod = absl::Milliseconds(1);
 constexpr uint64_t kAbandonCheckPolls = 64;
 constexpr size_t kMaxParkedWaits = 64;
 
-uint64_t ClockNs(clockid_t c) {
+// The error notifier's timestamp is wall-clock time (the Linux layout), not the GPU's clock.
+uint64_t RealtimeNs() {
   timespec ts;
-  clock_gettime(c, &ts);
+  clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
@@ -80,7 +82,7 @@ ChannelEngine::ChannelEngine(const Deps& deps, uint32_t syncpoint_id)
       runlist_(deps.runlist),
       budget_(deps.budget),
       syncpoint_id_(syncpoint_id),
-      clock_(deps.gpu_time_ns ? deps.gpu_time_ns : [] { return ClockNs(CLOCK_MONOTONIC); }),
+      clock_(deps.gpu_time_ns ? deps.gpu_time_ns : GpuTimeNs),
       retry_delay_(kFirstRetry) {
   ChannelEnv env;
   env.memory = &memory_;
@@ -193,8 +195,8 @@ void ChannelEngine::Fail(ChannelError e) {
     absl::MutexLock l(&mu_);
     if (failed_ || closed_) return;
     failed_ = true;
-    if (e.timestamp_ns == 0) e.timestamp_ns = ClockNs(CLOCK_REALTIME);
-    if (e.monotonic_ns == 0) e.monotonic_ns = ClockNs(CLOCK_MONOTONIC);
+    if (e.timestamp_ns == 0) e.timestamp_ns = RealtimeNs();
+    if (e.monotonic_ns == 0) e.monotonic_ns = GpuTimeNs();
     DropAllLocked();
     if (notifier_enabled_) {
       notifier = notifier_;
@@ -454,7 +456,7 @@ ChannelEngine::WaitState ChannelEngine::CheckWait(const WaitCondition& c) {
     return WaitState::kGone;
   if (rec.status != 0) return WaitState::kNotYet;
   // The Linux driver stamps the time into a notifier it found done.
-  uint64_t now = ClockNs(CLOCK_REALTIME);
+  uint64_t now = RealtimeNs();
   c.object->Write(c.offset, {reinterpret_cast<const uint8_t*>(&now), sizeof now});
   return WaitState::kMet;
 }

@@ -96,7 +96,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
     Syncpoints& syncpoints;
     Runlist& runlist;
     BudgetAccount* budget = nullptr;      // the kChannels charge the engine releases
-    std::function<uint64_t()> gpu_time_ns;  // null: CLOCK_MONOTONIC
+    std::function<uint64_t()> gpu_time_ns;  // null: GpuTimeNs() (gpu_clock.h)
   };
   // Takes ownership of syncpoint `syncpoint_id` (allocated) and of one kChannels charge on
   // deps.budget (if any); both are given back by the destructor.

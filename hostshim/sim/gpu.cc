@@ -5,7 +5,6 @@
 #include "hostshim/sim/ctrl_device.h"
 #include "hostshim/sim/ctrl_gpu_device.h"
 #include "hostshim/sim/gpu_channel.h"
-#include "hostshim/sim/gpu_clock.h"
 #include "hostshim/sim/module_mutexes.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/nvmap_device.h"
@@ -52,7 +51,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       return std::make_unique<CtrlGpuDevice>(*control_);
     case abi::DeviceId::kNvhostGpu: {
       std::unique_ptr<GpuChannel> channel;
-      ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get(), GpuTimeNs};
+      ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get()};
       abi::NvError err = GpuChannel::Create(deps, &channel);
       if (err != abi::NvError::kSuccess) {
         if (refused == nullptr) return std::make_unique<RefusedDevice>(err);

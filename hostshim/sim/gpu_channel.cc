@@ -6,10 +6,8 @@
 #include "abi/devices/channel.h"
 #include "hostshim/unimplemented.h"
 
-#if __has_include("hostshim/sim/nvmap_device.h")
+#include "hostshim/sim/gpu_clock.h"
 #include "hostshim/sim/nvmap_device.h"
-#define NVSENTRY_HAVE_NVMAP_DEVICE 1
-#endif
 
 namespace nvsentry::hostshim::sim {
 namespace ch = abi::channel;
@@ -170,9 +168,7 @@ Result GpuChannel::SetNvmapFd(Call& call) {
   if (!call.caller) return Result::Done(NvError::kSuccess);  // no guest (tests, fuzzers)
   std::shared_ptr<DeviceBackend> backend = call.caller->BackendOf(fd);
   if (!backend) return Result::Done(NvError::kBadParameter);
-#ifdef NVSENTRY_HAVE_NVMAP_DEVICE
   if (!dynamic_cast<NvmapDevice*>(backend.get())) return Result::Done(NvError::kBadParameter);
-#endif
   // Handles are per process (nvmap.h), so the fd names nothing more than the caller's client.
   return Result::Done(NvError::kSuccess);
 }
@@ -327,8 +323,8 @@ Result GpuChannel::GetErrorNotification(Call& call) {
   std::memset(&a, 0, sizeof a);
   ChannelError e = engine_->error();
   if (e.kind == ChannelErrorKind::kNone) return Result::Done(NvError::kSuccess);
-  // The system tick (19.2 MHz, seed 000: armGetSystemTick) when the error happened.
-  a.timestamp = e.monotonic_ns / 1000 * 96 / 5;
+  // The system tick (seed 000: armGetSystemTick) when the error happened.
+  a.timestamp = CpuTicksFromNs(e.monotonic_ns);
   a.info32 = e.notifier_code;
   a.info16 = 0;
   a.status = kNotifierStatusError;

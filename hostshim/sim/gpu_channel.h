@@ -41,7 +41,7 @@ struct ChannelDeps {
   Runlist& runlist;
   Nvmap& nvmap;
   BudgetAccount* budget = nullptr;
-  std::function<uint64_t()> gpu_time_ns = nullptr;  // null: CLOCK_MONOTONIC
+  std::function<uint64_t()> gpu_time_ns = nullptr;  // null: GpuTimeNs() (gpu_clock.h)
 };
 
 class GpuChannel : public ChannelDevice {

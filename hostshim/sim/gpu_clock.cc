@@ -12,10 +12,14 @@ uint64_t GpuTimeNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+uint64_t CpuTicksFromNs(uint64_t ns) {
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * gm20b::kCpuCounterHz /
+                               1'000'000'000u);
+}
+
 ClockSample SampleClocks() {
   const uint64_t ns = GpuTimeNs();
-  const auto ticks = static_cast<unsigned __int128>(ns) * gm20b::kCpuCounterHz / 1'000'000'000u;
-  return {static_cast<uint64_t>(ticks), ns};
+  return {CpuTicksFromNs(ns), ns};
 }
 
 }  // namespace nvsentry::hostshim::sim

@@ -17,5 +17,7 @@ struct ClockSample {
   uint64_t gpu_ns;
 };
 ClockSample SampleClocks();
+// A GpuTimeNs() instant in the CPU counter's ticks.
+uint64_t CpuTicksFromNs(uint64_t ns);
 
 }  // namespace nvsentry::hostshim::sim
