@@ -743,7 +743,12 @@ TEST(SimNvmapGuestProcess, HugePageCollapseKeepsTheBytes) {
   Pages mem(2048);  // 8 MiB: at least one aligned 2 MiB block inside
   for (size_t i = 0; i < mem.size; i += 64) mem.base[i] = static_cast<uint8_t>(i >> 6);
   const int err = p->CollapseHugePages(mem.addr(), mem.size);
-  EXPECT_TRUE(err == 0 || err == EPERM || err == EINVAL || err == ENOSYS) << err;
+  // Refusals the kernel documents for MADV_COLLAPSE: no privilege or support (EPERM, EINVAL,
+  // ENOSYS), and transient ones under memory pressure or contention (EAGAIN, ENOMEM, EBUSY), which
+  // the advisor ignores. Whatever the answer, the bytes must not change.
+  EXPECT_TRUE(err == 0 || err == EPERM || err == EINVAL || err == ENOSYS || err == EAGAIN ||
+              err == ENOMEM || err == EBUSY)
+      << err;
   for (size_t i = 0; i < mem.size; i += 64)
     ASSERT_EQ(mem.base[i], static_cast<uint8_t>(i >> 6)) << i;
   EXPECT_EQ(p->CollapseHugePages(mem.addr(), 4096), 0);  // no whole 2 MiB block: nothing to do
