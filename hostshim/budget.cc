@@ -12,13 +12,15 @@ std::string_view BudgetName(BudgetKind k) {
     case BudgetKind::kAddressSpaces: return "address_spaces";
     case BudgetKind::kPinnedBytes: return "pinned_bytes";
     case BudgetKind::kTransferMemory: return "transfer_memory";
+    case BudgetKind::kMappings: return "mappings";
+    case BudgetKind::kParkedWaits: return "parked_waits";
   }
   return "?";
 }
 
 BudgetAccount::BudgetAccount(const policy::Budgets& b)
     : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes,
-              b.transfer_memory} {}
+              b.transfer_memory, b.mappings, b.parked_waits} {}
 
 abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
   const size_t i = static_cast<size_t>(k);

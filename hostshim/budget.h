@@ -4,7 +4,8 @@
 // open_fds (device sessions and nvdrv fds, proxy/session.cc), nvmap_objects (nvmap CREATE),
 // pinned_bytes (guest memory behind ALLOC with an address), transfer_memory (sentry memory behind
 // ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
-// address_spaces (their device sessions).
+// address_spaces (their device sessions), mappings (GPU mappings of address spaces) and
+// parked_waits (calls the sentry holds parked).
 #pragma once
 
 #include <array>
@@ -24,8 +25,10 @@ enum class BudgetKind : uint8_t {
   kAddressSpaces,
   kPinnedBytes,
   kTransferMemory,
+  kMappings,
+  kParkedWaits,
 };
-inline constexpr size_t kBudgetKinds = 6;
+inline constexpr size_t kBudgetKinds = 8;
 
 // The policy file's name for the budget ("open_fds", ...).
 std::string_view BudgetName(BudgetKind k);

@@ -168,7 +168,7 @@ void ReadViolation(Reader& r, const toml::table& t, Policy& p) {
 
 void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   r.OnlyKeys(t, "[budgets]", {"transfer_memory", "open_fds", "nvmap_objects", "channels",
-                              "address_spaces", "pinned_bytes"});
+                              "address_spaces", "pinned_bytes", "mappings", "parked_waits"});
   Budgets& b = p.budgets;
   auto bytes = [&](const char* k, uint64_t& out, uint64_t max) {
     if (const toml::node* n = t.get(k))
@@ -184,6 +184,8 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   u32("channels", b.channels, 1u << 16);
   u32("address_spaces", b.address_spaces, 1u << 16);
   bytes("pinned_bytes", b.pinned_bytes, 1ull << 48);
+  u32("mappings", b.mappings, 1u << 24);
+  u32("parked_waits", b.parked_waits, 1u << 20);
 }
 
 void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p) {

@@ -133,7 +133,7 @@ std::string RenderToml(const Policy& p, bool comments) {
   absl::StrAppend(&o, "transfer_memory = ", Hex(b.transfer_memory), "\n", "open_fds = ", b.open_fds,
                   "\n", "nvmap_objects = ", b.nvmap_objects, "\n", "channels = ", b.channels, "\n",
                   "address_spaces = ", b.address_spaces, "\n", "pinned_bytes = ", Hex(b.pinned_bytes),
-                  "\n");
+                  "\n", "mappings = ", b.mappings, "\n", "parked_waits = ", b.parked_waits, "\n");
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     auto it = p.devices.find(dev.id);
     if (it == p.devices.end()) continue;
@@ -202,7 +202,8 @@ std::string ShowPolicy(const Policy& p, bool effective) {
   const Budgets& b = p.budgets;
   absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ", b.open_fds,
                   ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels, ", address_spaces ",
-                  b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), "\ndevices:\n");
+                  b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), ", mappings ", b.mappings,
+                  ", parked_waits ", b.parked_waits, "\ndevices:\n");
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string why = WhyNot(p, dev);
     std::string what = "refused: " + why;
@@ -241,6 +242,8 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
   both("budgets.channels", absl::StrCat(a.budgets.channels), absl::StrCat(b.budgets.channels));
   both("budgets.address_spaces", absl::StrCat(a.budgets.address_spaces), absl::StrCat(b.budgets.address_spaces));
   both("budgets.pinned_bytes", Hex(a.budgets.pinned_bytes), Hex(b.budgets.pinned_bytes));
+  both("budgets.mappings", absl::StrCat(a.budgets.mappings), absl::StrCat(b.budgets.mappings));
+  both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits), absl::StrCat(b.budgets.parked_waits));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);
     both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa, wb.empty() ? "opens" : "refused: " + wb);

@@ -117,6 +117,10 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
       WithHeadroom(used.peak(BudgetKind::kAddressSpaces), 0, ran.budgets.address_spaces));
   p.budgets.pinned_bytes =
       WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
+  p.budgets.mappings =
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
+  p.budgets.parked_waits = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kParkedWaits), 0, ran.budgets.parked_waits));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     if (!dev.fw.Contains(ran.firmware)) continue;
     policy::DeviceRule rule;

@@ -89,6 +89,8 @@ TEST(Budget, ConcurrentChargesNeverPassTheLimit) {
 TEST(Budget, Names) {
   EXPECT_EQ(BudgetName(BudgetKind::kOpenFds), "open_fds");
   EXPECT_EQ(BudgetName(BudgetKind::kPinnedBytes), "pinned_bytes");
+  EXPECT_EQ(BudgetName(BudgetKind::kMappings), "mappings");
+  EXPECT_EQ(BudgetName(BudgetKind::kParkedWaits), "parked_waits");
 }
 
 }  // namespace
