@@ -9,15 +9,31 @@ namespace nvsentry::hostshim {
 
 EventSet::~EventSet() {
   for (auto& [id, fd] : fds_) close(fd);
+  if (budget_ != nullptr && !fds_.empty()) budget_->Release(BudgetKind::kOpenFds, fds_.size());
 }
 
 int EventSet::Get(uint32_t id) {
   absl::MutexLock l(&mu_);
   if (auto it = fds_.find(id); it != fds_.end()) return it->second;
+  if (budget_ != nullptr && budget_->Charge(BudgetKind::kOpenFds) != abi::NvError::kSuccess)
+    return -ENOMEM;
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd < 0) return -errno;
+  if (fd < 0) {
+    const int err = errno;
+    if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
+    return -err;
+  }
   fds_[id] = fd;
   return fd;
+}
+
+void EventSet::Close(uint32_t id) {
+  absl::MutexLock l(&mu_);
+  auto it = fds_.find(id);
+  if (it == fds_.end()) return;
+  close(it->second);
+  fds_.erase(it);
+  if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
 }
 
 void EventSet::Signal(uint32_t id) {
@@ -34,6 +50,11 @@ bool EventSet::Clear(uint32_t id) {
   if (it == fds_.end()) return false;
   uint64_t v;
   return read(it->second, &v, sizeof v) == sizeof v;
+}
+
+size_t EventSet::size() const {
+  absl::MutexLock l(&mu_);
+  return fds_.size();
 }
 
 }  // namespace nvsentry::hostshim

@@ -1,11 +1,12 @@
 #include "hostshim/unimplemented.h"
 
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim {
 
 Result Unimplemented(const abi::IoctlDesc& desc) {
-  spdlog::warn("{} (0x{:08X}) is not implemented yet: answering NotSupported", desc.name,
+  NVS_LOG_LIMITED(spdlog::level::warn, "{} (0x{:08X}) is not implemented yet: answering NotSupported", desc.name,
                desc.code);
   return Result::Done(abi::NvError::kNotSupported);
 }

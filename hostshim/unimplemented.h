@@ -13,7 +13,9 @@ Result Unimplemented(const abi::IoctlDesc& desc);
 // already answers as seed 000 says for the device (the events exist; nothing signals them yet).
 class UnimplementedDevice : public DeviceBackend {
  public:
-  explicit UnimplementedDevice(const abi::DeviceDesc& device) : device_(device) {}
+  // `budget` (may be null) is charged for the session's event fds (open_fds).
+  explicit UnimplementedDevice(const abi::DeviceDesc& device, BudgetAccount* budget = nullptr)
+      : device_(device), events_(budget) {}
   Result Ioctl(Call& call) override { return Unimplemented(call.desc); }
   abi::NvError QueryEvent(uint32_t id, int* eventfd) override;
 

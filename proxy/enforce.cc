@@ -6,6 +6,7 @@
 #include "abi/devices/nvhost_ctrl.h"
 #include "abi/devices/nvmap.h"
 #include "abi/services.h"
+#include "hostshim/rate_limited_log.h"
 #include "proxy/trace.h"
 #include "spdlog/spdlog.h"
 
@@ -134,8 +135,8 @@ ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDes
   const bool first = c.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
   const std::string text = fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path,
                                        name, detail, rule, what);
-  if (first || action == policy::Action::kKill) spdlog::warn("{}", text);
-  else spdlog::debug("{}", text);
+  if (first || action == policy::Action::kKill) NVS_LOG_LIMITED(spdlog::level::warn, "{}", text);
+  else NVS_LOG_LIMITED(spdlog::level::debug, "{}", text);
   if (c.tracer != nullptr) c.tracer->Note(tid, text);
   switch (action) {
     case policy::Action::kAudit: return ViolationOutcome::kProceed;

@@ -11,6 +11,7 @@
 #include "proxy/learn.h"
 #include "proxy/service_endpoint.h"
 #include "proxy/trace.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
@@ -116,7 +117,7 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
   const abi::DeviceDesc& dev = session.device();
   const abi::IoctlDesc* desc = abi::FindIoctl(dev, req.code, session.config().firmware);
   if (desc == nullptr) {
-    spdlog::debug("{}: unknown ioctl 0x{:08X}", dev.path, req.code);
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev.path, req.code);
     return Reject(session, req, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
   }
   const GuestConfig& config = session.config();
@@ -142,7 +143,7 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
   }
   // What the guest's identity (permission mask, production mode) answers, whatever the action.
   if (abi::NvError id = IdentityAnswer(config, dev, *desc); id != abi::NvError::kSuccess) {
-    spdlog::debug("{}: {}: {} for service {} (mask 0x{:X}{})", dev.path, desc->name,
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev.path, desc->name,
                   abi::NvErrorName(id), config.service, config.permission_mask,
                   config.policy.production_mode ? ", production mode" : "");
     return Reject(session, req, ctx, answer, id, 0, desc, t0);
@@ -164,7 +165,7 @@ IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ct
       desc->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config, *desc);
   abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes, limits);
   if (layout.err != abi::NvError::kSuccess) {
-    spdlog::debug("{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
                   layout.culprit ? " in " : "", layout.culprit ? layout.culprit->name : "");
     // The header was copied: the trace shows the counts that did not fit.
     return Reject(session, req, ctx, answer, layout.err, 0, desc, t0,

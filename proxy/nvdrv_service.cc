@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "proxy/learn.h"
 #include "proxy/trace.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
@@ -151,7 +152,7 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
     c.fd = fd;
     if (config_.learner != nullptr) config_.learner->Opened(*dev);
   } else if (verdict == NvError::kInsufficientMemory) {
-    spdlog::info("nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
+    NVS_LOG_LIMITED(spdlog::level::info, "nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
                  path);
   }
   if (Tracer* t = config_.tracer)
@@ -190,7 +191,7 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
   if (config_.learner != nullptr) config_.learner->Initialized(c.size);
   // The policy's transfer-memory budget: the most the guest may lend the driver.
   if (c.size > config_.policy.budgets.transfer_memory) {
-    spdlog::info("nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
+    NVS_LOG_LIMITED(spdlog::level::info, "nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
                  config_.policy.budgets.transfer_memory);
     return NvError::kInsufficientTransferMemory;
   }
@@ -259,7 +260,7 @@ void NvdrvService::DumpStatus(CallContext& ctx) {
     for (const auto& [fd, s] : fds_) absl::StrAppend(&text, " ", fd, "=", std::string(s->device().path));
   }
   if (config_.driver_status) absl::StrAppend(&text, "; ", config_.driver_status());
-  spdlog::info("{}", text);
+  NVS_LOG_LIMITED(spdlog::level::info, "{}", text);
   if (Tracer* t = config_.tracer) t->Note(ctx.tid(), text);
 }
 

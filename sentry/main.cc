@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hostshim/rate_limited_log.h"
 #include "sentry/abi_cmd.h"
 #include "sentry/policy_cmd.h"
 #include "sentry/cli.h"
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
       if (crash_fd == -2) return 2;
       nvsentry::sentry::InstallCrashHandler(crash_fd);
       int code = nvsentry::sentry::RunGuest(cmd->run);
+      nvsentry::ReportSuppressedLogs();  // what the rate limits dropped and did not report yet
       spdlog::shutdown();
       fflush(stdout);
       fflush(stderr);

@@ -9,6 +9,7 @@
 
 #include "proxy/engine.h"
 #include "sentry/guest_memory.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -62,14 +63,14 @@ class ParkedIoctl : public hostshim::Continuation {
     // process-directed one may be taken by another thread, so only EINTR is safe to report.
     l_.Fail(id_, p.thread != 0 ? kErestartSys : EINTR);
     GlobalParkStats().interrupted++;
-    spdlog::debug("{} of thread {}: interrupted by a signal", what_, tid_);
+    NVS_LOG_LIMITED(spdlog::level::debug, "{} of thread {}: interrupted by a signal", what_, tid_);
     return true;
   }
 
  private:
   void Drop(const char* why) {
     GlobalParkStats().dropped++;
-    spdlog::debug("dropped parked {} of thread {}: {}", what_, tid_, why);
+    NVS_LOG_LIMITED(spdlog::level::debug, "dropped parked {} of thread {}: {}", what_, tid_, why);
   }
   const Listener& l_;
   const uint64_t id_;

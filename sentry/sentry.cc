@@ -21,6 +21,7 @@
 #include "sentry/guest_memory.h"
 #include "sentry/notify_call.h"
 #include "sentry/open_path.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -142,7 +143,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   const abi::DeviceDesc* dev = abi::FindDeviceByPath(np.path);
   const proxy::GuestConfig& guest = options_.guest;
   if (abi::NvError verdict = proxy::MayOpen(guest, dev); verdict != abi::NvError::kSuccess) {
-    spdlog::info("open {}: {}", np.path,
+    NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", np.path,
                  dev == nullptr ? "not a device the catalogue has"
                                 : abi::NvErrorName(verdict));
     int e = proxy::OpenErrno(verdict);
@@ -175,7 +176,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     if (!backend) {
       // The driver cannot keep another session of this kind (e.g. the channels budget).
       const int err = abi::NvErrorToErrno(refused);
-      spdlog::info("open {}: {}", np.path, abi::NvErrorName(refused));
+      NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", np.path, abi::NvErrorName(refused));
       if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, refused, false, std::chrono::steady_clock::now() - t0});
       listener_.Fail(req.id, err);
       return;
@@ -185,7 +186,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   // The open_fds budget (direct sessions and nvdrv fds together): ENOMEM, the errno of seed
   // 000's InsufficientMemory, as a driver that cannot keep another open answers.
   if (abi::NvError e = session->ChargeFd(); e != abi::NvError::kSuccess) {
-    spdlog::info("open {}: the open_fds budget ({}) is spent", np.path,
+    NVS_LOG_LIMITED(spdlog::level::info, "open {}: the open_fds budget ({}) is spent", np.path,
                  guest.budget->limit(proxy::BudgetKind::kOpenFds));
     const int err = abi::NvErrorToErrno(e);
     if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, e, false, std::chrono::steady_clock::now() - t0});
@@ -195,7 +196,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   proxy::Session* opened = session.get();
   auto pending = sessions_.Create(std::move(session));
   if (!pending.ok()) {
-    spdlog::error("open {}: {}", np.path, pending.status().ToString());
+    NVS_LOG_LIMITED(spdlog::level::err, "open {}: {}", np.path, pending.status().ToString());
     listener_.Fail(req.id, ENFILE);
     return;
   }
@@ -208,7 +209,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
                                               place)
                    : place();
   if (guest_fd < 0) {
-    spdlog::debug("open {}: placing the fd failed: {}", np.path, strerror(-guest_fd));
+    NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", np.path, strerror(-guest_fd));
     sessions_.Abandon(*pending);
     // EMFILE and the like are the guest's to see; a vanished call has nobody to answer.
     if (guest_fd != -ENOENT) listener_.Fail(req.id, -guest_fd);
@@ -216,7 +217,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   }
   sessions_.Placed(*pending);
   if (guest.learner != nullptr) guest.learner->Opened(*dev);
-  spdlog::debug("thread {} opened {} as fd {}", tid, np.path, guest_fd);
+  NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, np.path, guest_fd);
   if (guest.tracer) opened->TraceCloseAs(guest_fd);
 }
 

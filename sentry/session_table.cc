@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -135,7 +136,7 @@ void SessionTable::End(int slot) {
     doomed = std::move(e.session);
     by_slot_.erase(it);
   }
-  if (doomed) spdlog::debug("{}: session closed", doomed->device().path);
+  if (doomed) NVS_LOG_LIMITED(spdlog::level::debug, "{}: session closed", doomed->device().path);
   // The backend's resources go with the last reference, outside the lock.
 }
 

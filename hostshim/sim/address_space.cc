@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "absl/cleanup/cleanup.h"
+
 namespace nvsentry::hostshim::sim {
 using abi::NvError;
 
@@ -40,12 +42,39 @@ AddressSpace::AddressSpace(const AsLayout& layout, BudgetAccount* budget)
       big_(layout.big_start, layout.big_end, layout.big_page_size) {}
 
 AddressSpace::~AddressSpace() {
-  // Nobody else can reach us now; unregister what is still mapped so objects do not keep
-  // expired owners around.
+  // Nobody else can reach us now. Each object mapped here forgets this space's records in one
+  // call (no search per mapping: a space with hundreds of thousands of mappings ends in a few
+  // milliseconds, so the thread that ends sessions never stalls on it), then the mappings go.
   absl::MutexLock l(&mu_);
-  for (auto& [va, m] : mappings_) m.object->RemoveMapping(this, va);
+  for (const auto& [object, n] : object_refs_) {
+    // Keyed by address only; the objects themselves are not const (mappings_ holds them).
+    const_cast<NvmapObject*>(object)->RemoveOwner(this);
+  }
   mappings_.clear();
-  if (budget_) budget_->Release(BudgetKind::kAddressSpaces);
+  if (budget_) {
+    if (charged_ != 0) budget_->Release(BudgetKind::kMappings, charged_);
+    budget_->Release(BudgetKind::kAddressSpaces);
+  }
+}
+
+abi::NvError AddressSpace::ReserveEntries(uint64_t n) {
+  if (budget_ != nullptr) {
+    if (NvError e = budget_->Charge(BudgetKind::kMappings, n); e != NvError::kSuccess) return e;
+  }
+  charged_ += n;
+  return NvError::kSuccess;
+}
+
+void AddressSpace::SettleEntries() {
+  const uint64_t held = mappings_.size() + reservations_.size();
+  if (charged_ <= held) return;
+  if (budget_ != nullptr) budget_->Release(BudgetKind::kMappings, charged_ - held);
+  charged_ = held;
+}
+
+uint64_t AddressSpace::charged_entries() const {
+  absl::ReaderMutexLock l(&mu_);
+  return charged_;
 }
 
 std::array<abi::nvhost_as_gpu::VaRegion, 2> AddressSpace::Regions() const {
@@ -65,8 +94,8 @@ VaAllocator* AddressSpace::RegionFor(uint32_t page_size) {
   return nullptr;
 }
 
-absl::btree_map<uint64_t, AddressSpace::Reservation>::const_iterator
-AddressSpace::ReservationHolding(uint64_t va, uint64_t size) const {
+AddressSpace::Reservations::const_iterator AddressSpace::ReservationHolding(uint64_t va,
+                                                                           uint64_t size) const {
   auto it = reservations_.upper_bound(va);
   if (it == reservations_.begin()) return reservations_.end();
   --it;
@@ -126,6 +155,8 @@ abi::NvError AddressSpace::AllocSpace(uint32_t pages, uint32_t page_size, uint32
   if (reservations_.size() + mappings_.size() >= kMaxEntries) {
     return NvError::kInsufficientMemory;
   }
+  if (NvError e = ReserveEntries(1); e != NvError::kSuccess) return e;
+  absl::Cleanup settle = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { SettleEntries(); };
   uint64_t va;
   if (flags & kAllocSpaceFixed) {
     va = *offset_or_align;
@@ -163,6 +194,7 @@ abi::NvError AddressSpace::FreeSpace(uint64_t offset, uint32_t pages, uint32_t p
   for (uint64_t va : inside) Erase(va, true, &dead);
   reservations_.erase(offset);
   RegionFor(r.page_size)->Free(offset, r.size);
+  SettleEntries();
   return NvError::kSuccess;
 }
 
@@ -187,6 +219,8 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
   if (reservations_.size() + mappings_.size() >= kMaxEntries) {
     return NvError::kInsufficientMemory;
   }
+  if (NvError e = ReserveEntries(1); e != NvError::kSuccess) return e;
+  absl::Cleanup settle = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { SettleEntries(); };
   const NvmapObject* objects[] = {a.object.get()};
   if (NewObjectBytes(objects) > layout_.object_bytes_limit - mapped_object_bytes_) {
     return NvError::kInsufficientMemory;
@@ -268,6 +302,7 @@ abi::NvError AddressSpace::Unmap(uint64_t va) {
   // An anywhere mapping gives back its whole footprint (its size rounded up to its page
   // size); a fixed one leaves its reservation's pages reserved.
   Erase(va, true, &dead);
+  SettleEntries();
   return NvError::kSuccess;
 }
 
@@ -355,6 +390,9 @@ abi::NvError AddressSpace::Remap(std::span<const RemapArgs> ops) {
   if (NewObjectBytes(objects) > layout_.object_bytes_limit - mapped_object_bytes_) {
     return NvError::kInsufficientMemory;
   }
+  // The most the ops can add, taken before any is applied; what they did not add goes back.
+  if (NvError e = ReserveEntries(2 * ops.size()); e != NvError::kSuccess) return e;
+  absl::Cleanup settle = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { SettleEntries(); };
   for (const RemapArgs& r : ops) {
     const uint64_t va = uint64_t{r.op.virt_offset_in_pages} * ps;
     const uint64_t size = uint64_t{r.op.num_pages} * ps;
@@ -383,6 +421,7 @@ void AddressSpace::ForceUnmap(uint64_t va) {
     return;
   }
   Erase(va, false, &dead);
+  SettleEntries();
 }
 
 std::optional<AddressSpace::MappingInfo> AddressSpace::FindMapping(uint64_t va) const {

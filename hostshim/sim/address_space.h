@@ -3,7 +3,14 @@
 // 128 KiB pages) above it; reservations made with ALLOC_SPACE (fixed or anywhere, sparse or
 // not); mappings of nvmap objects (MAP_BUFFER*, anywhere or fixed inside a reservation) and page
 // ranges of sparse reservations pointed at objects by REMAP. VA is handed out by ordered free
-// lists (VaAllocator), lookups are btree searches: nothing scans the mappings.
+// lists (VaAllocator), lookups are btree searches: nothing scans the mappings. Unmapping one
+// mapping is logarithmic in the space's mappings and in its object's records; the space's end
+// is linear in its mappings and searches nothing (tests count comparisons: counted_less.h).
+//
+// Budget: every mapping (a MAP_BUFFER* mapping or a REMAP piece) and every reservation is one
+// `mappings` charge while it exists; an operation takes what it may add before it changes
+// anything (all or nothing: InsufficientMemory) and gives back what it did not use. Sentry
+// memory per entry is bounded (about 100 bytes: docs/security.md), so the budget bounds it.
 //
 // Each mapping holds its object (a pin: the shared_ptr) and is registered with it
 // (AddMapping) until it is unmapped, remapped, its reservation freed, the address space dies,
@@ -33,6 +40,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
+#include "hostshim/sim/counted_less.h"
 #include "hostshim/sim/gpu_memory.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/va_allocator.h"
@@ -65,12 +73,13 @@ class AddressSpace : public GpuMemory,
                      public MappingOwner,
                      public std::enable_shared_from_this<AddressSpace> {
  public:
-  // Mappings plus reservations one space may hold: bounds the sentry memory a guest can make
-  // it use (a mapping costs about 100 bytes). Beyond it: InsufficientMemory.
+  // Mappings plus reservations one space may hold, whatever the budget. Beyond it:
+  // InsufficientMemory.
   static constexpr size_t kMaxEntries = size_t{1} << 18;
 
   // `budget` (may be null) already holds this space's address_spaces charge; it is released
-  // when the space dies. Regions must be big-page aligned (the device checks).
+  // when the space dies, with the `mappings` charges of what it still holds. Regions must be
+  // big-page aligned (the device checks).
   static std::shared_ptr<AddressSpace> Create(const AsLayout& layout, BudgetAccount* budget);
   ~AddressSpace() override;
   AddressSpace(const AddressSpace&) = delete;
@@ -126,6 +135,8 @@ class AddressSpace : public GpuMemory,
   std::optional<MappingInfo> FindMapping(uint64_t va) const;
   size_t mapping_count() const;
   size_t reservation_count() const;
+  // What this space holds charged to the `mappings` budget (mappings plus reservations).
+  uint64_t charged_entries() const;
   uint64_t mapped_object_bytes() const;
 
  private:
@@ -146,13 +157,20 @@ class AddressSpace : public GpuMemory,
     bool remap;           // a REMAP page range
   };
   using Graveyard = std::vector<std::shared_ptr<NvmapObject>>;
+  using Mappings = absl::btree_map<uint64_t, Mapping, CountedLess>;
+  using Reservations = absl::btree_map<uint64_t, Reservation, CountedLess>;
 
   AddressSpace(const AsLayout& layout, BudgetAccount* budget);
 
   VaAllocator* RegionFor(uint32_t page_size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The reservation holding all of [va, va + size), or end().
-  absl::btree_map<uint64_t, Reservation>::const_iterator ReservationHolding(
-      uint64_t va, uint64_t size) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  Reservations::const_iterator ReservationHolding(uint64_t va, uint64_t size) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Takes `n` more entries from the `mappings` budget for an operation that may add up to `n`;
+  // InsufficientMemory, nothing taken, when the budget cannot.
+  abi::NvError ReserveEntries(uint64_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives back what is charged beyond the entries held now; every operation ends with it.
+  void SettleEntries() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AnyMappingIn(uint64_t va, uint64_t size) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Bytes the objects would add to mapped_object_bytes_ if mapped now (each counted once).
   uint64_t NewObjectBytes(std::span<const NvmapObject* const> objects) const
@@ -172,8 +190,10 @@ class AddressSpace : public GpuMemory,
   mutable absl::Mutex mu_;
   VaAllocator small_ ABSL_GUARDED_BY(mu_);
   VaAllocator big_ ABSL_GUARDED_BY(mu_);
-  absl::btree_map<uint64_t, Reservation> reservations_ ABSL_GUARDED_BY(mu_);
-  absl::btree_map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  Reservations reservations_ ABSL_GUARDED_BY(mu_);
+  Mappings mappings_ ABSL_GUARDED_BY(mu_);
+  // Entries charged to the `mappings` budget: mappings_ plus reservations_ between operations.
+  uint64_t charged_ ABSL_GUARDED_BY(mu_) = 0;
   // Mappings per object (for the bit-15 window) and the bytes of the distinct objects.
   absl::flat_hash_map<const NvmapObject*, uint32_t> object_refs_ ABSL_GUARDED_BY(mu_);
   uint64_t mapped_object_bytes_ ABSL_GUARDED_BY(mu_) = 0;

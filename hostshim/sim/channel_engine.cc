@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hostshim/sim/gpu_clock.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -83,6 +84,7 @@ ChannelEngine::ChannelEngine(const Deps& deps, uint32_t syncpoint_id)
       budget_(deps.budget),
       syncpoint_id_(syncpoint_id),
       clock_(deps.gpu_time_ns ? deps.gpu_time_ns : GpuTimeNs),
+      events_(deps.budget),
       retry_delay_(kFirstRetry) {
   ChannelEnv env;
   env.memory = &memory_;
@@ -205,12 +207,12 @@ void ChannelEngine::Fail(ChannelError e) {
     signal = (events_enabled_ >> kEventErrorNotifier) & 1;
     waits.swap(waits_);
   }
-  spdlog::warn("simulated GPU: channel (syncpoint {}) stopped: {}", syncpoint_id_, e.what);
+  NVS_LOG_LIMITED(spdlog::level::warn, "simulated GPU: channel (syncpoint {}) stopped: {}", syncpoint_id_, e.what);
   // The notifier first: a client woken by the event or by its fence then sees why.
   if (notifier) {
     NotifierRecord rec{e.timestamp_ns, e.notifier_code, 0, kNotifierStatusError};
     if (!notifier->Write(offset, {reinterpret_cast<const uint8_t*>(&rec), sizeof rec}))
-      spdlog::warn("simulated GPU: channel (syncpoint {}): error notifier memory is gone",
+      NVS_LOG_LIMITED(spdlog::level::warn, "simulated GPU: channel (syncpoint {}): error notifier memory is gone",
                    syncpoint_id_);
   }
   // GET_ERROR_NOTIFICATION/INFO report the error only once the notifier memory says the same.

@@ -95,7 +95,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   struct Deps {
     Syncpoints& syncpoints;
     Runlist& runlist;
-    BudgetAccount* budget = nullptr;      // the kChannels charge the engine releases
+    BudgetAccount* budget = nullptr;      // the kChannels charge it releases; event fds' open_fds
     std::function<uint64_t()> gpu_time_ns;  // null: GpuTimeNs() (gpu_clock.h)
   };
   // Takes ownership of syncpoint `syncpoint_id` (allocated) and of one kChannels charge on

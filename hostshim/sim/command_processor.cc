@@ -9,6 +9,7 @@
 
 #include "hostshim/sim/cp_state.h"
 #include "hostshim/sim/pushbuffer.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -438,14 +439,14 @@ Exec CommandProcessor::State::Unmodelled(EngineKind k, uint32_t method, uint32_t
 void CommandProcessor::State::LogOnce(EngineKind k, uint32_t method, uint32_t value) {
   if (!logged[k][method]) {
     logged[k].set(method);
-    spdlog::debug("sim gpu: class 0x{:04X} method 0x{:04X} (value 0x{:08X}) is not modelled",
+    NVS_LOG_LIMITED(spdlog::level::debug, "sim gpu: class 0x{:04X} method 0x{:04X} (value 0x{:08X}) is not modelled",
                   kClassOf[k], method * 4, value);
   }
 }
 
 Exec CommandProcessor::State::Error(std::string message) {
   result.stop = RunResult::Stop::kError;
-  spdlog::debug("sim gpu: channel error: {}", message);
+  NVS_LOG_LIMITED(spdlog::level::debug, "sim gpu: channel error: {}", message);
   result.error = std::move(message);
   return Exec::kStop;
 }

@@ -13,8 +13,9 @@ namespace nvsentry::hostshim::sim {
 
 class CtrlDevice : public DeviceBackend {
  public:
-  CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes)
-      : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints) {}
+  // `budget` (may be null) is charged for the session's event fds (open_fds).
+  CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes, BudgetAccount* budget = nullptr)
+      : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints, budget) {}
   // Until the GPU passes its own ModuleMutexes: one table for the whole sentry.
   explicit CtrlDevice(Syncpoints& syncpoints);
   ~CtrlDevice() override;

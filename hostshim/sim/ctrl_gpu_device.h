@@ -55,7 +55,9 @@ class GpuControlState {
 
 class CtrlGpuDevice : public DeviceBackend {
  public:
-  explicit CtrlGpuDevice(GpuControlState& state) : state_(state) {}
+  // `budget` (may be null) is charged for the session's event fds (open_fds).
+  explicit CtrlGpuDevice(GpuControlState& state, BudgetAccount* budget = nullptr)
+      : state_(state), events_(budget) {}
   Result Ioctl(Call& call) override;
   // Event 1 (error event) and 2; nothing signals them yet.
   abi::NvError QueryEvent(uint32_t id, int* eventfd) override;

@@ -42,13 +42,13 @@ Gpu::~Gpu() {
 std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError* refused) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
-      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_);
+      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget.get());
     case abi::DeviceId::kNvmap:
       return std::make_unique<NvmapDevice>(*nvmap_);
     case abi::DeviceId::kNvhostAsGpu:
       return std::make_unique<AsDevice>(*nvmap_, options_.budget.get(), options_.permission_mask);
     case abi::DeviceId::kNvhostCtrlGpu:
-      return std::make_unique<CtrlGpuDevice>(*control_);
+      return std::make_unique<CtrlGpuDevice>(*control_, options_.budget.get());
     case abi::DeviceId::kNvhostGpu: {
       std::unique_ptr<GpuChannel> channel;
       ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get()};
@@ -61,7 +61,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       return channel;
     }
     default:
-      return std::make_unique<UnimplementedDevice>(device);
+      return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
   }
 }
 

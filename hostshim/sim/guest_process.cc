@@ -17,17 +17,29 @@ constexpr uint64_t kPage = 4096;
 
 }  // namespace
 
-std::shared_ptr<GuestProcess> GuestProcess::Open(pid_t tgid) {
+std::shared_ptr<GuestProcess> GuestProcess::Open(pid_t tgid, BudgetAccount* budget,
+                                                 abi::NvError* refused) {
   if (tgid <= 0) return nullptr;
+  if (budget != nullptr && budget->Charge(BudgetKind::kOpenFds) != abi::NvError::kSuccess) {
+    if (refused != nullptr) *refused = abi::NvError::kInsufficientMemory;
+    return nullptr;
+  }
   int fd = static_cast<int>(syscall(SYS_pidfd_open, tgid, 0));
-  if (fd < 0) return nullptr;
-  auto p = std::shared_ptr<GuestProcess>(new GuestProcess(tgid, fd));
+  if (fd < 0) {
+    if (budget != nullptr) budget->Release(BudgetKind::kOpenFds);
+    return nullptr;
+  }
+  // From here the object owns the fd and the charge.
+  auto p = std::shared_ptr<GuestProcess>(new GuestProcess(tgid, fd, budget));
   // pidfd_open on a zombie succeeds; such a process has no memory left to back anything.
   if (!p->Alive()) return nullptr;
   return p;
 }
 
-GuestProcess::~GuestProcess() { close(pidfd_); }
+GuestProcess::~GuestProcess() {
+  close(pidfd_);
+  if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
+}
 
 bool GuestProcess::Alive() const {
   pollfd p{pidfd_, POLLIN, 0};

@@ -1,6 +1,7 @@
 // A guest process whose memory backs nvmap objects ("OS-described memory"): the GPU reads and
 // writes it directly with process_vm_readv/writev. A pidfd taken when the process first becomes
 // an nvmap client tells when the process has exited, so a recycled pid is never read or written.
+// That pidfd is a sentry fd held for the guest: the nvmap client's is charged to open_fds.
 //
 // Liveness: every access polls the pidfd first (one cheap syscall). Reads poll again afterwards
 // and are discarded if the process died meanwhile, so a read never returns another process's
@@ -15,12 +16,18 @@
 #include <memory>
 #include <span>
 
+#include "abi/nverror.h"
+#include "hostshim/budget.h"
+
 namespace nvsentry::hostshim::sim {
 
 class GuestProcess {
  public:
-  // The process `tgid` (sentry's PID namespace), or null if it is already gone.
-  static std::shared_ptr<GuestProcess> Open(pid_t tgid);
+  // The process `tgid` (sentry's PID namespace), or null if it is already gone. With `budget`
+  // the pidfd is charged to its open_fds until this object goes; when that budget is spent the
+  // answer is null and *refused (if given) is InsufficientMemory.
+  static std::shared_ptr<GuestProcess> Open(pid_t tgid, BudgetAccount* budget = nullptr,
+                                            abi::NvError* refused = nullptr);
   ~GuestProcess();
   GuestProcess(const GuestProcess&) = delete;
   GuestProcess& operator=(const GuestProcess&) = delete;
@@ -48,10 +55,12 @@ class GuestProcess {
   int CollapseHugePages(uint64_t addr, uint64_t len) const;
 
  private:
-  GuestProcess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
+  GuestProcess(pid_t pid, int pidfd, BudgetAccount* budget)
+      : pid_(pid), pidfd_(pidfd), budget_(budget) {}
   bool Transfer(bool write, std::span<const iovec> local, std::span<const iovec> remote) const;
   pid_t pid_;
   int pidfd_;
+  BudgetAccount* budget_;  // charged one open_fds for pidfd_, or null
 };
 
 }  // namespace nvsentry::hostshim::sim

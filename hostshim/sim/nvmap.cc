@@ -12,6 +12,7 @@
 #include "abi/services.h"
 #include "hostshim/sim/nvmap_hugepages.h"
 #include "hostshim/sim/nvmap_reaper.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -61,8 +62,9 @@ Nvmap::~Nvmap() {
 void Nvmap::Finish(const Dead& dead) {
   for (const auto& obj : dead) {
     // Outside every lock: the owners take their own locks to drop the mapping.
-    for (const auto& m : obj->Retire())
-      if (auto owner = m.owner.lock()) owner->ForceUnmap(m.va);
+    obj->Retire().ForEach([](const std::weak_ptr<MappingOwner>& o, uint64_t va) {
+      if (auto owner = o.lock()) owner->ForceUnmap(va);
+    });
   }
 }
 
@@ -77,18 +79,25 @@ uint32_t Nvmap::NextId() {
   }
 }
 
-Nvmap::Client* Nvmap::ClientFor(pid_t tgid, Dead* dead) {
-  if (tgid <= 0) return nullptr;
+Nvmap::Client* Nvmap::ClientFor(pid_t tgid, Dead* dead, NvError* why) {
+  if (tgid <= 0) {
+    *why = NvError::kBadParameter;
+    return nullptr;
+  }
   if (auto it = clients_.find(tgid); it != clients_.end()) {
     if (it->second.process->Alive()) return &it->second;
     DropClient(tgid, dead);  // the exited owner of a reused tgid; the reaper has not run yet
   }
-  auto process = GuestProcess::Open(tgid);
-  if (process == nullptr) return nullptr;
+  NvError refused = NvError::kBadParameter;  // unless the budget says otherwise
+  auto process = GuestProcess::Open(tgid, budget_, &refused);
+  if (process == nullptr) {
+    *why = refused;
+    return nullptr;
+  }
   uint32_t serial = next_serial_++;
   if (serial == 0) serial = next_serial_++;
   if (reaper_ && !reaper_->Watch(process->pidfd(), Cookie(tgid, serial)))
-    spdlog::warn("nvmap: cannot watch process {} for exit; its handles stay until freed", tgid);
+    NVS_LOG_LIMITED(spdlog::level::warn, "nvmap: cannot watch process {} for exit; its handles stay until freed", tgid);
   Client& c = clients_[tgid];
   c.process = std::move(process);
   c.serial = serial;
@@ -151,12 +160,10 @@ NvError Nvmap::Create(pid_t tgid, uint32_t size, uint32_t* handle) {
   NvError err = NvError::kSuccess;
   {
     absl::MutexLock l(&mu_);
-    Client* c = ClientFor(tgid, &dead);
-    if (c == nullptr) {
-      err = NvError::kBadParameter;
-    } else if ((err = budget_->Charge(BudgetKind::kNvmapObjects)) != NvError::kSuccess) {
+    Client* c = ClientFor(tgid, &dead, &err);  // null: err says why
+    if (c != nullptr && (err = budget_->Charge(BudgetKind::kNvmapObjects)) != NvError::kSuccess) {
       PruneClient(tgid);
-    } else {
+    } else if (c != nullptr) {
       const uint32_t id = NextId();
       Entry& e = objects_[id];
       e.object = std::make_shared<NvmapObject>(id, rounded);
@@ -180,8 +187,8 @@ NvError Nvmap::FromId(pid_t tgid, uint32_t id, uint32_t* handle) {
     Client* c = nullptr;
     if (id == 0 || e == objects_.end()) {
       err = NvError::kBadValue;
-    } else if ((c = ClientFor(tgid, &dead)) == nullptr) {
-      err = NvError::kBadParameter;
+    } else if ((c = ClientFor(tgid, &dead, &err)) == nullptr) {
+      // err says why
     } else {
       Entry& entry = e->second;
       auto d = c->dups.find(id);
@@ -364,7 +371,7 @@ void Nvmap::ReleaseClientIf(pid_t tgid, uint32_t serial) {
     if (it == clients_.end() || it->second.serial != serial) return;  // already gone
     DropClient(tgid, &dead);
   }
-  if (!dead.empty()) spdlog::debug("nvmap: process {} exited; {} objects freed", tgid, dead.size());
+  if (!dead.empty()) NVS_LOG_LIMITED(spdlog::level::debug, "nvmap: process {} exited; {} objects freed", tgid, dead.size());
   Finish(dead);
 }
 

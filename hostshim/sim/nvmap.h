@@ -11,6 +11,7 @@
 // Memory: ALLOC with a guest address backs the object with the guest's own pages (pinned: the
 // range is recorded and charged to pinned_bytes); without one, with sentry memory charged to
 // transfer_memory. CREATE charges nvmap_objects. All three go back when the last handle goes.
+// Each client holds a pidfd of its process (exit watch), charged to open_fds while it exists.
 //
 // Answers where the seed is silent: a bad, unknown or foreign handle is BadValue (FREE of one is
 // never a success); CREATE of 0 or of more than 0xFFFFF000 bytes is BadValue; a second ALLOC is
@@ -35,6 +36,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/sim/guest_process.h"
+#include "hostshim/sim/mapping_registry.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -78,17 +80,15 @@ class NvmapObject {
   // Mapping bookkeeping for the address spaces (each mapping pins the object). AddMapping returns
   // false (and records nothing) once the object's last handle has been freed: the caller must
   // not keep the mapping. RemoveMapping drops one record of (owner, va); unknown ones are ignored.
+  // Both are logarithmic in the owner's records (mapping_registry.h). RemoveOwner drops every
+  // record of an owner at once (an address space that dies).
   bool AddMapping(std::weak_ptr<MappingOwner> owner, uint64_t va);
   void RemoveMapping(const MappingOwner* owner, uint64_t va);
+  void RemoveOwner(const MappingOwner* owner);
   size_t mapping_count() const;
 
  private:
   friend class Nvmap;
-  struct Mapping {
-    std::weak_ptr<MappingOwner> owner;
-    const MappingOwner* raw;  // identifies the owner for RemoveMapping (never dereferenced)
-    uint64_t va;
-  };
   struct SentryMemory;  // mmap'ed, lazily zeroed pages (nvmap_object.cc)
   // What the object's memory is right now: guest pages (process, guest_addr) or sentry memory.
   struct Backing {
@@ -107,7 +107,7 @@ class NvmapObject {
                    BudgetKind charged_kind, uint64_t charged);
   void AbortAlloc();
   // Detaches the memory, releases its budget and returns the mappings to force out.
-  std::vector<Mapping> Retire();
+  MappingRegistry Retire();
   static std::shared_ptr<SentryMemory> MakeSentryMemory(uint64_t size);
 
   const uint32_t id_;
@@ -118,7 +118,7 @@ class NvmapObject {
   bool retired_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<GuestProcess> process_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<SentryMemory> sentry_memory_ ABSL_GUARDED_BY(mu_);
-  std::vector<Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  MappingRegistry mappings_ ABSL_GUARDED_BY(mu_);
   // Where the pinned/transfer bytes were charged (released by Retire or the destructor).
   BudgetAccount* budget_ ABSL_GUARDED_BY(mu_) = nullptr;
   BudgetKind charged_kind_ ABSL_GUARDED_BY(mu_) = BudgetKind::kPinnedBytes;
@@ -188,9 +188,10 @@ class Nvmap {
     absl::flat_hash_map<uint64_t, bool> exported_to;  // aruids (EXPORT_FOR_ARUID)
   };
   using Dead = std::vector<std::shared_ptr<NvmapObject>>;
-  // The caller's client, made on first use (null: the process is gone). A client left by an
-  // exited process whose tgid was reused is dropped first (its freed objects go to `dead`).
-  Client* ClientFor(pid_t tgid, Dead* dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The caller's client, made on first use; null with *why BadParameter when the process is
+  // gone, InsufficientMemory when its pidfd would pass open_fds. A client left by an exited
+  // process whose tgid was reused is dropped first (its freed objects go to `dead`).
+  Client* ClientFor(pid_t tgid, Dead* dead, abi::NvError* why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops a client's handles (objects nobody else holds go to `dead`), stops watching its pidfd.
   void DropClient(pid_t tgid, Dead* dead) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets a client that holds no handle (clients exist only while they hold something).

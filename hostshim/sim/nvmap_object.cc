@@ -65,16 +65,19 @@ bool NvmapObject::AddMapping(std::weak_ptr<MappingOwner> owner, uint64_t va) {
   const MappingOwner* raw = owner.lock().get();
   absl::MutexLock l(&mu_);
   if (retired_) return false;
-  mappings_.push_back({std::move(owner), raw, va});
+  mappings_.Add(std::move(owner), raw, va);
   return true;
 }
 
 void NvmapObject::RemoveMapping(const MappingOwner* owner, uint64_t va) {
   absl::MutexLock l(&mu_);
   // By address: an owner that calls this from its destructor can no longer be locked.
-  auto it = std::find_if(mappings_.begin(), mappings_.end(),
-                         [&](const Mapping& m) { return m.raw == owner && m.va == va; });
-  if (it != mappings_.end()) mappings_.erase(it);
+  mappings_.Remove(owner, va);
+}
+
+void NvmapObject::RemoveOwner(const MappingOwner* owner) {
+  absl::MutexLock l(&mu_);
+  mappings_.RemoveOwner(owner);
 }
 
 size_t NvmapObject::mapping_count() const {
@@ -117,10 +120,10 @@ bool NvmapObject::FinishAlloc(const Attributes& attr, std::shared_ptr<GuestProce
   return false;
 }
 
-std::vector<NvmapObject::Mapping> NvmapObject::Retire() {
+MappingRegistry NvmapObject::Retire() {
   std::shared_ptr<GuestProcess> process;
   std::shared_ptr<SentryMemory> memory;
-  std::vector<Mapping> mappings;
+  MappingRegistry mappings;
   BudgetAccount* budget;
   uint64_t charged;
   BudgetKind kind;
@@ -129,7 +132,7 @@ std::vector<NvmapObject::Mapping> NvmapObject::Retire() {
     retired_ = true;
     process = std::move(process_);
     memory = std::move(sentry_memory_);
-    mappings.swap(mappings_);
+    std::swap(mappings, mappings_);
     budget = budget_;
     charged = charged_;
     kind = charged_kind_;

@@ -20,6 +20,7 @@ struct Slot {
 }  // namespace
 
 struct SyncpointEvents::Core {
+  explicit Core(BudgetAccount* budget) : fds(budget) {}
   absl::Mutex mu;
   Slot slots[kSlots] ABSL_GUARDED_BY(mu);
   // The armed wait of each slot (null when idle); identifies which waiter may still fire.
@@ -68,8 +69,8 @@ bool DecodeEvent(uint32_t event, uint32_t* slot) {
 
 }  // namespace
 
-SyncpointEvents::SyncpointEvents(Syncpoints& syncpoints)
-    : syncpoints_(syncpoints), core_(std::make_shared<Core>()) {}
+SyncpointEvents::SyncpointEvents(Syncpoints& syncpoints, BudgetAccount* budget)
+    : syncpoints_(syncpoints), core_(std::make_shared<Core>(budget)) {}
 
 SyncpointEvents::~SyncpointEvents() {
   absl::MutexLock l(&core_->mu);
@@ -98,7 +99,7 @@ NvError SyncpointEvents::Free(uint32_t slot) {
   if (!c.slots[slot].allocated) return NvError::kBadParameter;
   if (c.armed[slot] != nullptr) return NvError::kBusy;
   c.slots[slot] = {};
-  c.fds.Clear(slot);
+  c.fds.Close(slot);
   return NvError::kSuccess;
 }
 
@@ -110,7 +111,7 @@ NvError SyncpointEvents::FreeBatch(uint64_t mask) {
   for (uint32_t s = 0; s < kSlots; ++s) {
     if ((mask >> s & 1) && c.slots[s].allocated) {
       c.slots[s] = {};
-      c.fds.Clear(s);
+      c.fds.Close(s);
     }
   }
   return NvError::kSuccess;
@@ -178,6 +179,8 @@ NvError SyncpointEvents::WaitAllocating(uint32_t id, uint32_t thresh, int32_t ti
     return w;
   }, &now);
   if (start == Syncpoints::WaitStart::kReached) {
+    // A free slot this wait did not keep holds no eventfd (nor its charge).
+    if (!c.slots[slot].allocated) c.fds.Close(slot);
     *value = now;
     return NvError::kSuccess;
   }

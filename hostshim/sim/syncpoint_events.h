@@ -1,5 +1,6 @@
 // The syncpoint events of one /dev/nvhost-ctrl session: 64 slots, each an eventfd the guest gets
-// through QueryEvent(0x10000000 | slot) once the slot is allocated. A wait on an event never
+// through QueryEvent(0x10000000 | slot) once the slot is allocated. The sentry holds a slot's
+// eventfd from its allocation to its free (or the session's end), charged to open_fds meanwhile. A wait on an event never
 // parks the guest: it answers Success when the fence is already reached, and otherwise Timeout at
 // once, having armed the event (unless the timeout was 0) so that its eventfd becomes readable
 // when the syncpoint reaches the threshold. The guest then waits on the eventfd with its own
@@ -19,6 +20,7 @@
 #include <memory>
 
 #include "abi/nverror.h"
+#include "hostshim/budget.h"
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
@@ -28,7 +30,8 @@ class SyncpointEvents {
   static constexpr uint32_t kSlots = 64;
   static constexpr uint32_t kAllocatedFlag = 1u << 28;
 
-  explicit SyncpointEvents(Syncpoints& syncpoints);
+  // `budget` (may be null) is charged one open_fds per eventfd held.
+  explicit SyncpointEvents(Syncpoints& syncpoints, BudgetAccount* budget = nullptr);
   // Cancels every armed wait (the Syncpoints table drops them at its next sweep) and closes the
   // session's eventfds (copies in the guest stay valid but never fire again).
   ~SyncpointEvents();
@@ -36,9 +39,11 @@ class SyncpointEvents {
   SyncpointEvents& operator=(const SyncpointEvents&) = delete;
 
   // SYNCPT_ALLOC_EVENT: makes the slot's eventfd. Allocating an idle slot again resets it (drops a
-  // pending signal); an armed one is Busy. BadParameter for slot >= 64.
+  // pending signal); an armed one is Busy. BadParameter for slot >= 64; InsufficientMemory when
+  // the open_fds budget is spent.
   abi::NvError Alloc(uint32_t slot);
-  // SYNCPT_FREE_EVENT: BadParameter for slot >= 64 or not allocated; Busy while armed.
+  // SYNCPT_FREE_EVENT: closes the slot's eventfd (the guest's copies never fire again).
+  // BadParameter for slot >= 64 or not allocated; Busy while armed.
   abi::NvError Free(uint32_t slot);
   // SYNCPT_FREE_EVENT_BATCH: frees every allocated slot of the mask (bits of unallocated slots
   // are ignored); Busy, freeing none, when one of them is armed.

@@ -2,6 +2,7 @@
 // Nvmap whose objects are backed by this test process's own memory. Expected values come from
 // seed 000 (permission windows, GET_VA_REGIONS size), the GM20B defaults (40-bit VA, 4 KiB and
 // 128 KiB pages, low hole big_page_size << 10, 16 GiB split, 128 GiB end) and arithmetic.
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "hostshim/budget.h"
 #include "hostshim/sim/as_device.h"
 #include "hostshim/sim/channel_device.h"
+#include "hostshim/sim/counted_less.h"
 #include "hostshim/sim/nvmap.h"
 #include "tests/unit/fake_caller.h"
 
@@ -863,6 +865,184 @@ TEST_F(SimAs, ManyMappingsStayFast) {
                   .count());
   EXPECT_EQ(space().mapping_count(), 0u);
   for (uint32_t h : handles) EXPECT_EQ(nvmap_.Resolve(getpid(), h)->mapping_count(), 0u);
+}
+
+// ---- the mappings budget (issue 10: one object mapped a million times, no budget) ---------
+
+TEST(SimAsMappingsBudget, EveryMappingAndReservationIsOneCharge) {
+  policy::Budgets limits = Roomy();
+  limits.mappings = 4;
+  AsHarness h(kAppMask, limits);
+  ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
+  Memory mem(0x1000);
+  const uint32_t obj = h.Object(mem.base, 0x1000);
+  std::vector<uint64_t> vas;
+  for (int i = 0; i < 3; i++) {
+    uint64_t va = 0;
+    ASSERT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+    vas.push_back(va);
+  }
+  uint64_t res = 0;
+  ASSERT_EQ(h.AllocSpace(1, k4K, 0, &res), NvError::kSuccess) << "a reservation is an entry";
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 4u);
+  uint64_t va = 0;
+  EXPECT_EQ(h.MapEx(obj, 0, &va), NvError::kInsufficientMemory);
+  uint64_t res2 = 0;
+  EXPECT_EQ(h.AllocSpace(1, k4K, 0, &res2), NvError::kInsufficientMemory);
+  EXPECT_EQ(h.space().mapping_count(), 3u);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 4u) << "a refusal takes nothing";
+  EXPECT_EQ(h.budget_.refused(BudgetKind::kMappings), 2u);
+  // Unmap, FREE_SPACE and a refusal for another reason each leave the charge at what is held.
+  ASSERT_EQ(h.Unmap(vas[0]), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 3u);
+  va = 3;  // not a power-of-two alignment
+  EXPECT_EQ(h.MapEx(obj, 0, &va), NvError::kBadValue);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 3u);
+  ASSERT_EQ(h.FreeSpace(res, 1, k4K), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 2u);
+  EXPECT_EQ(h.space().charged_entries(), 2u);
+  // The object's last free forces its mappings out, and their charges with them.
+  ASSERT_EQ(h.FreeHandle(obj), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 0u);
+  EXPECT_EQ(h.budget_.peak(BudgetKind::kMappings), 4u);
+}
+
+TEST(SimAsMappingsBudget, ADyingSpaceGivesItsChargesBack) {
+  policy::Budgets limits = Roomy();
+  limits.mappings = 100;
+  AsHarness h(kAppMask, limits);
+  ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
+  Memory mem(0x1000);
+  const uint32_t obj = h.Object(mem.base, 0x1000);
+  for (int i = 0; i < 10; i++) {
+    uint64_t va = 0;
+    ASSERT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+  }
+  uint64_t res = 0;
+  ASSERT_EQ(h.AllocSpace(4, k4K, 0, &res), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 11u);
+  auto object = h.nvmap_.Resolve(getpid(), obj);
+  EXPECT_EQ(object->mapping_count(), 10u);
+  h.dev_.reset();
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 0u);
+  EXPECT_EQ(object->mapping_count(), 0u) << "the object forgot the dead space's records";
+}
+
+TEST(SimAsMappingsBudget, RemapTakesItsWorstCaseFirstAndKeepsWhatItMade) {
+  policy::Budgets limits = Roomy();
+  limits.mappings = 6;
+  AsHarness h(kAppMask, limits);
+  ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
+  uint64_t res = 20 * kGiB;
+  ASSERT_EQ(h.AllocSpace(8, k128K, kAllocSpaceFixed | kAllocSpaceSparse, &res),
+            NvError::kSuccess);
+  Memory mem(4 * k128K);
+  const uint32_t obj = h.Object(mem.base, 4 * k128K, k128K);
+  const uint32_t p = static_cast<uint32_t>(res / k128K);
+  // Three ops may add six entries; with the reservation that passes 6: refused, none applied.
+  EXPECT_EQ(h.Remap({{0, 0, obj, 0, p, 1}, {0, 0, obj, 1, p + 1, 1}, {0, 0, obj, 2, p + 2, 1}}),
+            NvError::kInsufficientMemory);
+  EXPECT_EQ(h.space().mapping_count(), 0u);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 1u);
+  // Two ops fit their worst case (1 + 4 <= 6); what they did not use goes back.
+  ASSERT_EQ(h.Remap({{0, 0, obj, 0, p, 4}, {0, 0, obj, 0, p + 6, 1}}), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 3u);
+  // A hole in the middle of the 4-page piece splits it: one more entry.
+  ASSERT_EQ(h.Remap({{0, 0, 0, 0, p + 1, 1}}), NvError::kSuccess);
+  EXPECT_EQ(h.space().mapping_count(), 3u);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 4u);
+  ASSERT_EQ(h.FreeSpace(res, 8, k128K), NvError::kSuccess);
+  EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 0u);
+}
+
+// ---- unmap and teardown at scale: complexity by counting comparisons ----------------------
+
+struct UnmapCount {
+  double per_unmap;    // comparisons per UNMAP_BUFFER, unmapping all n one by one
+  double per_forced;   // comparisons per mapping forced out by the object's last free
+  uint64_t teardown;   // comparisons made by the end of a space holding n mappings
+};
+
+// One 4 KiB object mapped n times (issue 10's attack), unmapped one by one in a scattered order;
+// then mapped n times again and forced out by its free; then n times into a space that dies.
+UnmapCount CountUnmaps(uint32_t n) {
+  policy::Budgets limits = Roomy();
+  limits.mappings = 1u << 20;
+  UnmapCount out{};
+  {
+    AsHarness h(kAppMask, limits);
+    EXPECT_EQ(h.AllocAs(), NvError::kSuccess);
+    Memory mem(0x1000);
+    const uint32_t obj = h.Object(mem.base, 0x1000);
+    std::vector<uint64_t> vas(n);
+    for (uint64_t& va : vas) {
+      va = 0;
+      EXPECT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+    }
+    const uint64_t before = tls_counted_comparisons;
+    for (uint32_t i = 0; i < n; i++) {  // a fixed permutation (7919 is prime, n a power of 2)
+      EXPECT_EQ(h.Unmap(vas[(uint64_t{i} * 7919) % n]), NvError::kSuccess);
+    }
+    out.per_unmap = double(tls_counted_comparisons - before) / n;
+    for (uint64_t& va : vas) {
+      va = 0;
+      EXPECT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+    }
+    const uint64_t before_free = tls_counted_comparisons;
+    EXPECT_EQ(h.FreeHandle(obj), NvError::kSuccess);
+    out.per_forced = double(tls_counted_comparisons - before_free) / n;
+    EXPECT_EQ(h.space().mapping_count(), 0u);
+    EXPECT_EQ(h.budget_.used(BudgetKind::kMappings), 0u);
+  }
+  AsHarness h(kAppMask, limits);
+  EXPECT_EQ(h.AllocAs(), NvError::kSuccess);
+  Memory mem(0x1000);
+  const uint32_t obj = h.Object(mem.base, 0x1000);
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t va = 0;
+    EXPECT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+  }
+  const uint64_t before = tls_counted_comparisons;
+  h.dev_.reset();
+  out.teardown = tls_counted_comparisons - before;
+  EXPECT_EQ(h.nvmap_.Resolve(getpid(), obj)->mapping_count(), 0u);
+  return out;
+}
+
+TEST(SimAsScale, UnmapIsLogarithmicAndTeardownSearchesNothing) {
+  // 2^10 and 2^14 mappings of one object. A logarithmic unmap makes about 14/10 the comparisons
+  // per call at the larger scale (plus the trees' node-size constants); the linear search issue
+  // 10 found made 16 times as many.
+  const UnmapCount small = CountUnmaps(1u << 10);
+  const UnmapCount big = CountUnmaps(1u << 14);
+  std::printf("comparisons per unmap: %.1f (2^10), %.1f (2^14); per forced unmap: %.1f, %.1f\n",
+              small.per_unmap, big.per_unmap, small.per_forced, big.per_forced);
+  EXPECT_GT(small.per_unmap, 0) << "the counter counts";
+  EXPECT_LT(big.per_unmap, 2.0 * small.per_unmap);
+  EXPECT_LT(big.per_unmap, 8.0 * 14) << "a few comparisons per level of each tree";
+  EXPECT_LT(big.per_forced, 2.0 * small.per_forced);
+  EXPECT_EQ(small.teardown, 0u) << "a dying space drops its records without searching";
+  EXPECT_EQ(big.teardown, 0u);
+}
+
+// Sentry memory per mapping, measured by the allocator (glibc's count of bytes in use): what the
+// mappings budget multiplies. docs/security.md quotes the figure.
+TEST(SimAsScale, BytesPerMappingAreBounded) {
+  policy::Budgets limits = Roomy();
+  limits.mappings = 1u << 20;
+  AsHarness h(kAppMask, limits);
+  ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
+  Memory mem(0x1000);
+  const uint32_t obj = h.Object(mem.base, 0x1000);
+  constexpr uint32_t kN = 1u << 16;
+  const size_t before = mallinfo2().uordblks;
+  for (uint32_t i = 0; i < kN; i++) {
+    uint64_t va = 0;
+    ASSERT_EQ(h.MapEx(obj, 0, &va), NvError::kSuccess);
+  }
+  const double per = double(mallinfo2().uordblks - before) / kN;
+  std::printf("%u mappings of one object: %.1f bytes each\n", kN, per);
+  EXPECT_LT(per, 160.0);
 }
 
 TEST_F(SimAs, BigCopyThroughOneMapping) {

@@ -883,5 +883,33 @@ TEST_F(SimNvmapDeviceTest, NoCallerAndUnsupportedIoctls) {
   EXPECT_EQ(Call(nv::kCache, cache_arg, &me_), NvError::kNotSupported);
 }
 
+// Each nvmap client holds a pidfd of its process in the sentry: one open_fds charge while the
+// client exists. A process whose pidfd the budget cannot hold gets InsufficientMemory and no
+// client; the charge goes back when the client goes.
+TEST(SimNvmapClients, PidfdsAreChargedToOpenFds) {
+  policy::Budgets limits;
+  limits.open_fds = 2;
+  BudgetAccount budget(limits);
+  Nvmap nvmap(&budget, 0, kAruid);
+  uint32_t h = 0;
+  ASSERT_EQ(nvmap.Create(getpid(), 0x1000, &h), NvError::kSuccess);
+  EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 1u);
+  uint32_t h2 = 0;
+  ASSERT_EQ(nvmap.Create(getpid(), 0x1000, &h2), NvError::kSuccess) << "same client";
+  EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 1u);
+  Child b;  // forked first, so that a's pipe has no writer in b and a.Release() ends a
+  Child a;
+  ASSERT_EQ(nvmap.Create(a.pid(), 0x1000, &h), NvError::kSuccess);
+  EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 2u);
+  EXPECT_EQ(nvmap.Create(b.pid(), 0x1000, &h), NvError::kInsufficientMemory);
+  EXPECT_EQ(nvmap.client_count(), 2u) << "no client for the refused process";
+  EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 2u);
+  a.Release();
+  a.Wait();
+  ASSERT_TRUE(Eventually([&] { return budget.used(BudgetKind::kOpenFds) == 1; }))
+      << "the reaper drops the exited client and its pidfd";
+  EXPECT_EQ(nvmap.Create(b.pid(), 0x1000, &h), NvError::kSuccess);
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::sim
