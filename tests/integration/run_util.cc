@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -103,6 +104,32 @@ bool Child::WaitForOutput(const std::string& text, int timeout_ms) {
     Pump(static_cast<int>(left));
   }
   return true;
+}
+
+bool Child::Send(const std::string& text) {
+  // A child that already exited must fail the write, not kill the test with SIGPIPE: block it
+  // for the write and take a pending one back (ignoring it would be inherited by later children).
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  size_t done = 0;
+  bool broken = false;
+  while (in_fd_ >= 0 && done < text.size()) {
+    ssize_t n = write(in_fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      broken = n < 0 && errno == EPIPE;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (broken) {
+    const timespec zero{0, 0};
+    sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return done == text.size();
 }
 
 void Child::CloseStdin() {
