@@ -1,10 +1,11 @@
 // The guest's budgets (policy::Budgets) as live counters: what it holds now, the most it held at
 // once, and refusal when a charge would pass the limit. Thread-safe; one per sentry, shared by
 // every session and by the simulated GPU, which charge here when they make what a budget counts:
-// open_fds (device sessions and nvdrv fds, proxy/session.cc), nvmap_objects (nvmap CREATE),
+// open_fds (every fd the sentry holds for the guest: device sessions and nvdrv fds,
+// proxy/session.cc; event fds, events.h; nvmap clients' pidfds), nvmap_objects (nvmap CREATE),
 // pinned_bytes (guest memory behind ALLOC with an address), transfer_memory (sentry memory behind
 // ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
-// address_spaces (their device sessions), mappings (GPU mappings of address spaces) and
+// address_spaces (their device sessions), mappings (GPU VA entries: address_space.h) and
 // parked_waits (calls the sentry holds parked).
 #pragma once
 

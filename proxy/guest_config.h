@@ -57,7 +57,7 @@ struct GuestConfig {
   // entry of its `arrays` (the catalogue's max_count for the others). Limits only ever tighten
   // what the catalogue allows; a count above one is a policy violation (proxy/enforce.h).
   absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint32_t>> array_limits;
-  // The live budgets (open_fds today; see budget.h).
+  // The live budgets (hostshim/budget.h).
   std::shared_ptr<BudgetAccount> budget = std::make_shared<BudgetAccount>(policy::Budgets{});
   std::shared_ptr<ViolationLog> violations = std::make_shared<ViolationLog>();
   // Kills the whole guest (policy action "kill"); set by the launcher. Without it a "kill"
