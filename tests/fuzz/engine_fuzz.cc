@@ -556,9 +556,13 @@ void CheckCall(CallState& st, FakeGuest& guest, const proxy::IoctlOutcome& out, 
         std::memcpy(&*(verdict = 0u), a->data.data(), 4);
   }
   // A Timeout carries outputs for the ioctls that say so (abi::kOutputsOnTimeout: the event waits).
-  const bool timeout_outputs =
-      st.backend_desc != nullptr && (st.backend_desc->flags & abi::kOutputsOnTimeout) && verdict &&
-      (*verdict == ETIMEDOUT || *verdict == static_cast<uint32_t>(NvError::kTimeout));
+  // When the verdict could not be delivered (an unwritable NvError word: the call ends in EFAULT
+  // after the write-back), what the backend answered is the only witness of a Timeout.
+  const bool timeout_verdict =
+      verdict ? (*verdict == ETIMEDOUT || *verdict == static_cast<uint32_t>(NvError::kTimeout))
+              : st.backend_calls == 1 && !st.backend_parked && st.backend_err == NvError::kTimeout;
+  const bool timeout_outputs = st.backend_desc != nullptr &&
+                               (st.backend_desc->flags & abi::kOutputsOnTimeout) && timeout_verdict;
   const bool may_write = !verdict || *verdict == 0 || timeout_outputs;
   const NvError backend_ok = timeout_outputs ? NvError::kTimeout : NvError::kSuccess;
   int inner_out_writes = 0, inner_out2_writes = 0;
