@@ -4,6 +4,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,6 +73,16 @@ absl::StatusOr<FilterProgram> BuildGuestFilter() {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), nr, 0), name); !s.ok()) return s;
+  }
+  // Terminal input injection: a guest that shares nvsentry's terminal could push commands into
+  // the shell that reads it after nvsentry exits (TIOCSTI; TIOCLINUX's selection paste on a
+  // virtual console). Matched on the low 32 bits, as the kernel reads the code.
+  for (uint64_t code : {uint64_t{TIOCSTI}, uint64_t{TIOCLINUX}}) {
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 1,
+                                        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, code)),
+                       "ioctl");
+        !s.ok())
+      return s;
   }
   for (auto [name, arg] : {std::pair{"mknod", 1u}, std::pair{"mknodat", 2u}}) {
     int nr = seccomp_syscall_resolve_name(name);

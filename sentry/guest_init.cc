@@ -27,6 +27,11 @@ void SendListener(int control_fd, int listener, bool killable) {
   if (!SendWithFd(control_fd, killable ? "ok:killable" : "ok", listener)) _exit(125);
 }
 
+void Report(int status_fd, InitReport::Kind kind, int value) {
+  const InitReport r{kind, value};
+  (void)!write(status_fd, &r, sizeof r);
+}
+
 [[noreturn]] void ExecGuest(const GuestInitArgs& a) {
   sigprocmask(SIG_SETMASK, &a.guest_sigmask, nullptr);
   execvp(a.argv[0], a.argv);
@@ -35,11 +40,63 @@ void SendListener(int control_fd, int listener, bool killable) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+// The state letter of /proc/PID/stat (after the command name, which may hold spaces and ')').
+char ProcessState(int stat_fd) {
+  char buf[512];
+  ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return '?';
+  buf[n] = 0;
+  const char* close_paren = strrchr(buf, ')');
+  return close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+// The guest program's job-control state, as init tracks it.
+struct GuestState {
+  pid_t pid;
+  bool stopped = false;   // stopped, as waitpid last said
+  bool mirrored = false;  // stopped by init because the sentry was stopped: not reported
+};
+
+void Reap(int status_fd, GuestState& g) {
+  int st;
+  pid_t p;
+  while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+    if (p != g.pid) continue;  // orphans of the guest: only reaped
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      Report(status_fd, InitReport::kGuestExited, st);
+      _exit(0);
+    }
+    if (WIFSTOPPED(st)) {
+      g.stopped = true;
+      // nvsentry stands in for the guest towards its shell: it stops itself with this signal.
+      if (!g.mirrored) Report(status_fd, InitReport::kGuestStopped, WSTOPSIG(st));
+    } else if (WIFCONTINUED(st)) {
+      g.stopped = false;
+      g.mirrored = false;
+    }
+  }
+}
+
 }  // namespace
 
 void RunGuestInit(const GuestInitArgs& a) {
   // If the sentry dies, so does init, and with it the whole PID namespace.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The sentry has made this process a group of its own and handed it the terminal, if nvsentry
+  // was its foreground job; then it says go. (EOF: the sentry gave up.)
+  {
+    char go[8];
+    ssize_t n;
+    do n = recv(a.control_fd, go, sizeof go, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) _exit(125);
+  }
+  // Out of nvsentry's group: a guest's kill(0, ...) reaches only the guest.
+  setpgid(0, 0);
+  // The sentry's state, from the host's /proc (before this namespace's /proc covers it).
+  char stat_path[64];
+  snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", a.sentry_pid);
+  const int sentry_stat = open(stat_path, O_RDONLY | O_CLOEXEC);
 
   // Our mounts stay ours; the host's later mounts still show up here.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
@@ -67,36 +124,47 @@ void RunGuestInit(const GuestInitArgs& a) {
   sigset_t wait_set;
   sigemptyset(&wait_set);
   sigaddset(&wait_set, SIGCHLD);
+  sigaddset(&wait_set, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&wait_set, s);
 
-  pid_t guest = fork();
-  if (guest < 0) {
-    int st = (125 << 8);  // reported as exit status 125
-    (void)!write(a.status_fd, &st, sizeof st);
+  GuestState guest{fork()};
+  if (guest.pid < 0) {
+    Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
     _exit(125);
   }
-  if (guest == 0) {
+  if (guest.pid == 0) {
     close(a.status_fd);
+    if (sentry_stat >= 0) close(sentry_stat);
     ExecGuest(a);
   }
+  const timespec tick{0, kSentryWatchMs * 1000000L};
   for (;;) {
     siginfo_t si;
-    int sig = sigwaitinfo(&wait_set, &si);
-    if (sig < 0) continue;
-    if (sig == SIGCHLD) {
-      int st;
-      pid_t p;
-      while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-        if (p == guest) {
-          (void)!write(a.status_fd, &st, sizeof st);
-          _exit(0);
-        }
+    int sig = sigtimedwait(&wait_set, &si, &tick);
+    if (sig < 0) {
+      // A SIGSTOP sent to nvsentry: stop the whole guest too (kill(-1) spares init). The
+      // sentry's SIGCONT, forwarded when it is continued, continues it.
+      if (errno == EAGAIN && !guest.stopped && !guest.mirrored && sentry_stat >= 0 &&
+          ProcessState(sentry_stat) == 'T') {
+        guest.mirrored = true;
+        kill(-1, SIGSTOP);
       }
       continue;
     }
-    // Forward only what the sentry sent (a sender outside this namespace shows as pid 0); the
-    // terminal's own signals already reached the guest, which shares our process group.
-    if (si.si_code == SI_USER && si.si_pid == 0) kill(guest, sig);
+    if (sig == SIGCHLD) {
+      Reap(a.status_fd, guest);
+      continue;
+    }
+    // Act only on what the sentry sent (a sender outside this namespace shows as pid 0); the
+    // terminal's own signals reached the guest's group, init included, directly.
+    if (si.si_code != SI_USER || si.si_pid != 0) continue;
+    if (sig == SIGCONT) {
+      // nvsentry was continued: so is everything of the guest that was stopped with it.
+      kill(guest.mirrored ? -1 : 0, SIGCONT);
+      guest.mirrored = false;
+    } else {
+      kill(guest.pid, sig);
+    }
   }
 }
 
