@@ -27,6 +27,12 @@ Tegra X1 GPU; everything else runs natively. nvsentry exits with the program's s
 it died of signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to nvsentry reach the program.
 Exit status 125 means the sandbox itself could not start.
 
+Identity options for run (docs/security.md, "Launcher"):
+  --uid=N, --gid=N   the host uid and gid the program's root is (default, as root: 65534;
+                     as another user: yours, the only ones you may give)
+  --host-root        no user namespace: the program is the host's root, with every capability
+                     (only when nvsentry runs as root; gives up the privilege containment)
+
 Options for run:
   --log-level=LEVEL  the sentry's log detail: trace, debug, info, warn (default), error, off
   --log-file=FILE    write the sentry's log to FILE (appending) instead of standard error
@@ -150,6 +156,15 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
             "--firmware: '", value, "' is not a version from 1.0.0 to ",
             abi::FirmwareString(abi::kLatestFirmware)));
       o.firmware = value;
+    } else if (name == "--uid" || name == "--gid") {
+      if (auto s = need_value(); !s.ok()) return s;
+      uint32_t id = 0;
+      if (!absl::SimpleAtoi(value, &id) || id == static_cast<uint32_t>(-1))
+        return absl::InvalidArgumentError(absl::StrCat(name, ": '", value, "' is not a number"));
+      if (name == "--uid") o.uid = id;
+      else o.gid = id;
+    } else if (name == "--host-root" && !has_value) {
+      o.host_root = true;
     } else if (name == "--debug-mode" && !has_value) {
       o.debug_mode = true;
       o.shorthand_used = true;

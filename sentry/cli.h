@@ -2,6 +2,9 @@
 // every option. Parsing never exits; errors come back as messages for the caller to print.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,12 @@ struct RunOptions {
   std::string firmware;  // empty: the latest the catalogue knows
   bool debug_mode = false;
   bool shorthand_used = false;  // any of --service, --firmware, --debug-mode
+  // Who the guest is over the host (sentry/identity.h): --uid/--gid choose the host ids its
+  // user namespace's root maps to; --host-root runs it without a user namespace, as the host's
+  // root.
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  bool host_root = false;
 };
 
 struct Command {

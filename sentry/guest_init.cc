@@ -91,6 +91,14 @@ void RunGuestInit(const GuestInitArgs& a) {
     while (n < 0 && errno == EINTR);
     if (n <= 0) _exit(125);
   }
+  if (a.identity.user_ns) {
+    if (const char* what = BecomeGuestRoot(a.identity)) Fail(a.control_fd, what, errno);
+    // A change of credentials clears the parent-death signal: set it again. (The sentry cannot
+    // have died meanwhile unnoticed: it holds the other end of control_fd, checked below.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+  }
+  // Whatever the guest execs, it gains no privilege (setuid and file capabilities do nothing).
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(a.control_fd, "setting no_new_privs", errno);
   // Out of nvsentry's group: a guest's kill(0, ...) reaches only the guest.
   setpgid(0, 0);
   // The sentry's state, from the host's /proc (before this namespace's /proc covers it).
@@ -105,8 +113,9 @@ void RunGuestInit(const GuestInitArgs& a) {
     int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC,
                               "size=4k,mode=0755")
                       : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);
-    // A node that vanished since the scan has nothing left to hide.
-    if (rc != 0 && errno != ENOENT) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
+    // A node that vanished since the scan has nothing left to hide; one whose path the guest's
+    // identity cannot even reach (EACCES) cannot be opened by the guest either.
+    if (rc != 0 && errno != ENOENT && errno != EACCES) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
   }
   // A /proc of this PID namespace: host processes (and their /proc/PID/root views of the
   // uncovered /dev) are not reachable from the guest.

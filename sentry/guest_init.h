@@ -1,5 +1,6 @@
-// The guest's init: the first process of the sandbox's own PID and mount namespaces. It waits for
-// the sentry's go-ahead, leaves nvsentry's process group for one of its own (in nvsentry's
+// The guest's init: the first process of the sandbox's own user, PID and mount namespaces. It
+// waits for the sentry's go-ahead (its uid and gid maps written), becomes root of its user
+// namespace, leaves nvsentry's process group for one of its own (in nvsentry's
 // session, so that it can own nvsentry's terminal, if any), hides the host's NVIDIA
 // nodes, mounts a /proc that shows only the guest, installs the seccomp filter on itself (so even
 // a guest that ptraces it stays confined), hands the listener to the sentry, starts the guest
@@ -16,6 +17,7 @@
 
 #include "sentry/filter.h"
 #include "sentry/host_nodes.h"
+#include "sentry/identity.h"
 
 namespace nvsentry::sentry {
 
@@ -27,6 +29,7 @@ struct GuestInitArgs {
   int status_fd;    // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
   pid_t sentry_pid;        // while the sentry is stopped (SIGSTOP), so is the guest
+  GuestIdentity identity;  // with a user namespace, init becomes its root once the maps are written
 };
 
 // What init tells the sentry, one fixed-size record per write (atomic on a pipe).

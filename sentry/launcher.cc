@@ -27,6 +27,7 @@
 #include "sentry/filter.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
+#include "sentry/identity.h"
 #include "sentry/sentry.h"
 #include "sentry/job_control.h"
 #include "spdlog/spdlog.h"
@@ -175,6 +176,12 @@ bool ReadExitReport(int report_fd, int* status) {
 
 static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config) {
   proxy::GuestConfig* guest = &guest_config;
+  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
+  if (!identity.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
+    return 2;
+  }
+  spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
   absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
@@ -206,24 +213,41 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
 
   // Fork-like clone (no new stack): the sentry is still single-threaded here.
   const pid_t sentry_pid = getpid();
+  // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
+  // init may mount in them, and nothing it does there reaches the host's.
+  const unsigned long ns_flags =
+      CLONE_NEWPID | CLONE_NEWNS | (identity->user_ns ? CLONE_NEWUSER : 0);
   int pidfd = -1;
-  long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, nullptr,
-                     &pidfd, nullptr, nullptr);
+  long pid = syscall(SYS_clone, ns_flags | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
   if (pid < 0) {
     int err = errno;
-    fprintf(stderr, "nvsentry: cannot create the sandbox's PID and mount namespaces: %s%s\n",
-            strerror(err), err == EPERM ? " (nvsentry needs CAP_SYS_ADMIN: run it as root)" : "");
+    fprintf(stderr, "nvsentry: cannot create the sandbox's namespaces: %s%s\n", strerror(err),
+            !identity->user_ns ? ""
+            : err == EPERM || err == ENOSPC || err == EUSERS
+                ? " (are unprivileged user namespaces disabled? see user.max_user_namespaces, "
+                  "kernel.unprivileged_userns_clone or AppArmor's "
+                  "kernel.apparmor_restrict_unprivileged_userns)"
+                : "");
     return kSandboxFailed;
   }
   if (pid == 0) {
     close(control[0]);
     close(status_pipe[0]);
     RunGuestInit({argv.data(), host_nodes, &*filter, control[1], status_pipe[1], original,
-                  sentry_pid});
+                  sentry_pid, *identity});
   }
   close(control[1]);
   close(status_pipe[1]);
   SetCrashVictim(static_cast<pid_t>(pid));
+  if (identity->user_ns) {
+    if (absl::Status s = WriteIdMaps(static_cast<pid_t>(pid), *identity); !s.ok()) {
+      fprintf(stderr, "nvsentry: cannot map the guest's user namespace: %s\n",
+              std::string(s.message()).c_str());
+      close(control[0]);  // init exits on EOF
+      waitpid(static_cast<pid_t>(pid), nullptr, 0);
+      return kSandboxFailed;
+    }
+  }
   // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
   // is its terminal's foreground job, the guest's group takes the terminal before it starts.
   const pid_t guest_pgid = static_cast<pid_t>(pid);
