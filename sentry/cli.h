@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sentry/guest_mounts.h"
 
 namespace nvsentry::sentry {
 
@@ -37,6 +38,13 @@ struct RunOptions {
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   bool host_root = false;
+  // The guest's view (sentry/guest_mounts.h), network and working directory. Defaults: the
+  // host's tree as it is, the host's network, the caller's directory.
+  bool ro_root = false;
+  bool private_tmp = false;
+  std::vector<BindMount> binds;  // --bind/--ro-bind SRC DST, in order (SRC as given)
+  bool no_network = false;
+  std::string chdir;  // empty: the caller's current directory
 };
 
 struct Command {

@@ -1,9 +1,9 @@
 #include "sentry/guest_init.h"
 
 #include "sentry/fd_passing.h"
+#include "sentry/guest_network.h"
 
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -16,11 +16,15 @@
 namespace nvsentry::sentry {
 namespace {
 
-[[noreturn]] void Fail(int control_fd, const char* what, int err) {
-  char msg[512];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
-  SendWithFd(control_fd, msg, -1);
+[[noreturn]] void FailWith(int control_fd, const char* message) {
+  SendWithFd(control_fd, message, -1);
   _exit(125);
+}
+
+[[noreturn]] void Fail(int control_fd, const char* what, int err) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  FailWith(control_fd, msg);
 }
 
 void SendListener(int control_fd, int listener, bool killable) {
@@ -106,21 +110,16 @@ void RunGuestInit(const GuestInitArgs& a) {
   snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", a.sentry_pid);
   const int sentry_stat = open(stat_path, O_RDONLY | O_CLOEXEC);
 
-  // Our mounts stay ours; the host's later mounts still show up here.
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
-    Fail(a.control_fd, "making / a slave mount", errno);
-  for (const HostNode& n : a.host_nodes) {
-    int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC,
-                              "size=4k,mode=0755")
-                      : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);
-    // A node that vanished since the scan has nothing left to hide; one whose path the guest's
-    // identity cannot even reach (EACCES) cannot be opened by the guest either.
-    if (rc != 0 && errno != ENOENT && errno != EACCES) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
+  if (std::string e = SetUpGuestMounts(a.mounts); !e.empty()) FailWith(a.control_fd, e.c_str());
+  if (a.loopback)
+    if (const char* what = BringUpLoopback()) Fail(a.control_fd, what, errno);
+  // The path again, in the guest's view (the inherited directory may lie under a mount now).
+  if (!a.workdir.empty() && chdir(a.workdir.c_str()) != 0) {
+    if (a.workdir_required) Fail(a.control_fd, ("--chdir " + a.workdir).c_str(), errno);
+    fprintf(stderr, "nvsentry: %s is not reachable in the sandbox (%s); the program starts in /\n",
+            a.workdir.c_str(), strerror(errno));
+    if (chdir("/") != 0) Fail(a.control_fd, "changing to /", errno);
   }
-  // A /proc of this PID namespace: host processes (and their /proc/PID/root views of the
-  // uncovered /dev) are not reachable from the guest.
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
-    Fail(a.control_fd, "mounting /proc for the guest", errno);
 
   bool killable = false;
   int listener = LoadGuestFilter(*a.filter, &killable);

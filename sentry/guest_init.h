@@ -1,9 +1,9 @@
 // The guest's init: the first process of the sandbox's own user, PID and mount namespaces. It
 // waits for the sentry's go-ahead (its uid and gid maps written), becomes root of its user
 // namespace, leaves nvsentry's process group for one of its own (in nvsentry's
-// session, so that it can own nvsentry's terminal, if any), hides the host's NVIDIA
-// nodes, mounts a /proc that shows only the guest, installs the seccomp filter on itself (so even
-// a guest that ptraces it stays confined), hands the listener to the sentry, starts the guest
+// session, so that it can own nvsentry's terminal, if any), sets up the guest's view of the
+// filesystem (guest_mounts.h: host NVIDIA nodes hidden, a /proc that shows only the guest) and
+// network, installs the seccomp filter on itself (so even a guest that ptraces it stays confined), hands the listener to the sentry, starts the guest
 // program in its group and reaps everything. It reports the guest program's stops and, when it
 // exits, its raw wait status, then exits; the kernel kills whatever of the guest is left.
 #pragma once
@@ -16,20 +16,23 @@
 #include <vector>
 
 #include "sentry/filter.h"
-#include "sentry/host_nodes.h"
+#include "sentry/guest_mounts.h"
 #include "sentry/identity.h"
 
 namespace nvsentry::sentry {
 
 struct GuestInitArgs {
-  char** argv;                       // the guest program and its arguments
-  std::vector<HostNode> host_nodes;  // to cover
+  char** argv;      // the guest program and its arguments
+  MountPlan mounts;  // the guest's view, host nodes covered
   const FilterProgram* filter;
   int control_fd;   // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
   int status_fd;    // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
   pid_t sentry_pid;        // while the sentry is stopped (SIGSTOP), so is the guest
   GuestIdentity identity;  // with a user namespace, init becomes its root once the maps are written
+  bool loopback;           // in a network namespace of its own: bring its loopback up
+  std::string workdir;     // where the guest starts, as a path in its own view
+  bool workdir_required;   // --chdir: a workdir that does not exist there is an error
 };
 
 // What init tells the sentry, one fixed-size record per write (atomic on a pipe).

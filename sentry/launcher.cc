@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "policy/parse.h"
 #include "policy/render.h"
@@ -159,6 +160,22 @@ int RunGuest(const RunOptions& options) {
 
 namespace {
 
+// The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
+// directory.
+MountPlan GuestMountPlan(const RunOptions& o) {
+  MountPlan plan{FindHostNvidiaNodes(), o.ro_root, o.private_tmp, o.binds};
+  for (BindMount& b : plan.binds) b.source = std::filesystem::absolute(b.source).lexically_normal();
+  return plan;
+}
+
+// Where the guest starts: --chdir (relative to nvsentry's directory), else nvsentry's directory.
+std::string GuestWorkdir(const RunOptions& o) {
+  std::error_code ec;
+  std::filesystem::path dir = o.chdir.empty() ? std::filesystem::current_path(ec)
+                                              : std::filesystem::absolute(o.chdir, ec);
+  return ec ? "" : dir.lexically_normal().string();
+}
+
 // Reads the guest's exit status from init's reports, once init has exited; false if none came
 // (init was killed, or could not start the program).
 bool ReadExitReport(int report_fd, int* status) {
@@ -187,8 +204,9 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
     return kSandboxFailed;
   }
-  std::vector<HostNode> host_nodes = FindHostNvidiaNodes();
-  for (const HostNode& n : host_nodes) spdlog::info("hiding host node {}", n.path);
+  MountPlan mounts = GuestMountPlan(options);
+  for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
+  const std::string workdir = GuestWorkdir(options);
 
   std::vector<char*> argv;
   for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -216,7 +234,8 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
   // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
   // init may mount in them, and nothing it does there reaches the host's.
   const unsigned long ns_flags =
-      CLONE_NEWPID | CLONE_NEWNS | (identity->user_ns ? CLONE_NEWUSER : 0);
+      CLONE_NEWPID | CLONE_NEWNS | (identity->user_ns ? CLONE_NEWUSER : 0) |
+      (options.no_network ? CLONE_NEWNET : 0);
   int pidfd = -1;
   long pid = syscall(SYS_clone, ns_flags | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
   if (pid < 0) {
@@ -233,8 +252,8 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
   if (pid == 0) {
     close(control[0]);
     close(status_pipe[0]);
-    RunGuestInit({argv.data(), host_nodes, &*filter, control[1], status_pipe[1], original,
-                  sentry_pid, *identity});
+    RunGuestInit({argv.data(), std::move(mounts), &*filter, control[1], status_pipe[1], original,
+                  sentry_pid, *identity, options.no_network, workdir, !options.chdir.empty()});
   }
   close(control[1]);
   close(status_pipe[1]);

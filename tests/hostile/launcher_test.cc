@@ -1,9 +1,14 @@
 // The launcher's containment (issue 10, sections 1 and 2): what a guest reaches outside its
 // sandbox with signals and privileges, and the job control that must keep working around it.
 // nvsentry runs under JobShell, a stand-in for the shell or script that starts it.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -286,6 +291,144 @@ TEST(LauncherPrivileges, IdentityOptionsThatCannotBeHonouredAreRefused) {
     EXPECT_EQ(r.exit_code, 2) << opts[0];
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+}
+
+// --- the guest's view: --ro-root, --private-tmp, --bind, --ro-bind, --chdir, --no-network ---
+
+// A scratch directory every identity may write (1777), with a file the guest's identity may
+// write too: what a read-only root must protect although permissions allow it.
+struct Scratch {
+  std::string dir, file;
+  Scratch() {
+    char tmpl[] = "/tmp/nvs-view-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return;
+    dir = tmpl;
+    chmod(dir.c_str(), 01777);
+    file = dir + "/host-file";
+    int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    (void)!write(fd, "host\n", 5);
+    close(fd);
+    chmod(file.c_str(), 0666);
+  }
+  ~Scratch() { RunProgram({{"rm", "-rf", dir}}); }
+  std::string Read(const std::string& path) const {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+};
+
+TEST(LauncherView, ReadOnlyRootProtectsWhatTheIdentityMayWrite) {
+  Scratch s;
+  const std::string write = "echo guest > " + s.file + " && touch " + s.dir + "/new";
+  // Control: the guest's identity may write there.
+  ASSERT_EQ(RunSandboxed({}, {"sh", "-c", write}).exit_code, 0);
+  EXPECT_EQ(s.Read(s.file), "guest\n");
+  RunResult r = RunSandboxed({"--ro-root"}, {"sh", "-c", "echo again > " + s.file});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("Read-only file system"), std::string::npos) << r.err;
+  EXPECT_EQ(s.Read(s.file), "guest\n");
+  // A --bind makes one place writable again; a --ro-bind of a writable place is not.
+  r = RunSandboxed({"--ro-root", "--bind", s.dir, s.dir}, {"sh", "-c", "echo bound > " + s.file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(s.Read(s.file), "bound\n");
+  r = RunSandboxed({"--ro-bind", s.dir, s.dir}, {"sh", "-c", "echo ro > " + s.file});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(s.Read(s.file), "bound\n");
+  // The terminal and /dev/null stay writable, /proc is the guest's own.
+  ASSERT_GT(getpid(), 100);  // far above the guest's own pids
+  r = RunSandboxed({"--ro-root"}, {"sh", "-c", "echo out; echo x > /dev/null && test -e /proc/1 && "
+                                               "! test -e /proc/" + std::to_string(getpid()) +
+                                               " && echo own-proc"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "out\nown-proc\n");
+}
+
+TEST(LauncherView, PrivateTmpHidesAndKeepsNothing) {
+  Scratch s;  // under the host's /tmp
+  RunResult r = RunSandboxed(
+      {"--private-tmp"},
+      {"sh", "-c", "ls -A /tmp /var/tmp /dev/shm | wc -l; test -e " + s.file + " || echo hidden; "
+                   "echo x > /tmp/guest-file && echo x > /dev/shm/guest-shm && echo written"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "5\nhidden\nwritten\n") << "three headers and two blank lines: all empty";
+  EXPECT_NE(access("/tmp/guest-file", F_OK), 0);
+  EXPECT_NE(access("/dev/shm/guest-shm", F_OK), 0);
+}
+
+TEST(LauncherView, BindsFindTheirSourceOnTheHostAndMakeMountPointsOnlyInThePrivateTmp) {
+  Scratch s;
+  // The source lies under the host's /tmp, which --private-tmp hides: still found.
+  RunResult r = RunSandboxed({"--private-tmp", "--ro-bind", s.dir, "/tmp/in/here"},
+                             {"cat", "/tmp/in/here/host-file"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "host\n");
+  // No mount point is ever made in the host's tree.
+  r = RunSandboxed({"--bind", s.dir, s.dir + "/missing"}, {"true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+  EXPECT_NE(access((s.dir + "/missing").c_str(), F_OK), 0);
+  r = RunSandboxed({"--bind", s.dir + "/nope", "/tmp"}, {"true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("No such file"), std::string::npos) << r.err;
+  r = RunSandboxed({"--bind", s.file, "/tmp"}, {"true"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("directory"), std::string::npos) << r.err;
+  r = RunSandboxed({"--bind", s.dir, "relative"}, {"true"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("absolute"), std::string::npos) << r.err;
+}
+
+TEST(LauncherView, WorkingDirectory) {
+  RunResult r = RunSandboxed({"--chdir", "/usr"}, {"pwd"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "/usr\n");
+  r = RunSandboxed({"--chdir", "/nonexistent"}, {"pwd"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("--chdir /nonexistent"), std::string::npos) << r.err;
+  // The caller's directory, hidden by --private-tmp: the guest starts in / (never in the host's
+  // directory under the mount).
+  Scratch s;
+  RunSpec spec;
+  spec.argv = {"sh", "-c", "cd " + s.dir + " && exec " + std::string(NvsentryPath()) +
+                               " run --private-tmp -- sh -c 'pwd; ls'"};
+  r = RunProgram(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 2), "/\n") << r.out;
+  EXPECT_EQ(r.out.find("host-file"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("not reachable in the sandbox"), std::string::npos) << r.err;
+}
+
+// What --no-network must cut: the host's loopback services and its abstract unix sockets (where
+// X11 and D-Bus listen, guarded by no file permission).
+TEST(LauncherView, NoNetworkReachesNeitherTheHostsLoopbackNorItsAbstractSockets) {
+  int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(tcp, reinterpret_cast<sockaddr*>(&in), sizeof in), 0);
+  ASSERT_EQ(listen(tcp, 8), 0);
+  socklen_t len = sizeof in;
+  getsockname(tcp, reinterpret_cast<sockaddr*>(&in), &len);
+  const std::string port = std::to_string(ntohs(in.sin_port));
+  const std::string name = "nvsentry-test-" + std::to_string(getpid());
+  int unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  memcpy(un.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(bind(unix_fd, reinterpret_cast<sockaddr*>(&un),
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  ASSERT_EQ(listen(unix_fd, 8), 0);
+
+  auto shared = ParseKeyValues(RunSandboxed({}, {NET_GUEST_BIN, port, name}).out);
+  EXPECT_EQ(shared["tcp"], "0/0") << "control: the host's network is shared by default";
+  EXPECT_EQ(shared["unix"], "0/0");
+  auto cut = ParseKeyValues(RunSandboxed({"--no-network"}, {NET_GUEST_BIN, port, name}).out);
+  EXPECT_EQ(cut["tcp"], "-1/" + std::to_string(ECONNREFUSED));
+  EXPECT_EQ(cut["unix"], "-1/" + std::to_string(ECONNREFUSED));
+  EXPECT_EQ(cut["ifaces"], "1") << "loopback only";
+  close(tcp);
+  close(unix_fd);
 }
 
 }  // namespace

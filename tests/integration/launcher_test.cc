@@ -138,7 +138,8 @@ TEST(Launcher, HelpDocumentsEveryOption) {
   RunResult r = RunProgram({{NvsentryPath(), "--help"}});
   EXPECT_EQ(r.exit_code, 0);
   for (const char* opt : {"--log-level", "--log-file", "--workers", "--sync-wakeup", "--no-sync-wakeup",
-                          "--uid", "--gid", "--host-root", "--help"})
+                          "--uid", "--gid", "--host-root", "--ro-root", "--private-tmp", "--bind",
+                          "--ro-bind", "--no-network", "--chdir", "--help"})
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   EXPECT_EQ(RunProgram({{NvsentryPath(), "run", "--help"}}).out, r.out);
 }
