@@ -3,9 +3,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -84,6 +88,31 @@ const char* BecomeGuestRoot(const GuestIdentity& id) {
   // nvsentry's supplementary groups (root's own, say) must not follow the guest out.
   if (id.privileged && setgroups(0, nullptr) != 0) return "dropping supplementary groups";
   if (setresuid(0, 0, 0) != 0) return "becoming uid 0 in the user namespace";
+  return nullptr;
+}
+
+const char* DropHostCapabilities(const GuestIdentity& id) {
+  // setfsuid/setfsgid report no error: read the result back.
+  setfsgid(id.host_gid);
+  setfsuid(id.host_uid);
+  if (setfsuid(static_cast<uid_t>(-1)) != static_cast<int>(id.host_uid) ||
+      setfsgid(static_cast<gid_t>(-1)) != static_cast<int>(id.host_gid)) {
+    errno = EPERM;
+    return "taking the guest's filesystem ids";
+  }
+  // <linux/capability.h>'s capset(2) ABI, version 3: two 32-bit words per set.
+  struct Header {
+    uint32_t version;
+    int pid;
+  } header{0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+  struct Data {
+    uint32_t effective, permitted, inheritable;
+  } data[2] = {};
+  constexpr int kSysNice = 23;  // CAP_SYS_NICE
+  data[0].effective = data[0].permitted = 1u << kSysNice;
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return "clearing ambient capabilities";
+  if (syscall(SYS_capset, &header, data) != 0) return "dropping capabilities (capset)";
   return nullptr;
 }
 

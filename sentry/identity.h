@@ -43,6 +43,19 @@ absl::Status WriteIdMaps(pid_t init, const GuestIdentity& id);
 // nullptr, or what failed (errno set).
 const char* BecomeGuestRoot(const GuestIdentity& id);
 
+// In the sentry, once the guest runs in its user namespace and before the sentry starts any
+// thread (credentials are per thread; later threads inherit these): takes the guest's host ids
+// as its filesystem ids and drops every capability but CAP_SYS_NICE (huge-page advice on guest
+// memory). The sentry keeps its uid, and with it everything it needs of the guest: the owner of
+// a user namespace holds every capability in it (guest memory, kcmp, signals), and the guest's
+// /proc/T/fd entries belong to its ids. What it loses is any hold on the host's other processes
+// and files: a guest pid that the kernel hands to another process before the sentry's
+// process_vm_writev (hostshim/sim/guest_process.h) meets EPERM unless that process runs as the
+// sentry's uid without capabilities or in a user namespace of the same owner; a file the sentry
+// would open for the guest is checked against the guest's identity. Only for a privileged sentry
+// whose guest has a user namespace. nullptr, or what failed (errno set).
+const char* DropHostCapabilities(const GuestIdentity& id);
+
 // "uid 65534, gid 65534 in a user namespace" or "the host's root (--host-root)", for logs.
 std::string DescribeIdentity(const GuestIdentity& id);
 

@@ -305,6 +305,14 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     setrlimit(RLIMIT_NOFILE, &nofile);
   }
 
+  // The sentry has made everything it needs from the host (namespaces, maps, files, limits):
+  // from here on it holds no capability over the host, only over the guest's namespaces, which
+  // its uid owns. Done before any thread exists, so every thread has the reduced set.
+  if (identity->user_ns && identity->privileged) {
+    if (const char* what = DropHostCapabilities(*identity))
+      spdlog::warn("{}: {}; the sentry keeps root's capabilities", what, strerror(errno));
+  }
+
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
   auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, *guest});

@@ -8,14 +8,17 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "sentry/identity.h"
 #include "tests/hostile/job_shell.h"
 #include "tests/integration/run_util.h"
 
@@ -291,6 +294,87 @@ TEST(LauncherPrivileges, IdentityOptionsThatCannotBeHonouredAreRefused) {
     EXPECT_EQ(r.exit_code, 2) << opts[0];
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+}
+
+// --- the pid-reuse window (hostshim/sim/guest_process.h) ---
+
+// One line of /proc/PID/task/TID/status, e.g. "CapEff".
+std::string StatusField(pid_t pid, pid_t tid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with(key + ":")) {
+      std::string v = line.substr(key.size() + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  return "";
+}
+
+TEST(LauncherPidReuse, RootStartedSentryHoldsNoCapabilityOverTheHost) {
+  if (geteuid() != 0) GTEST_SKIP() << "a sentry started by an ordinary user has none to drop";
+  JobShell sh({Sandboxed({JOB_GUEST_BIN, "wait"}), false, true});
+  ASSERT_TRUE(sh.started());
+  ASSERT_TRUE(sh.WaitForOutput("ready\n", kMs)) << sh.output();
+  const std::string nice_only = "0000000000800000";  // CAP_SYS_NICE
+  int threads = 0;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(sh.job()) + "/task")) {
+    const pid_t tid = std::stoi(t.path().filename());
+    ++threads;
+    EXPECT_EQ(StatusField(sh.job(), tid, "CapEff"), nice_only) << "thread " << tid;
+    EXPECT_EQ(StatusField(sh.job(), tid, "CapPrm"), nice_only) << "thread " << tid;
+    // Real, effective, saved, filesystem: the sentry keeps uid 0 (it owns the guest's user
+    // namespace) and checks files as the guest.
+    EXPECT_EQ(StatusField(sh.job(), tid, "Uid"), "0\t0\t0\t65534") << "thread " << tid;
+  }
+  EXPECT_GT(threads, 2) << "workers and GPU threads started after the drop";
+  kill(sh.job(), SIGTERM);
+  EXPECT_EQ(Describe(sh.NextStatus(kMs)), "exited " + std::to_string(128 + SIGTERM));
+}
+
+// The sentry's credentials, applied by the same code in a child of this test: a pid that went
+// to a host process (this test, root with every capability) cannot be written; the guest can.
+TEST(LauncherPidReuse, SentryCredentialsReachTheGuestButNoHostProcess) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root's credentials to drop";
+  JobShell sh({Sandboxed({JOB_GUEST_BIN, "wait"}), false, true});
+  ASSERT_TRUE(sh.started());
+  ASSERT_TRUE(sh.WaitForOutput("ready\n", kMs)) << sh.output();
+  const pid_t guest = GuestOf(sh.job());
+  ASSERT_GT(guest, 0);
+  uint64_t guest_addr = 0;  // the start of the guest's first mapping
+  std::ifstream(("/proc/" + std::to_string(guest) + "/maps").c_str()) >> std::hex >> guest_addr;
+  ASSERT_NE(guest_addr, 0u);
+
+  static volatile char canary[8] = "intact";
+  absl::StatusOr<sentry::GuestIdentity> id = sentry::ChooseGuestIdentity({});
+  ASSERT_TRUE(id.ok());
+  int result[2];
+  ASSERT_EQ(pipe(result), 0);
+  const pid_t test = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    int r[3] = {-1, -1, -1};
+    r[0] = sentry::DropHostCapabilities(*id) == nullptr ? 0 : errno;
+    char data[8] = "smashed";
+    iovec local{data, sizeof data}, remote{const_cast<char*>(canary), sizeof data};
+    r[1] = process_vm_writev(test, &local, 1, &remote, 1, 0) < 0 ? errno : 0;
+    char buf[8];
+    iovec l2{buf, sizeof buf}, r2{reinterpret_cast<void*>(guest_addr), sizeof buf};
+    r[2] = process_vm_readv(guest, &l2, 1, &r2, 1, 0) < 0 ? errno : 0;
+    (void)!write(result[1], r, sizeof r);
+    _exit(0);
+  }
+  close(result[1]);
+  int r[3] = {-1, -1, -1};
+  ASSERT_EQ(read(result[0], r, sizeof r), static_cast<ssize_t>(sizeof r));
+  close(result[0]);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(r[0], 0) << "dropping: " << strerror(r[0]);
+  EXPECT_EQ(r[1], EPERM) << "a host root process was writable";
+  EXPECT_EQ(std::string(const_cast<const char*>(canary)), "intact");
+  EXPECT_EQ(r[2], 0) << "the guest must stay reachable: " << strerror(r[2]);
+  kill(sh.job(), SIGTERM);
+  EXPECT_EQ(Describe(sh.NextStatus(kMs)), "exited " + std::to_string(128 + SIGTERM));
 }
 
 // --- the guest's view: --ro-root, --private-tmp, --bind, --ro-bind, --chdir, --no-network ---
