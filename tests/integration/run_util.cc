@@ -54,12 +54,7 @@ Child::Child(const RunSpec& spec) {
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  short flags = POSIX_SPAWN_SETSIGMASK;
-  if (spec.own_process_group) {
-    flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&attr, 0);
-  }
-  posix_spawnattr_setflags(&attr, flags);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   if (posix_spawnp(&pid_, argv[0], &fa, &attr, argv.data(), envp.data()) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);

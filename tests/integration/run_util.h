@@ -21,7 +21,6 @@ struct RunSpec {
   std::vector<std::string> extra_env;  // "NAME=value"
   int timeout_ms = 60000;
   bool keep_stdin_open = false;  // a pipe the test closes (else /dev/null)
-  bool own_process_group = false;  // for programs that signal their whole process group
 };
 
 // A running child with its output pipes; Finish() collects it.
