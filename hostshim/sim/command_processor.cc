@@ -105,6 +105,7 @@ const Tables& T() {
 }  // namespace
 
 const std::array<uint8_t, kNumMethods>& MethodTable(EngineKind k) { return T().kind[k]; }
+uint32_t ClassOf(EngineKind k) { return k < kNumKinds ? kClassOf[k] : 0; }
 uint16_t MethodPrefix(EngineKind k, MethodKind mk, uint32_t i) { return T().prefix[k][mk][i]; }
 
 CommandProcessor::State::State(ChannelEnv e)
@@ -448,6 +449,36 @@ Exec CommandProcessor::State::Error(std::string message) {
   spdlog::debug("sim gpu: channel error: {}", message);
   result.error = std::move(message);
   return Exec::kStop;
+}
+
+Exec CommandProcessor::State::MethodError(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                         std::string message) {
+  result.error_class = cls;
+  result.error_method = method_byte;
+  result.error_value = value;
+  return Error(std::move(message));
+}
+
+Exec CommandProcessor::State::IncrementSyncpoint(uint32_t cls, uint32_t method_byte,
+                                                uint32_t value, uint32_t id) {
+  if (env.syncpoints == nullptr) {
+    return MethodError(cls, method_byte, value,
+                       fmt::format("method 0x{:X} of class 0x{:04X}: no syncpoints", method_byte, cls));
+  }
+  switch (env.syncpoints->IncrementFromCommandStream(id)) {
+    case abi::NvError::kSuccess:
+      ++stats.syncpoint_incrs;
+      return Exec::kOk;
+    case abi::NvError::kAccessDenied:
+      return MethodError(cls, method_byte, value,
+                         fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}) increments syncpoint "
+                                     "{}, which is not this guest's",
+                                     method_byte, cls, value, id));
+    default:
+      return MethodError(cls, method_byte, value,
+                         fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}): no syncpoint {}",
+                                     method_byte, cls, value, id));
+  }
 }
 
 Exec CommandProcessor::State::Acquire(bool met, uint64_t va, uint32_t payload) {

@@ -17,6 +17,7 @@
 // channel with the error the channel reports.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +27,7 @@
 
 #include "abi/devices/channel.h"
 #include "hostshim/sim/gpu_memory.h"
+#include "hostshim/sim/stream_policy.h"
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
@@ -39,6 +41,13 @@ struct ChannelEnv {
   std::function<void()> nonstall_interrupt;
   // Nanoseconds on the GPU clock (semaphore timestamps).
   std::function<uint64_t()> gpu_time_ns;
+  // The guest's rules for its command streams (stream_policy.h); null: every class may be bound
+  // (tests, fuzzers).
+  const StreamPolicy* policy = nullptr;
+  // The class of the channel's object context (ALLOC_OBJ_CTX), 0 while it has none: the
+  // graphics-engine classes need one that is itself a graphics class. Null: a graphics context
+  // is assumed (tests, fuzzers).
+  const std::atomic<uint32_t>* object_class = nullptr;
 };
 
 // Why Run() returned.
@@ -49,13 +58,17 @@ struct RunResult {
                      // syncpoint `id` reaches `threshold`
     kWaitSemaphore,  // a semaphore acquire is not yet satisfied: run the same entry again later
     kFault,          // MMU fault (fault holds where); the channel must stop
-    kError,          // a malformed command (error says what): the channel must stop
+    kError,          // a malformed or refused command (error says what; error_class,
+                     // error_method and error_value which method): the channel must stop
   };
   Stop stop = Stop::kDone;
   uint32_t id = 0, threshold = 0;  // kWaitSyncpoint; kWaitSemaphore: threshold = the payload
   uint64_t va = 0;                 // kWaitSemaphore: the semaphore's GPU address
   MmuFault fault;
   std::string error;
+  // kError from a method (0 0 0 for an error of the pusher itself): the class it was sent to
+  // (0xB06F for the host class), its byte offset and its value.
+  uint32_t error_class = 0, error_method = 0, error_value = 0;
 };
 
 // Counters for DumpStatus, the demo's summary and the tests.

@@ -76,6 +76,7 @@ struct CommandProcessor::State {
   std::unique_ptr<std::array<std::array<uint32_t, methods::kNumMethods>, kNumKinds>> regs;
   std::array<std::bitset<methods::kNumMethods>, kNumKinds> logged;  // unmodelled, logged once
   std::array<I2mProgress, kNumKinds> i2m;  // used for k3D, kCompute, kI2M
+  std::bitset<kNumKinds> reported_bound;  // classes already reported to StreamPolicy::bound
   std::vector<uint8_t> bounce;  // DMA copy buffer, allocated on the first copy
 
   uint32_t& Reg(EngineKind k, uint32_t byte_offset) { return (*regs)[k][byte_offset >> 2]; }
@@ -94,6 +95,9 @@ struct CommandProcessor::State {
   Exec Unmodelled(EngineKind k, uint32_t method, uint32_t value);  // counts and logs once
   void LogOnce(EngineKind k, uint32_t method, uint32_t value);
   Exec Error(std::string message);
+  // A method the GPU refuses: Error, naming the class (its number), the method's byte offset and
+  // its value for GET_ERROR_INFO.
+  Exec MethodError(uint32_t cls, uint32_t method_byte, uint32_t value, std::string message);
   Exec Fault(const MmuFault& f);
   // A semaphore acquire: counted when `met`, else the processor stops to wait on `va`.
   Exec Acquire(bool met, uint64_t va, uint32_t payload);
@@ -110,6 +114,12 @@ struct CommandProcessor::State {
 
   // Engines.
   Exec HostMethod(uint32_t subch, uint32_t method, uint32_t value);  // host_class.cc
+  // SET_OBJECT of a known class: the hardware's and the policy's rules, then the binding
+  // (bind_object.cc).
+  Exec BindObject(uint32_t subch, EngineKind k, uint32_t cls, uint32_t value);
+  // A syncpoint increment asked for by `cls`'s method (byte offset) with `value`, under the
+  // ownership rule (Syncpoints::IncrementFromCommandStream).
+  Exec IncrementSyncpoint(uint32_t cls, uint32_t method_byte, uint32_t value, uint32_t id);
   Exec ThreeDTrigger(EngineKind k, uint32_t method, uint32_t value);  // threed_class.cc
   Exec I2mTrigger(EngineKind k, uint32_t method, uint32_t value);     // i2m_class.cc
   // Feeds LOAD_INLINE_DATA words in bulk; returns how many it took (all unless it stopped).
@@ -118,6 +128,9 @@ struct CommandProcessor::State {
   Exec DmaTrigger(uint32_t method, uint32_t value);                   // dma_copy_class.cc
   Exec DmaCopy(uint32_t launch);
 };
+
+// The class number of an engine kind (0 for kNone).
+uint32_t ClassOf(EngineKind k);
 
 // The static method tables (command_processor.cc).
 const std::array<uint8_t, methods::kNumMethods>& MethodTable(EngineKind k);

@@ -35,12 +35,11 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       uint32_t cls = value & 0xFFFF;  // ENGINE_ID 20:16 is ignored: one GPU, one engine each
       EngineKind k = KindOfClass(cls);
       if (k == kNone) {
-        return Error(fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class",
-                                 subch, cls));
+        return MethodError(methods::kClassHost, h::kSetObject, value,
+                           fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class",
+                                       subch, cls));
       }
-      subch_kind[subch] = k;
-      subch_class[subch] = cls;
-      return Exec::kOk;
+      return BindObject(subch, k, cls, value);
     }
     case Index(h::kNop):
     case Index(h::kFbFlush):
@@ -96,13 +95,12 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       if (op == h::kSyncptOpBaseAdd || op == h::kSyncptOpBaseWrite) {
         return Unmodelled(kHost, method, value);  // wait bases: unused by GM20B clients
       }
-      if (env.syncpoints == nullptr || !Syncpoints::ValidId(id)) {
-        return Error(fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
-      }
       if (op == h::kSyncptOpIncr) {
-        env.syncpoints->Increment(id);
-        ++stats.syncpoint_incrs;
-        return Exec::kOk;
+        return IncrementSyncpoint(methods::kClassHost, h::kSyncpointB, value, id);
+      }
+      if (env.syncpoints == nullptr || !Syncpoints::ValidId(id)) {
+        return MethodError(methods::kClassHost, h::kSyncpointB, value,
+                           fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
       }
       if (SyncptReached(env.syncpoints->Read(id), thresh)) return Exec::kOk;
       result.stop = RunResult::Stop::kWaitSyncpoint;

@@ -68,16 +68,27 @@ class SimCommandProcessor : public ::testing::Test {
   static constexpr uint64_t kPbVa = 0x10'0000'0000ull;  // bit 36: exercises entry1's VA byte
   static constexpr uint64_t kDataVa = 0x2000'0000ull;
   static constexpr uint32_t kId = 21;  // the channel's syncpoint
+  // The guest owns syncpoints 1 to 99 (its channels'); kForeign and above are not its.
+  static constexpr uint32_t kForeign = 100;
 
   SimCommandProcessor() : saved_level_(spdlog::get_level()) {
     if (Mode::kDebug) spdlog::set_level(spdlog::level::debug);
     data_ = &mem_.Map(kDataVa, 1 << 20);
+    for (uint32_t id = 1; id < kForeign; ++id) sp_.Claim(id);
+    Remake(nullptr, nullptr);
+  }
+
+  // A fresh processor under `policy` and with the object context `object_class` points to
+  // (null: none given, as the tests above).
+  void Remake(const StreamPolicy* policy, const std::atomic<uint32_t>* object_class) {
     ChannelEnv env;
     env.memory = &mem_;
     env.syncpoints = &sp_;
     env.syncpoint_id = kId;
     env.nonstall_interrupt = [this] { ++interrupts_; };
     env.gpu_time_ns = [] { return kTimestamp; };
+    env.policy = policy;
+    env.object_class = object_class;
     cp_ = std::make_unique<CommandProcessor>(std::move(env));
   }
 
@@ -137,6 +148,99 @@ TYPED_TEST(SimCommandProcessor, SyncpointIncrementKernelSequenceTwice) {
   this->Append(pb, w);
   EXPECT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->sp_.Read(this->kId), before + 4);
+}
+
+TYPED_TEST(SimCommandProcessor, IncrementsOfASyncpointTheGuestDoesNotOwnStopTheChannel) {
+  // Five increments of syncpoint 100 (not the guest's), then one of its own.
+  std::vector<uint32_t> pb;
+  for (int i = 0; i < 5; ++i) this->Append(pb, {Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1});
+  this->Append(pb, {Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1});
+  const uint32_t own = this->sp_.Read(this->kId);
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  EXPECT_EQ(this->sp_.Read(this->kId), own) << "the words after the refused one ran";
+  EXPECT_EQ(r.error_class, 0xB06Fu);
+  EXPECT_EQ(r.error_method, kSyncB);
+  EXPECT_EQ(r.error_value, (this->kForeign << 8) | 1);
+  EXPECT_NE(r.error.find("not this guest's"), std::string::npos) << r.error;
+  // A syncpoint that does not exist is refused the same way.
+  r = this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (0xFFu << 8) | 1});
+  EXPECT_EQ(r.stop, Stop::kError);
+  // Ownership follows the syncpoint's holder: released, it is refused; claimed, it moves.
+  this->sp_.Unclaim(this->kId);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1}).stop,
+            Stop::kError);
+  this->sp_.Claim(this->kForeign);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1}).stop,
+            Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 1u);
+}
+
+TYPED_TEST(SimCommandProcessor, BindThePolicyRefusesStopsTheChannelBeforeTheCopy) {
+  StreamPolicy policy;
+  policy.classes = {0xB197};
+  std::vector<uint32_t> refused;
+  policy.violation = [&](uint32_t cls, std::string_view) {
+    refused.push_back(cls);
+    return false;
+  };
+  this->Remake(&policy, nullptr);
+  std::memset(this->data_->data(), 0x5A, 4096);
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, this->Bind(kDmaSub, 0xB0B5));
+  this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa + 0x10000, 0, 0, 4096, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(refused, std::vector<uint32_t>{0xB0B5});
+  EXPECT_EQ(Load32(*this->data_, 0x10000), 0u) << "the refused class copied";
+  EXPECT_EQ(this->cp_->stats().dma_bytes, 0u);
+  EXPECT_EQ(r.error_class, 0xB0B5u);
+  EXPECT_EQ(r.error_method, 0u);
+  EXPECT_EQ(r.error_value, 0xB0B5u);
+  // Without a violation hook the bind is refused too.
+  policy.violation = nullptr;
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(kDmaSub, 0xB0B5)).stop, Stop::kError);
+}
+
+TYPED_TEST(SimCommandProcessor, AuditedBindGoesOnAndEveryBoundClassIsReportedOnce) {
+  StreamPolicy policy;
+  policy.classes = {};
+  int violations = 0;
+  std::vector<uint32_t> bound;
+  policy.violation = [&](uint32_t, std::string_view) { return ++violations, true; };
+  policy.bound = [&](uint32_t cls) { bound.push_back(cls); };
+  this->Remake(&policy, nullptr);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->Bind(kDmaSub, 0xB0B5));
+  this->Append(pb, this->Bind(k3DSub, 0xB197));
+  this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa + 0x10000, 0, 0, 64, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(violations, 3);
+  EXPECT_EQ(bound, (std::vector<uint32_t>{0xB0B5, 0xB197}));
+  EXPECT_EQ(this->cp_->stats().dma_bytes, 64u);
+}
+
+TYPED_TEST(SimCommandProcessor, GraphicsClassesNeedAGraphicsObjectContext) {
+  std::atomic<uint32_t> ctx{0};
+  this->Remake(nullptr, &ctx);
+  // No object context: the copy engine runs, the graphics engine's classes do not.
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(kDmaSub, 0xB0B5)).stop, Stop::kDone);
+  for (uint32_t cls : {0xB197u, 0xB1C0u, 0x902Du, 0xA140u}) {
+    RunResult r = this->cp_->RunWords(this->Bind(1, cls));
+    EXPECT_EQ(r.stop, Stop::kError) << std::hex << cls;
+    EXPECT_EQ(r.error_class, cls);
+    EXPECT_NE(r.error.find("graphics object context"), std::string::npos) << r.error;
+  }
+  // A DMA copy context is not a graphics one.
+  ctx = 0xB0B5;
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(1, 0xB197)).stop, Stop::kError);
+  // A 3D context lets every graphics class run, as real clients bind them.
+  ctx = 0xB197;
+  for (uint32_t cls : {0xB197u, 0xB1C0u, 0x902Du, 0xA140u, 0xB0B5u})
+    EXPECT_EQ(this->cp_->RunWords(this->Bind(1, cls)).stop, Stop::kDone) << std::hex << cls;
 }
 
 TYPED_TEST(SimCommandProcessor, SyncpointWaitStopsThenResumesWithoutReexecuting) {
@@ -660,7 +764,9 @@ TYPED_TEST(SimCommandProcessor, RandomWordsStopCleanly) {
     RunResult res = this->cp_->RunWords(w);
     EXPECT_TRUE(res.stop == Stop::kDone || res.stop == Stop::kError || res.stop == Stop::kFault ||
                 res.stop == Stop::kWaitSyncpoint || res.stop == Stop::kWaitSemaphore);
-    if (res.stop == Stop::kError) EXPECT_FALSE(res.error.empty());
+    if (res.stop == Stop::kError) {
+      EXPECT_FALSE(res.error.empty());
+    }
     this->cp_->Reset();
   }
 }
