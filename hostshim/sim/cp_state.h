@@ -44,7 +44,8 @@ struct I2mProgress {
   bool discard = false;    // block-linear destination: consume the data, write nothing
   uint64_t dst = 0;
   uint64_t line_length = 0;  // bytes; coalesced lines make it exceed 32 bits
-  uint32_t line_count = 0, pitch = 0;
+  uint32_t line_count = 0;
+  int32_t pitch = 0;         // PITCH_OUT, signed
   uint32_t line = 0;         // current line
   uint64_t in_line = 0;      // bytes written in the current line
   uint32_t launch = 0;       // the LAUNCH_DMA value (completion, interrupt)

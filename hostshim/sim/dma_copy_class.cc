@@ -119,8 +119,9 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   uint64_t length = Reg(kDma, d::kLineLengthIn);
   bool multi = (launch & d::kMultiLine) != 0;
   uint64_t lines = multi ? Reg(kDma, d::kLineCount) : 1;
-  uint64_t pitch_in = multi ? Reg(kDma, d::kPitchIn) : 0;
-  uint64_t pitch_out = multi ? Reg(kDma, d::kPitchOut) : 0;
+  // Pitches are signed: a negative one walks the lines backwards (deko3d's FlipY copies).
+  const int64_t pitch_in = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchIn)) : 0;
+  const int64_t pitch_out = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchOut)) : 0;
 
   Remap rm;
   bool remap = (launch & d::kRemap) != 0;
@@ -148,7 +149,8 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   if (env.memory == nullptr) return Fault(MmuFault{MmuFault::Kind::kUnmapped, dst, true});
   // Lines that touch each other on every side that is accessed are one run.
   bool reads_src = !remap || rm.uses_src;
-  if (lines > 1 && pitch_out == dst_line && (!reads_src || pitch_in == src_line)) {
+  if (lines > 1 && pitch_out == static_cast<int64_t>(dst_line) &&
+      (!reads_src || pitch_in == static_cast<int64_t>(src_line))) {
     src_line *= lines;
     dst_line *= lines;
     length *= lines;
@@ -158,7 +160,9 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   MmuFault f;
   bool filled = false;  // a fill's pattern is the same for every chunk: build it once
   for (uint64_t l = 0; l < lines; ++l) {
-    uint64_t s = src + l * pitch_in, t = dst + l * pitch_out;
+    // Modulo 2^64, as the GPU's address arithmetic: a line before VA 0 is an unmapped fault.
+    const uint64_t s = src + static_cast<uint64_t>(static_cast<int64_t>(l) * pitch_in);
+    const uint64_t t = dst + static_cast<uint64_t>(static_cast<int64_t>(l) * pitch_out);
     if (!remap) {
       uint64_t done = 0;
       const bool ok = length >= kSplitBytes ? CopyTwoWays(env.memory, s, t, length, bounce, &done, &f)

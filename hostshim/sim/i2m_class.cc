@@ -29,11 +29,11 @@ Exec CommandProcessor::State::I2mTrigger(EngineKind k, uint32_t method, uint32_t
           Reg(k, m::kOffsetOut);
   p.line_length = Reg(k, m::kLineLengthIn);
   p.line_count = Reg(k, m::kLineCount);
-  p.pitch = Reg(k, m::kPitchOut);
+  p.pitch = static_cast<int32_t>(Reg(k, m::kPitchOut));  // signed, as the DMA engine's
   p.discard = (value & m::kDstPitch) == 0;
   if (p.discard) Unmodelled(k, method, value);
   // Lines that touch each other are one long line.
-  if (p.line_count > 1 && p.pitch == p.line_length) {
+  if (p.line_count > 1 && p.pitch >= 0 && static_cast<uint64_t>(p.pitch) == p.line_length) {
     p.line_length *= p.line_count;
     p.line_count = 1;
   }
@@ -51,7 +51,7 @@ size_t CommandProcessor::State::I2mData(EngineKind k, const uint32_t* words, siz
     uint64_t chunk = std::min<uint64_t>(p.line_length - p.in_line, len - used);
     if (!p.discard) {
       MmuFault f;
-      uint64_t at = p.dst + p.line * static_cast<uint64_t>(p.pitch) + p.in_line;
+      uint64_t at = p.dst + static_cast<uint64_t>(int64_t{p.line} * p.pitch) + p.in_line;
       if (env.memory == nullptr) {
         f = MmuFault{MmuFault::Kind::kUnmapped, at, true};
       }

@@ -503,6 +503,46 @@ TYPED_TEST(SimCommandProcessor, DmaMultiLinePitchCopy) {
   EXPECT_EQ((*this->data_)[0x8000 + 128], 0);
 }
 
+TYPED_TEST(SimCommandProcessor, DmaNegativePitchesMirrorTheLines) {
+  // deko3d's FlipY: the source starts at its last row and PITCH_IN is minus the row (0xFFFFFFC0);
+  // the copy lands mirrored. The same with the destination's pitch negative instead.
+  constexpr uint32_t kRow = 64, kRows = 8;
+  for (uint32_t i = 0; i < kRow * kRows; ++i) (*this->data_)[0x6000 + i] = static_cast<uint8_t>(i / kRow + 1);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa + 0x6000 + (kRows - 1) * kRow, this->kDataVa + 0x7000,
+                                  static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, kRows));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(pb[7], 0xFFFFFFC0u);  // PITCH_IN as deko3d sends it
+  for (uint32_t r = 0; r < kRows; ++r)
+    for (uint32_t b = 0; b < kRow; ++b)
+      ASSERT_EQ((*this->data_)[0x7000 + r * kRow + b], kRows - r) << "row " << r;
+  pb = this->DmaSetup(this->kDataVa + 0x6000, this->kDataVa + 0x8000 + (kRows - 1) * kRow, kRow,
+                      static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRows);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t r = 0; r < kRows; ++r) ASSERT_EQ((*this->data_)[0x8000 + r * kRow], kRows - r);
+  // A negative pitch that walks below the mapping faults there, as an unmapped read.
+  pb = this->DmaSetup(this->kDataVa + kRow, this->kDataVa + 0x9000,
+                      static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, 4);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kFault);
+  EXPECT_EQ(r.fault.va, this->kDataVa - kRow);
+  EXPECT_FALSE(r.fault.write);
+}
+
+TYPED_TEST(SimCommandProcessor, InlineToMemoryNegativePitchWritesUpwards) {
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
+  const uint64_t last = this->kDataVa + 0xA000 + 3 * 16;
+  // 4 lines of 4 bytes, PITCH_OUT -16: line 0 at `last`, line 3 at `last - 48`.
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 5), 4, 4, static_cast<uint32_t>(last >> 32),
+                    static_cast<uint32_t>(last), static_cast<uint32_t>(-16),
+                    Inc(kI2MSub, kI2MLaunch, 1), 1, NonInc(kI2MSub, kI2MData, 4), 10, 11, 12, 13});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t l = 0; l < 4; ++l) EXPECT_EQ(Load32(*this->data_, 0xA000 + (3 - l) * 16), 10 + l);
+}
+
 TYPED_TEST(SimCommandProcessor, DmaRemapConstantFill) {
   // 100 elements of one 4-byte component, DST_X = CONST_A (4): a 400-byte fill.
   std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
