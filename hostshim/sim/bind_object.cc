@@ -12,7 +12,7 @@
 namespace nvsentry::hostshim::sim {
 
 namespace {
-std::string_view NameOf(uint32_t cls) {
+[[maybe_unused]] std::string_view NameOf(uint32_t cls) {
   const abi::GpuClass* c = abi::FindGpuClass(cls);
   return c != nullptr ? c->name : std::string_view("host");
 }

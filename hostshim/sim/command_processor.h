@@ -1,20 +1,24 @@
 // The command processor of one channel: GPFIFO entries -> pushbuffer words fetched through the
 // channel's address space (in chunks of 16 Ki words) -> command words in every mode -> methods,
 // dispatched to the host class (semaphores, syncpoints, WFI, non-stall interrupts) or to the
-// engine bound to the method's subchannel: 3D (report semaphore, inline-to-memory), compute
-// (the same two), inline-to-memory, DMA copy (pitch copies, remap and fills, semaphores); 2D
-// and everything else is stored and counted only. Facts: ../shared/reference/gpu-methods.md.
+// engine bound to the method's subchannel: 3D (report semaphore, syncpoint action, constant
+// buffer loads, macros, inline-to-memory), compute (report semaphore, inline-to-memory),
+// inline-to-memory, DMA copy (pitch copies, remap and fills, semaphores), 2D (state). A method
+// that would touch memory, a syncpoint or a semaphore and is not simulated (draws, compute
+// launches, 2D blits, block-linear copies) stops the channel; pure state is stored and counted
+// (class_methods.cc). Method facts: NVIDIA's open-gpu-doc class headers.
 //
 // Not thread-safe: one caller at a time (the channel's engine thread), stats() included.
 // Syncpoint increments run the syncpoint table's waiter callbacks, and interrupts run
 // ChannelEnv::nonstall_interrupt, on the calling thread: do not call Run() holding a lock those
 // callbacks take. Per channel it holds about 180 KiB (112 KiB of method registers, a 64 KiB
-// fetch chunk), plus a 256 KiB DMA bounce buffer from the first copy on.
+// fetch chunk), plus a 256 KiB DMA bounce buffer from the first copy on and the macro code a
+// client loads (at most 256 KiB).
 //
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
-// the condition, and the next Run() of the same entry continues from that word. Methods it does
-// not model are counted (and logged once), never fatal. A fault or a bad command stops the
-// channel with the error the channel reports.
+// the condition, and the next Run() of the same entry continues from that word. State it does
+// not model is counted (and logged once), never fatal. A fault or a bad or refused command stops
+// the channel with the error the channel reports.
 #pragma once
 
 #include <atomic>
@@ -85,6 +89,8 @@ struct CommandStats {
   uint64_t dma_copies = 0;       // DMA LAUNCH_DMAs
   uint64_t dma_bytes = 0;
   uint64_t nonstall_interrupts = 0;
+  uint64_t macro_calls = 0;         // 3D CALL_MME_MACRO calls run
+  uint64_t cb_bytes = 0;            // constant buffer bytes loaded
   uint64_t truncated_commands = 0;  // a command whose arguments ran past its segment's end
 };
 

@@ -4,9 +4,9 @@
 // touch each other coalesced into one run. With REMAP_ENABLE the line length counts elements
 // and each destination component comes from a source component, a constant or is left alone;
 // a remap whose components are all constants is a fill. Then the optional semaphore release
-// (one or four words, or a reduction) and interrupt. Block-linear surfaces are not modelled
-// (counted, the completion still happens so clients do not hang); physical addresses are a
-// channel error (a guest must never name physical memory).
+// (one or four words, or a reduction) and interrupt. Block-linear surfaces are not modelled and
+// physical addresses are refused (a guest must never name physical memory): both stop the
+// channel, as does a semaphore type or reduction the engine does not have.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -44,13 +44,16 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
   uint32_t transfer = Bits(value, d::kTransferHi, d::kTransferLo);
   if (transfer != 0) {
     if (value & (d::kSrcPhysical | d::kDstPhysical)) {
-      return Error(fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
+      return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                         fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
     }
     if (!(value & d::kSrcPitch) || !(value & d::kDstPitch)) {
-      Unmodelled(kDma, method, value);  // block-linear
-    } else if (DmaCopy(value) == Exec::kStop) {
-      return Exec::kStop;
+      return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                         fmt::format("DMA LAUNCH_DMA 0x{:08X}: block-linear surfaces are not "
+                                     "simulated",
+                                     value));
     }
+    if (DmaCopy(value) == Exec::kStop) return Exec::kStop;
   }
   uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
   if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
@@ -66,7 +69,8 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
                  : Release(va, payload, sem == d::kSemaphoreOneWord);
     if (e == Exec::kStop) return e;
   } else if (sem != d::kSemaphoreNone) {
-    Unmodelled(kDma, method, value);
+    return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                       fmt::format("DMA LAUNCH_DMA 0x{:08X}: semaphore type {}", value, sem));
   }
   if (Bits(value, d::kInterruptHi, d::kInterruptLo) != 0) Interrupt();
   return Exec::kOk;

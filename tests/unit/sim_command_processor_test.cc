@@ -698,15 +698,163 @@ TYPED_TEST(SimCommandProcessor, EveryGm20bClassBindsAndResetForgetsBindings) {
 
 TYPED_TEST(SimCommandProcessor, UnknownMethodsAreCountedNotFatal) {
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
-  // 3 unmodelled 3D methods incrementing from 0x200, 2 non-incrementing to 0x400, one inline;
+  // 3 unmodelled 3D methods incrementing from 0x204, 2 non-incrementing to 0x400, one inline;
   // one unknown host method (0x90) and 2D methods.
-  this->Append(pb, {Inc(k3DSub, 0x200, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
+  this->Append(pb, {Inc(k3DSub, 0x204, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
               Imm(k3DSub, 0x404, 6), Inc(0, 0x90, 1), 7});
   this->Append(pb, this->Bind(3, 0x902D));
   this->Append(pb, {Inc(3, 0x200, 2), 8, 9});
   uint64_t before = this->cp_->stats().unmodelled;
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->cp_->stats().unmodelled - before, 3u + 2 + 1 + 1 + 2);
+}
+
+TYPED_TEST(SimCommandProcessor, ThreeDSyncpointActionIncrementsAfterTheWorkBeforeIt) {
+  // deko3d's fence: inline-to-memory data, then INCREMENT_SYNC_POINT (index, CLEAN_L2 bit 16,
+  // condition bit 20) twice, as its flushing signalFence writes it (0x00110001 for syncpoint 1).
+  const uint32_t action = this->kId | (1u << 16) | (1u << 20);
+  const uint64_t dst = this->kDataVa + 0xB000;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 4, 1, static_cast<uint32_t>(dst >> 32),
+                    static_cast<uint32_t>(dst), Inc(k3DSub, kI2MLaunch, 1), 1,
+                    NonInc(k3DSub, kI2MData, 1), 0xF00D, Inc(k3DSub, 0x2C8, 1), action,
+                    Inc(k3DSub, 0x2C8, 1), action});
+  const uint32_t before = this->sp_.Read(this->kId);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 2);
+  EXPECT_EQ(Load32(*this->data_, 0xB000), 0xF00Du);
+  // The ownership rule holds here too: refused, as a graphics method error.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(k3DSub, 0x2C8, 1), this->kForeign | (1u << 20)});
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  EXPECT_EQ(r.error_class, 0xB197u);
+  EXPECT_EQ(r.error_method, 0x2C8u);
+}
+
+TYPED_TEST(SimCommandProcessor, MethodsThatWouldTouchMemoryUnsimulatedStopTheChannel) {
+  struct Case {
+    uint32_t subch, cls, method, value;
+  };
+  const Case refused[] = {
+      {k3DSub, 0xB197, 0x1618, 4},         // BEGIN (a draw)
+      {k3DSub, 0xB197, 0x19D0, 0x3C},      // CLEAR_SURFACE
+      {k3DSub, 0xB197, 0x17E8, 0},         // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
+      {k3DSub, 0xB197, 0x1B0C, 3},         // report semaphore TRAP
+      {1, 0xB1C0, 0x2BC, 3},               // SEND_SIGNALING_PCAS_B (a compute launch)
+      {3, 0x902D, 0x8DC, 0},               // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
+      {3, 0x902D, 0x3800, 0},              // a 2D macro
+      {kDmaSub, 0xB0B5, 0x300, 2 | (1u << 8)},  // a block-linear source
+      {kDmaSub, 0xB0B5, 0x300, 0x18},      // semaphore type 3
+      {kI2MSub, 0xA140, 0x1B0, 0},         // a block-linear inline-to-memory destination
+  };
+  for (const Case& c : refused) {
+    std::vector<uint32_t> pb = this->Bind(c.subch, c.cls);
+    this->Append(pb, {Inc(c.subch, c.method, 1), c.value});
+    RunResult r = this->cp_->RunWords(pb);
+    EXPECT_EQ(r.stop, Stop::kError) << std::hex << c.cls << " " << c.method;
+    EXPECT_EQ(r.error_class, c.cls);
+    EXPECT_EQ(r.error_method, c.method);
+    EXPECT_EQ(r.error_value, c.value);
+    this->cp_->Reset();
+  }
+  // The host class: wait bases and ILLEGAL.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 2});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, 0x04, 1), 0}).stop, Stop::kError);
+  // Pure state, named or not, is stored and counted; cache and barrier methods are no-ops.
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x218, 1), 0, Imm(k3DSub, 0xF80, 0), Imm(k3DSub, 0x2E0, 0),
+                    Imm(k3DSub, 0x110, 0), Imm(k3DSub, 0x1338, 0), Inc(0, 0x2C, 1), 0x80000000});
+  EXPECT_EQ(this->cp_->RunWords(pb).stop, Stop::kDone);
+}
+
+TYPED_TEST(SimCommandProcessor, NotifyWritesTheNotification) {
+  const uint64_t at = this->kDataVa + 0xC000;
+  std::memset(this->data_->data() + 0xC000, 0xFF, 16);
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x104, 3), static_cast<uint32_t>(at >> 32),
+                    static_cast<uint32_t>(at), 1 /* WRITE_THEN_AWAKEN */});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load64(*this->data_, 0xC000), kTimestamp);
+  EXPECT_EQ(Load64(*this->data_, 0xC008), 0u) << "info32, info16 and status (done) are 0";
+  EXPECT_EQ(this->interrupts_, 1);
+}
+
+TYPED_TEST(SimCommandProcessor, ConstantBufferLoadsWriteTheBuffer) {
+  const uint64_t cb = this->kDataVa + 0xD000;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  // SELECTOR_A size 32, B/C address, offset 8; then 3 words non-incrementing, 2 incrementing.
+  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 32, static_cast<uint32_t>(cb >> 32),
+                    static_cast<uint32_t>(cb), 8, NonInc(k3DSub, 0x2390, 3), 1, 2, 3,
+                    Inc(k3DSub, 0x2394, 2), 4, 5});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(Load32(*this->data_, 0xD008 + 4 * i), i + 1);
+  EXPECT_EQ(Load32(*this->data_, 0xD004), 0u);
+  // Past the buffer's 32 bytes: refused, nothing written.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{NonInc(k3DSub, 0x2390, 2), 6, 7});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(Load32(*this->data_, 0xD01C), 0u);
+}
+
+// MME instructions (mme.h): add-immediate and read carry a result operation; branches a
+// condition (not zero), an annul bit and a relative target.
+uint32_t MmeAdd(uint32_t dst, uint32_t a, int32_t imm, uint32_t result_op, bool exit = false) {
+  return 1u | (result_op << 4) | (uint32_t{exit} << 7) | (dst << 8) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+uint32_t MmeRead(uint32_t dst, uint32_t a, int32_t imm) {
+  return 5u | (1u << 4) | (dst << 8) | (a << 11) | ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+uint32_t MmeBranchNz(uint32_t a, int32_t imm, bool no_delay) {
+  return 7u | (1u << 4) | (uint32_t{no_delay} << 5) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+constexpr uint32_t kFetch = 0, kMove = 1, kMoveSetMethod = 2, kMoveSend = 4;
+
+TYPED_TEST(SimCommandProcessor, MacrosRunAndWhatTheySendObeysTheRules) {
+  // Macro 0: INCREMENT_SYNC_POINT with its first parameter.
+  // Macro 1: FillRegisters as deko3d writes it: method, count, value; a loop whose delay slot
+  // sends.
+  // Macro 2: WriteHardwareReg's wait: firmware method 4, then read SHADOW_SCRATCH(0) until 1.
+  // Macro 3: loops forever.
+  const std::vector<uint32_t> code = {
+      /*0*/ MmeAdd(0, 0, 0x2C8 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend, true), MmeAdd(0, 0, 0, kMove),
+      /*3*/ MmeAdd(2, 0, 0, kFetch), MmeAdd(3, 0, 0, kFetch), MmeAdd(0, 1, 0, kMoveSetMethod),
+      /*6*/ MmeAdd(2, 2, -1, kMove), MmeBranchNz(2, -1, false), MmeAdd(0, 3, 0, kMoveSend),
+      /*9*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
+      /*11*/ MmeAdd(0, 0, 0x2310 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend),
+      /*13*/ MmeRead(1, 0, 0x3400 / 4), MmeAdd(1, 1, -1, kMove), MmeBranchNz(1, -2, true),
+      /*16*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
+      /*18*/ MmeAdd(1, 0, 1, kMove), MmeBranchNz(1, 0, true),
+  };
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x114, 1), 0, NonInc(k3DSub, 0x118, static_cast<uint32_t>(code.size()))});
+  this->Append(pb, code);
+  this->Append(pb, {Inc(k3DSub, 0x11C, 1), 0, NonInc(k3DSub, 0x120, 4), 0, 3, 11, 18});
+  // CB for the fill: 64 bytes at 0xE000.
+  const uint64_t cb = this->kDataVa + 0xE000;
+  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 64, static_cast<uint32_t>(cb >> 32), static_cast<uint32_t>(cb), 0});
+  const uint32_t before = this->sp_.Read(this->kId);
+  // Calls: increment-once (macro, then its data), as clients write them.
+  this->Append(pb, {IncOnce(k3DSub, 0x3800, 1), this->kId | (1u << 20)});
+  this->Append(pb, {IncOnce(k3DSub, 0x3808, 3), 0x2390 / 4, 4, 0xABCD});
+  this->Append(pb, {IncOnce(k3DSub, 0x3810, 1), 0x418800});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 1);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(Load32(*this->data_, 0xE000 + 4 * i), 0xABCDu) << i;
+  EXPECT_EQ(Load32(*this->data_, 0xE010), 0u);
+  EXPECT_EQ(this->cp_->stats().macro_calls, 3u);
+  // A macro's send is held to the same rules: a syncpoint not the guest's stops the channel.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3800, 1), this->kForeign | (1u << 20)});
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(r.error_method, 0x2C8u);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  // Too few parameters, and a macro that never exits: errors, not hangs.
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3808, 1), 0x2390 / 4}).stop,
+            Stop::kError);
+  r = this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3818, 1), 0});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_NE(r.error.find("without exiting"), std::string::npos) << r.error;
 }
 
 TYPED_TEST(SimCommandProcessor, NopsWfiAndNonStallInterrupt) {
