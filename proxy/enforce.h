@@ -62,6 +62,11 @@ enum class ViolationOutcome {
 ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
                            const abi::IoctlDesc* desc, std::string_view rule,
                            std::string_view detail);
+// The same for what a GPU channel's command stream asked for (`what`: the method, e.g.
+// "SET_OBJECT"), found on an engine thread: no guest thread to name (tid 0 in the trace), and a
+// refusal stops the channel with an error the guest reads instead of failing a call.
+ViolationOutcome CommandStreamViolation(const GuestConfig& c, std::string_view what,
+                                        std::string_view rule, std::string_view detail);
 
 // A scalar field's value in the copied fixed part, zero-extended (sign-extended for signed
 // types, then as 64-bit two's complement); nullopt for fields that are not one scalar or do not

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "abi/gpu_classes.h"
 #include "hostshim/sim/gpu_clock.h"
 #include "spdlog/spdlog.h"
 
@@ -91,6 +92,8 @@ ChannelEngine::ChannelEngine(const Deps& deps, uint32_t syncpoint_id)
   // Non-stall interrupts wake the Linux driver's WAITs; ours are polled, so nothing to do.
   env.nonstall_interrupt = [] {};
   env.gpu_time_ns = clock_;
+  env.policy = deps.policy;
+  env.object_class = &object_class_;
   cp_ = std::make_unique<CommandProcessor>(std::move(env));
 }
 
@@ -230,6 +233,21 @@ void ChannelEngine::FailWith(ChannelErrorKind kind, uint32_t code, MmuFault faul
   e.notifier_code = code;
   e.fault = fault;
   e.what = std::move(what);
+  Fail(std::move(e));
+}
+
+void ChannelEngine::FailOnError(const RunResult& r) {
+  ChannelError e;
+  // A method an engine class refused is the graphics engine's error (its exception), as the
+  // hardware reports an illegal method or class; the host class's and the pusher's own errors
+  // are PBDMA errors.
+  const bool engine = abi::FindGpuClass(r.error_class) != nullptr;
+  e.kind = engine ? ChannelErrorKind::kGr : ChannelErrorKind::kPbdma;
+  e.notifier_code = engine ? kNotifierGrException : kNotifierPbdmaError;
+  e.method_class = r.error_class;
+  e.method = r.error_method;
+  e.method_value = r.error_value;
+  e.what = r.error;
   Fail(std::move(e));
 }
 
@@ -399,8 +417,8 @@ void ChannelEngine::Run() {
         std::vector<uint32_t> words = IncrementWords(syncpoint_id_, s.wfi);
         RunResult r = cp_->RunWords(words);
         if (r.stop != RunResult::Stop::kDone) {
-          FailWith(ChannelErrorKind::kPbdma, kNotifierPbdmaError, {},
-                   "fence increment did not complete: " + r.error);
+          r.error = "fence increment did not complete: " + r.error;
+          FailOnError(r);
           break;
         }
         StepDone(epoch, Do::kIncrement);
@@ -432,7 +450,7 @@ void ChannelEngine::Run() {
             break;
           }
           case RunResult::Stop::kError:
-            FailWith(ChannelErrorKind::kPbdma, kNotifierPbdmaError, {}, r.error);
+            FailOnError(r);
             break;
         }
         break;

@@ -52,6 +52,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
     case abi::DeviceId::kNvhostGpu: {
       std::unique_ptr<GpuChannel> channel;
       ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get()};
+      deps.policy = &options_.stream;
       abi::NvError err = GpuChannel::Create(deps, &channel);
       if (err != abi::NvError::kSuccess) {
         if (refused == nullptr) return std::make_unique<RefusedDevice>(err);

@@ -79,6 +79,7 @@ abi::NvError Syncpoints::Allocate(uint32_t* id) {
     uint32_t c = (next_alloc_ + n) % kNumSyncpoints;
     if (Reserved(c) || allocated_[c]) continue;
     allocated_[c] = true;
+    points_[c].owners.fetch_add(1, std::memory_order_acq_rel);
     next_alloc_ = (c + 1) % kNumSyncpoints;
     *id = c;
     return abi::NvError::kSuccess;
@@ -89,7 +90,27 @@ abi::NvError Syncpoints::Allocate(uint32_t* id) {
 void Syncpoints::Free(uint32_t id) {
   if (!ValidId(id)) return;
   absl::MutexLock lock(&alloc_mu_);
+  if (!allocated_[id]) return;
   allocated_[id] = false;
+  points_[id].owners.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void Syncpoints::Claim(uint32_t id) {
+  if (ValidId(id)) points_[id].owners.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Syncpoints::Unclaim(uint32_t id) {
+  if (!ValidId(id)) return;
+  uint32_t n = points_[id].owners.load(std::memory_order_acquire);
+  while (n != 0 && !points_[id].owners.compare_exchange_weak(n, n - 1)) {
+  }
+}
+
+abi::NvError Syncpoints::IncrementFromCommandStream(uint32_t id) {
+  if (!ValidId(id)) return abi::NvError::kBadParameter;
+  if (!Owned(id)) return abi::NvError::kAccessDenied;
+  Increment(id);
+  return abi::NvError::kSuccess;
 }
 
 bool Syncpoints::Allocated(uint32_t id) const {

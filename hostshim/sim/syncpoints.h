@@ -6,7 +6,13 @@
 // Allocation: each GPU channel takes a syncpoint of its own (Allocate) and gives it back when it
 // goes (Free). Id 0 is never handed out; 26 and 27 (vblank, client-managed) and the engines' fixed
 // ids (VIC 0x0C, NVDEC 0x36, NVJPG 0x37) are reserved, as public implementations do. Any id can
-// still be read, incremented and waited on (nvhost-ctrl does not check ownership).
+// still be read, incremented and waited on from the CPU (nvhost-ctrl does not check ownership;
+// the policy decides whether the guest may call SYNCPT_INCR at all).
+//
+// Ownership: the table belongs to one guest's GPU, so the syncpoints the guest owns are those of
+// its channels (Allocate) and those an engine channel it opened holds (Claim: the fixed ids of the
+// host1x engines, once they are simulated). A command stream moves only owned syncpoints:
+// IncrementFromCommandStream is that rule, for every engine.
 #pragma once
 
 #include <atomic>
@@ -64,6 +70,19 @@ class Syncpoints {
   // Returns an allocated id to the pool (ids not allocated are ignored).
   void Free(uint32_t id);
   bool Allocated(uint32_t id) const;
+  // An engine channel holds `id` (a fixed engine syncpoint) for the guest until Unclaim. Claims
+  // count: two channels of one engine both own its syncpoint.
+  void Claim(uint32_t id);
+  void Unclaim(uint32_t id);
+  // The guest owns `id`: allocated to one of its channels or claimed by one of its engine channels.
+  bool Owned(uint32_t id) const {
+    return ValidId(id) && points_[id].owners.load(std::memory_order_acquire) != 0;
+  }
+  // The rule for every syncpoint increment a guest's command stream asks for (the host class's
+  // SYNCPOINTB, the 3D class's INCREMENT_SYNC_POINT, the engines to come): Success when the
+  // syncpoint was incremented; BadParameter for an id that does not exist and AccessDenied for
+  // one the guest does not own, which change nothing (the engine stops the channel with them).
+  abi::NvError IncrementFromCommandStream(uint32_t id);
   // Reserved ids: never allocated.
   static bool Reserved(uint32_t id);
 
@@ -82,6 +101,7 @@ class Syncpoints {
     std::atomic<uint32_t> value{0};
     std::atomic<uint32_t> max{0};
     std::atomic<uint32_t> waiters{0};
+    std::atomic<uint32_t> owners{0};  // the channel that allocated it, and engine claims
   };
   struct Entry {
     uint32_t id;

@@ -45,6 +45,32 @@ TEST(Syncpoints, IncrementReadAndMax) {
   EXPECT_FALSE(Syncpoints::ValidId(192));
 }
 
+TEST(Syncpoints, CommandStreamsIncrementOnlyOwnedSyncpoints) {
+  Syncpoints sp;
+  uint32_t id = 0;
+  ASSERT_EQ(sp.Allocate(&id), abi::NvError::kSuccess);
+  EXPECT_TRUE(sp.Owned(id));
+  EXPECT_EQ(sp.IncrementFromCommandStream(id), abi::NvError::kSuccess);
+  EXPECT_EQ(sp.Read(id), 1u);
+  // Not allocated nor claimed: refused and unchanged; an id that does not exist is BadParameter.
+  EXPECT_FALSE(sp.Owned(100));
+  EXPECT_EQ(sp.IncrementFromCommandStream(100), abi::NvError::kAccessDenied);
+  EXPECT_EQ(sp.Read(100), 0u);
+  EXPECT_EQ(sp.IncrementFromCommandStream(kNumSyncpoints), abi::NvError::kBadParameter);
+  // An engine's fixed syncpoint, claimed twice (two channels), stays owned until both let go.
+  sp.Claim(0x0C);
+  sp.Claim(0x0C);
+  sp.Unclaim(0x0C);
+  EXPECT_EQ(sp.IncrementFromCommandStream(0x0C), abi::NvError::kSuccess);
+  sp.Unclaim(0x0C);
+  sp.Unclaim(0x0C);  // one too many changes nothing
+  EXPECT_FALSE(sp.Owned(0x0C));
+  // A freed channel syncpoint is no longer the guest's.
+  sp.Free(id);
+  sp.Free(id);
+  EXPECT_EQ(sp.IncrementFromCommandStream(id), abi::NvError::kAccessDenied);
+}
+
 TEST(Syncpoints, ParkedWaiterCompletesOnIncrement) {
   Syncpoints s;
   auto w = std::make_shared<RecordingWaiter>();
