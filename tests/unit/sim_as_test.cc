@@ -105,8 +105,9 @@ class AsHarness {
     as::AllocAs a{big, 0, 0};
     return Do(as::kAllocAs, &a);
   }
+  // ALLOC_AS_EX with flags 1, as libnx's nvAddressSpaceCreate passes.
   NvError AllocAsEx(uint32_t big, uint64_t start, uint64_t split, uint64_t end) {
-    as::AllocAsEx a{big, 0, 0, 0, start, end, split};
+    as::AllocAsEx a{1, 0, big, 0, start, end, split};
     return Do(as::kAllocAsEx, &a);
   }
   std::array<as::VaRegion, 2> Regions() {
@@ -213,6 +214,19 @@ TEST_F(SimAs, BigPageSizes) {
   AsHarness other;
   ASSERT_EQ(other.AllocAs(0x10000), NvError::kSuccess);
   EXPECT_EQ(other.Regions()[1].page_size, 0x10000u);
+}
+
+// The bytes libnx's nvioctlNvhostAsGpu_InitializeEx sends (nx/source/nvidia/ioctl/
+// nvhost-as-gpu.c), typed out here rather than taken from the catalogue's struct: flags = 1 first,
+// as_fd 0, big_page_size at offset 8, the range all zero. yuzu's IoctlAllocAsEx reads the same
+// order. Read in the seed's order, flags = 1 would be the big page size (BadValue).
+TEST_F(SimAs, AllocAsExInTheClientsFieldOrder) {
+  for (uint32_t big : {0x10000u, 0x20000u}) {
+    AsHarness h;
+    uint32_t words[10] = {1, 0, big, 0, 0, 0, 0, 0, 0, 0};
+    ASSERT_EQ(h.Do(as::kAllocAsEx, &words), NvError::kSuccess) << std::hex << big;
+    EXPECT_EQ(h.Regions()[1].page_size, big);
+  }
 }
 
 TEST_F(SimAs, DefaultRegionsInsideTheBit13Window) {
