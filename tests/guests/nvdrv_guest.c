@@ -57,6 +57,7 @@ struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
 #define NVMAP_CREATE 0xC0080101u
 #define NVMAP_CLAIM 0x00000102u
 #define NVMAP_GET_ID 0xC008010Eu
+#define NVMAP_FREE 0xC0180105u
 #define FREE_OBJ_CTX 0x4008480Au
 #define SYNCPT_ALLOC_EVENT 0xC004001Fu
 #define ALLOC_GPFIFO 0x40084805u
@@ -362,6 +363,12 @@ static int policy(int entries, uint32_t init_size, int more) {
     printf("from_id_same_handle=%d\n", create[1] != 0 && fid[1] == create[1]);
     uint64_t ex[2] = {0x1234, create[1]};
     printf("export=%d\n", err_of(ioctl(nvmap, NVMAP_EXPORT_FOR_ARUID, ex)));
+    /* FREE of the duplicate FROM_ID made, then of the last reference (EINVAL when FROM_ID made
+     * none: the first FREE dropped the only one). */
+    uint32_t fr[6] = {create[1], 0, 0, 0, 0, 0};
+    printf("free_dup=%d\n", err_of(ioctl(nvmap, NVMAP_FREE, fr)));
+    uint32_t fr2[6] = {create[1], 0, 0, 0, 0, 0};
+    printf("free_last=%d\n", err_of(ioctl(nvmap, NVMAP_FREE, fr2)));
   }
   int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
   printf("gpu_open=%d\n", gpu >= 0 ? 0 : errno);
