@@ -4,8 +4,9 @@
  *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size,
  *                   and the Ioctl2/Ioctl3 buffers through /dev/nvdrv
  *   trace           a short, fixed conversation for the --trace tests
- *   sweep PATH CODE...  open PATH, call each code (hex) on a zeroed buffer of the code's size,
- *                   print "CODE=errno" (the open's errno as "open=N")
+ *   sweep PATH CODE... [PATH CODE...]  open PATH, call each code (hex) on a zeroed buffer of the
+ *                   code's size, print "CODE=errno" (the open's errno as "open=N"); a later PATH
+ *                   closes the device and opens the next
  *   policy ENTRIES INIT_SIZE [more]  a fixed set of calls the policy tests judge (see policy());
  *                   "done=1" at the end (absent when the guest was killed)
  *   hold N PATH     open PATH N times, keeping every fd; print "held=K first_error=E"
@@ -275,18 +276,23 @@ static int variable(void) {
   return 0;
 }
 
-static int sweep(const char* path, int n, char** codes) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  printf("open=%d\n", fd >= 0 ? 0 : errno);
-  if (fd < 0) return 0;
+static int sweep(int n, char** args) {
   static uint64_t buf[0x4000 / 8];
+  int fd = -1;
   for (int i = 0; i < n; ++i) {
-    uint32_t code = (uint32_t)strtoul(codes[i], NULL, 16);
+    if (args[i][0] == '/') { /* the next device */
+      if (fd >= 0) close(fd);
+      fd = open(args[i], O_RDWR | O_CLOEXEC);
+      printf("open=%d\n", fd >= 0 ? 0 : errno);
+      continue;
+    }
+    if (fd < 0) continue;
+    uint32_t code = (uint32_t)strtoul(args[i], NULL, 16);
     memset(buf, 0, sizeof buf);
     int r = ioctl(fd, code, buf);
-    printf("%s=%d\n", codes[i], r == 0 ? 0 : errno);
+    printf("%s=%d\n", args[i], r == 0 ? 0 : errno);
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return 0;
 }
 
@@ -422,7 +428,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "service")) return service();
   if (!strcmp(argv[1], "variable")) return variable();
   if (!strcmp(argv[1], "trace")) return trace();
-  if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argv[2], argc - 3, argv + 3);
+  if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argc - 2, argv + 2);
   if (!strcmp(argv[1], "policy") && argc >= 4)
     return policy(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 0), argc >= 5);
   if (!strcmp(argv[1], "hold") && argc >= 4) return hold(atoi(argv[2]), argv[3]);

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "abi/catalogue.h"
+#include "abi/firmware.h"
 #include "gtest/gtest.h"
 #include "tests/integration/run_util.h"
 
@@ -247,6 +249,58 @@ TEST(Learn, UnwritableFileFailsBeforeTheGuestRuns) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("--learn"), std::string::npos) << r.err;
+}
+
+// --- policy init ------------------------------------------------------------------------------
+
+// The policy `nvsentry policy init --service S` writes answers every open and every ioctl of
+// every device exactly as `--service S` does: the same sweep (each device opened, each of its
+// codes called on a zeroed buffer) under both prints the same. Devices the mask does not grant
+// stay EACCES (AccessDenied) under the written policy, where it lists them as backend "deny".
+TEST(PolicyInit, SameAnswersAsTheService) {
+  struct Case {
+    const char* service;
+    const char* firmware;
+  } cases[] = {{"nvdrv", "20.0.0"}, {"nvdrv:a", "20.0.0"}, {"nvdrv:s", "20.0.0"},
+               {"nvdrv:t", "20.0.0"}, {"nvdrv", "1.0.0"}, {"nvdrv:a", "1.0.0"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.service) + " " + c.firmware);
+    const abi::Firmware fw = *abi::ParseFirmware(c.firmware);
+    std::vector<std::string> argv = {Guest(), "sweep"};
+    for (const abi::DeviceDesc& dev : abi::Devices()) {
+      if (!dev.fw.Contains(fw)) continue;
+      argv.push_back(std::string(dev.path));
+      for (const abi::IoctlDesc& d : dev.ioctls) {
+        if (!d.fw.Contains(fw)) continue;
+        char code[16];
+        snprintf(code, sizeof code, "0x%08X",
+                 d.variable() ? d.code | (uint32_t{d.header_size} << 16) : d.code);
+        argv.push_back(code);
+      }
+    }
+    RunResult init = RunProgram({{NvsentryPath(), "policy", "init", std::string("--service=") + c.service,
+                                  std::string("--firmware=") + c.firmware}});
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    const std::string opt = PolicyOption("init", init.out);
+    RunResult by_service = RunSandboxed(
+        {std::string("--service=") + c.service, std::string("--firmware=") + c.firmware}, argv);
+    RunResult by_policy = RunSandboxed({opt}, argv);
+    ASSERT_EQ(by_service.exit_code, 0) << by_service.err;
+    ASSERT_EQ(by_policy.exit_code, 0) << by_policy.err;
+    EXPECT_NE(by_service.out.find("open=" + E(EACCES)), std::string::npos)
+        << "every service's mask refuses some device";
+    EXPECT_EQ(by_service.out.find("open=" + E(ENOENT)), std::string::npos);
+    std::istringstream a(by_service.out), b(by_policy.out);
+    std::string la, lb, device;
+    int line = 0;
+    while (std::getline(a, la)) {
+      ++line;
+      if (!std::getline(b, lb)) lb = "(nothing)";
+      if (la == "open=0" || la.starts_with("open=")) device = std::to_string(line);
+      ASSERT_EQ(lb, la) << "line " << line << " (the device opened at line " << device << ")";
+    }
+    EXPECT_FALSE(std::getline(b, lb)) << "the policy's run printed more: " << lb;
+  }
 }
 
 }  // namespace
