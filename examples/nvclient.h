@@ -79,10 +79,12 @@ struct nvgpu_as_map_ex {
   uint32_t flags, kind, mem_id, reserved;
   uint64_t buffer_offset, mapping_size, offset;
 };
+/* The field order real clients send (libnx's nvioctlNvhostAsGpu_InitializeEx passes flags 1);
+ * seed 000 lists big_page_size first (docs/guest-abi.md). */
 struct nvgpu_as_alloc_as_ex {
-  uint32_t big_page_size;
+  uint32_t flags;
   int32_t as_fd;
-  uint32_t flags, reserved;
+  uint32_t big_page_size, reserved;
   uint64_t va_range_start, va_range_end, va_range_split;
 };
 

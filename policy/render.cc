@@ -77,8 +77,11 @@ std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::Ioctl
   if (dev.id == abi::DeviceId::kNvmap && (d.code == abi::nvmap::kExportForAruid ||
                                           d.code == abi::nvmap::kRemoveExportForAruid))
     why = missing({abi::kPermExportForAruid});
-  else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId)
-    why = missing({abi::kPermImportMemory, abi::kPermImportExported});
+  else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId) {
+    // Only other processes' objects need the bits (nvmap decides; own objects always import).
+    std::string m = missing({abi::kPermImportMemory, abi::kPermImportExported});
+    if (!m.empty()) why = m + " for another process's objects";
+  }
   else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetAruidWithoutCheck)
     why = missing({abi::kPermNoCheckedAruid});
   else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetGraphicsFirmwareMemoryMarginEnabled)

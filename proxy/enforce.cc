@@ -48,14 +48,10 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
       case abi::nvmap::kRemoveExportForAruid:
         return granted(abi::kPermExportForAruid) ? abi::NvError::kSuccess
                                                  : abi::NvError::kAccessDenied;
-      case abi::nvmap::kFromId:
-        // Bit 9 imports any object by id, bit 12 only objects exported to the guest's aruid;
-        // until nvmap objects exist (a later issue) only "neither" can be told apart.
-        return granted(abi::kPermImportMemory) || granted(abi::kPermImportExported)
-                   ? abi::NvError::kSuccess
-                   : abi::NvError::kAccessDenied;
       default: break;
     }
+    // NVMAP_IOC_FROM_ID is not refused here: bits 9 and 12 are about other processes' objects,
+    // and only nvmap knows whose an object is (hostshim/sim/nvmap.h decides, for every service).
   }
   if (dev.id == abi::DeviceId::kNvhostCtrl && desc.code == abi::nvhost_ctrl::kGetConfig &&
       c.policy.production_mode)

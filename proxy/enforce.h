@@ -2,8 +2,9 @@
 // does. Two kinds of refusal:
 //  - the seed's own answers, which follow from the guest's identity (permission mask, production
 //    mode) and are the same whatever the policy's action: NVMAP_IOC_EXPORT_FOR_ARUID and
-//    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVMAP_IOC_FROM_ID needs bit 9 or 12
-//    (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is NotSupported in production mode;
+//    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is
+//    NotSupported in production mode. (NVMAP_IOC_FROM_ID's bits 9 and 12 concern other
+//    processes' objects: nvmap decides them, hostshim/sim/nvmap.h);
 //  - violations of the policy's rules (an ioctl denied, an array count above the policy's limit,
 //    a field outside its rule), which do what the policy's action says: errno (AccessDenied),
 //    audit (logged, traced, then allowed) or kill (the whole guest).
