@@ -47,9 +47,10 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
     if (done_.exchange(true)) return;
     CheckedIo io(l_, id_, tid_);
     int e = finish_(arg_, err, io);
-    bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
+    // Before the answer: a guest that parks again the moment it has it finds the charge back.
     hold_.Release();
     watch_.Forget(ticket_);
+    bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
     if (sent) {
       GlobalParkStats().finished++;
     } else {
@@ -67,10 +68,10 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
 
   void Interrupted(bool thread_directed) override {
     if (done_.exchange(true)) return;
+    Ended();
     // A thread-directed signal: restart semantics, as an interrupted driver wait has. A
     // process-directed one may be taken by another thread, so only EINTR is safe to report.
     l_.Fail(id_, thread_directed ? kErestartSys : EINTR);
-    Ended();
     GlobalParkStats().interrupted++;
     spdlog::debug("{} of thread {}: interrupted by a signal", what_, tid_);
   }
@@ -83,8 +84,9 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
   }
 
  private:
-  // An end the holder did not cause: the charge goes back now, the holder forgets the call at
-  // its next look (hostshim::NoteAbandonedCall); the watch lets go of it itself.
+  // An end the holder did not cause: the charge goes back now (before any answer), the holder
+  // forgets the call at its next look (hostshim::NoteAbandonedCall); the watch lets go of it
+  // itself.
   void Ended() {
     hold_.Release();
     hostshim::NoteAbandonedCall();
