@@ -57,13 +57,15 @@ class EngineParker : public hostshim::Parker {
   EngineParker(std::span<uint8_t> arg, CallContext& ctx, std::shared_ptr<Completion> done)
       : arg_(arg), ctx_(ctx), done_(std::move(done)) {}
   std::shared_ptr<hostshim::Continuation> Park() override {
-    parked_ = true;
-    done_->parked = true;
     auto done = done_;
-    return ctx_.Detach(done_->desc->name, std::vector<uint8_t>(arg_.begin(), arg_.end()),
-                       [done](std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
-                         return done->Finish(arg, err, io);
-                       });
+    std::shared_ptr<hostshim::Continuation> c =
+        ctx_.Detach(done_->desc->name, std::vector<uint8_t>(arg_.begin(), arg_.end()),
+                    [done](std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
+                      return done->Finish(arg, err, io);
+                    });
+    // Refused (the parked_waits budget): the backend answers on this worker as usual.
+    if (c != nullptr) parked_ = done_->parked = true;
+    return c;
   }
   bool parked() const { return parked_; }
 

@@ -7,6 +7,8 @@
 
 namespace nvsentry::proxy {
 
+constexpr uint64_t kLearnedParkedWaitsFloor = 8;
+
 uint64_t WithHeadroom(uint64_t seen, uint64_t floor, uint64_t cap) {
   uint64_t v = seen > UINT64_MAX / 2 ? UINT64_MAX : seen * 2;
   return std::min(std::max(v, floor), cap);
@@ -124,8 +126,10 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
       WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
   p.budgets.mappings =
       static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
-  p.budgets.parked_waits = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kParkedWaits), 0, ran.budgets.parked_waits));
+  // Whether a wait parks at all depends on timing (a fence may be reached before the wait is
+  // served), so a run that parked few leaves room for a few more.
+  p.budgets.parked_waits = static_cast<uint32_t>(WithHeadroom(
+      used.peak(BudgetKind::kParkedWaits), kLearnedParkedWaitsFloor, ran.budgets.parked_waits));
   // What the channels' command streams bound, said explicitly: the ALLOC_OBJ_CTX rule alone would
   // not let a pushbuffer bind the classes real clients bind without a context of their own.
   if (opened_.contains(abi::DeviceId::kNvhostGpu)) {

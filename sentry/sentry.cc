@@ -238,7 +238,7 @@ void Sentry::HandleIoctl(const seccomp_notif& req) {
     listener_.Continue(req.id);  // not ours: exactly what the kernel would do without us
     return;
   }
-  NotifyCall call(listener_, req.id, tid, &sessions_);
+  NotifyCall call(listener_, req.id, tid, &sessions_, &parking_);
   const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
   proxy::IoctlOutcome out =
       proxy::RunIoctl(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);

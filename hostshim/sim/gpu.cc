@@ -42,7 +42,7 @@ Gpu::~Gpu() {
 std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError* refused) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
-      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_);
+      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget);
     case abi::DeviceId::kNvmap:
       return std::make_unique<NvmapDevice>(*nvmap_);
     case abi::DeviceId::kNvhostAsGpu:

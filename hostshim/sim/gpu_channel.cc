@@ -278,7 +278,9 @@ Result GpuChannel::Wait(Call& call) {
   if (a.timeout == 0) return Result::Done(NvError::kTimeout);
   absl::Duration timeout =
       a.timeout == kNoTimeout ? absl::InfiniteDuration() : absl::Milliseconds(a.timeout);
-  engine_->ParkWait(std::move(c), call.parker.Park(), timeout);
+  std::shared_ptr<Continuation> parked = call.parker.Park();
+  if (parked == nullptr) return Result::Done(NvError::kInsufficientMemory);  // parked_waits
+  engine_->ParkWait(std::move(c), std::move(parked), timeout);
   return Result::Parked();
 }
 

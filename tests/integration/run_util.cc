@@ -105,6 +105,10 @@ void Child::CloseStdin() {
   in_fd_ = -1;
 }
 
+bool Child::WriteStdin(const std::string& text) {
+  return in_fd_ >= 0 && write(in_fd_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
 RunResult Child::Finish(int timeout_ms) {
   int64_t deadline = NowMs() + timeout_ms;
   while (out_fd_ >= 0 || err_fd_ >= 0) {

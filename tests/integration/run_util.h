@@ -32,6 +32,8 @@ class Child {
   // Reads stdout until `text` appears (true) or the deadline passes (false).
   bool WaitForOutput(const std::string& text, int timeout_ms);
   void CloseStdin();
+  // Writes `text` to the child's standard input (keep_stdin_open); false if it could not.
+  bool WriteStdin(const std::string& text);
   RunResult Finish(int timeout_ms);
 
  private:
