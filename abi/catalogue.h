@@ -110,6 +110,16 @@ enum IoctlFlags : uint32_t {
   kOutputsOnTimeout = 1u << 7,
 };
 
+// A code a public client sends for an ioctl with other direction bits than seed 000's (same
+// magic, number and size). The driver dispatches on the number (docs/guest-abi.md, "Where
+// nvsentry follows real clients over the seed"), so the alias selects the seed's entry and is
+// served exactly as it: the seed's direction and fields say what is read and written. Only the
+// variants listed here are served; any other direction variant stays an unknown code.
+struct CodeAlias {
+  uint32_t code;
+  std::string_view client;  // who sends it, for docs and `nvsentry abi show`
+};
+
 struct IoctlDesc {
   uint32_t code;  // kVariable: size bits are 0
   std::string_view name;
@@ -120,6 +130,7 @@ struct IoctlDesc {
   FwRange fw = {};           // firmware versions that use this code
   NvError answer = NvError::kSuccess;  // kSeedAnswer only
   std::string_view summary = {};       // one line for docs and `nvsentry abi show`
+  std::span<const CodeAlias> aliases = {};  // fixed-size ioctls only
 
   constexpr bool variable() const { return (flags & kVariable) != 0; }
   // Bytes of the fixed part: the code's size, or the header of a variable ioctl.
@@ -128,9 +139,14 @@ struct IoctlDesc {
   constexpr Dir dir() const { return IocDir(code); }
   constexpr bool may_block() const { return (flags & kMayBlock) != 0; }
   constexpr bool pure() const { return (flags & kPure) != 0; }
-  // True when a guest's code selects this ioctl (the size bits are free for variable ones).
+  // True when a guest's code selects this ioctl (the size bits are free for variable ones; an
+  // alias selects it too).
   constexpr bool Matches(uint32_t guest_code) const {
-    return variable() ? (guest_code & ~kIocSizeMask) == code : guest_code == code;
+    if (variable()) return (guest_code & ~kIocSizeMask) == code;
+    if (guest_code == code) return true;
+    for (const CodeAlias& a : aliases)
+      if (a.code == guest_code) return true;
+    return false;
   }
 };
 

@@ -9,6 +9,7 @@ namespace nvsentry::abi {
 enum class Dir : uint8_t { kNone = 0, kIn = 1, kOut = 2, kInOut = 3 };
 
 constexpr uint32_t kIocSizeMask = 0x3FFFu << 16;
+constexpr uint32_t kIocDirMask = 3u << 30;
 
 constexpr uint32_t IocNr(uint32_t code) { return code & 0xFF; }
 constexpr uint32_t IocMagic(uint32_t code) { return (code >> 8) & 0xFF; }

@@ -1,7 +1,8 @@
 // Compile-time checks of an ioctl table: every field lies inside its struct, fields do not overlap
 // (except union members marked `alt`), the fixed part ends exactly at the size the code encodes
-// (or at the header size of a variable ioctl), arrays name a real u32 count field, and no two
-// entries answer the same code on the same firmware. Use in a static_assert next to each table.
+// (or at the header size of a variable ioctl), arrays name a real u32 count field, aliases differ
+// from their code in the direction bits only, and no two entries (aliases included) answer the
+// same code on the same firmware. Use in a static_assert next to each table.
 #pragma once
 
 #include <span>
@@ -49,7 +50,16 @@ constexpr bool ArraysSound(const IoctlDesc& d) {
   return true;
 }
 
+// An alias differs from its entry's code in the direction bits only (a fixed-size ioctl).
+constexpr bool AliasesSound(const IoctlDesc& d) {
+  for (const CodeAlias& a : d.aliases)
+    if (d.variable() || a.code == d.code || (a.code & ~kIocDirMask) != (d.code & ~kIocDirMask))
+      return false;
+  return true;
+}
+
 constexpr bool IoctlIsSound(const IoctlDesc& d) {
+  if (!AliasesSound(d)) return false;
   if (d.variable() && (d.code & kIocSizeMask) != 0) return false;
   if (!d.variable() && d.header_size != 0) return false;
   if (!FieldsFit(d.fields, d.fixed_size())) return false;
@@ -69,6 +79,10 @@ constexpr bool TableIsSound(std::span<const IoctlDesc> table) {
                            ? (a.code & ~kIocSizeMask) == (b.code & ~kIocSizeMask)
                            : a.code == b.code;
       if (same_code && a.fw.Overlaps(b.fw)) return false;
+      for (const CodeAlias& x : a.aliases)
+        if (b.Matches(x.code) && a.fw.Overlaps(b.fw)) return false;
+      for (const CodeAlias& x : b.aliases)
+        if (a.Matches(x.code) && a.fw.Overlaps(b.fw)) return false;
     }
   }
   return true;

@@ -66,6 +66,10 @@ void IoctlSection(const IoctlDesc& d, std::string& md) {
   if (std::string flags = IoctlFlagsString(d); !flags.empty()) absl::StrAppend(&md, " · ", flags);
   md += "\n\n";
   if (!d.summary.empty()) absl::StrAppend(&md, S(d.summary), "\n\n");
+  for (const CodeAlias& a : d.aliases)
+    absl::StrAppend(&md, "Also served as `", absl::StrFormat("0x%08X", a.code), "` (",
+                    DirName(IocDir(a.code)), "), the code ", S(a.client),
+                    " sends: the same ioctl, read and written as above (the seed's direction).\n\n");
   if (d.flags & kSeedAnswer)
     absl::StrAppend(&md, "Seed 000 gives a fixed answer: ", S(NvErrorName(d.answer)),
                     absl::StrFormat(" (0x%X)", static_cast<uint32_t>(d.answer)), ".\n\n");
@@ -173,7 +177,9 @@ std::string IoctlReferenceMarkdown() {
       "`[first-end)`, `[first+]`, or `all`. Flags: `pure` changes no driver state, `may block` "
       "may wait, `variable` has arrays after a fixed header (the code's size bits vary), `seed "
       "answer` gets a fixed answer, `Ioctl2`/`Ioctl3` may come through those nvdrv commands with "
-      "a second buffer, `opaque` has no known layout.\n\n"
+      "a second buffer, `opaque` has no known layout. An `alias` is a code a public client sends "
+      "for the same ioctl with other direction bits; it is served as the entry, read and written "
+      "as the entry's direction says (docs/guest-abi.md).\n\n"
       "## Devices\n\n"
       "| Node | Permission bit | Ioctls | Firmware | Notes |\n|---|---|---|---|---|\n";
   for (const DeviceDesc& dev : Devices()) {
@@ -205,7 +211,9 @@ std::string IoctlReferenceMarkdown() {
     }
     md += "| Code | Name | Dir | Size | Firmware | Flags |\n|---|---|---|---|---|---|\n";
     for (const IoctlDesc& d : ioctls) {
-      absl::StrAppend(&md, "| `", absl::StrFormat("0x%08X", d.code), "` | ", Cell(d.name), " | ",
+      std::string code = absl::StrFormat("`0x%08X`", d.code);
+      for (const CodeAlias& a : d.aliases) absl::StrAppend(&code, absl::StrFormat(", alias `0x%08X`", a.code));
+      absl::StrAppend(&md, "| ", code, " | ", Cell(d.name), " | ",
                       DirName(d.dir()), " | ", SizeString(d), " | ", FirmwareRangeString(d.fw),
                       " | ", IoctlFlagsString(d), " |\n");
     }

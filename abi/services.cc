@@ -17,7 +17,7 @@ constexpr PermissionBitDesc kBits[] = {
     {10, "NoCheckedAruid", "SetAruidWithoutCheck"},
     {11, "GraphicsFirmwareMemoryMargin", "SetGraphicsFirmwareMemoryMarginEnabled"},
     {12, "ImportExported", "NVMAP_IOC_FROM_ID of handles exported for the aruid"},
-    {13, "GpuVaHigh", "GPU virtual addresses 0xC0000-0x580000 instead of 0x0-0xC0000"},
+    {13, "GpuVaHigh", "small-page GPU VA pages 0xC0000-0x580000 instead of 0x0-0xC0000"},
     {14, "ExportForAruid", "NVMAP_IOC_EXPORT_FOR_ARUID, NVMAP_IOC_REMOVE_EXPORT_FOR_ARUID"},
     {15, "FullVaRanges", "GPU range 0x0-0x100000000 and non-GPU 0x0-0xE0000000"},
 };

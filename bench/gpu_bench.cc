@@ -29,7 +29,7 @@ uint32_t Cmd(uint32_t mode, uint32_t subch, uint32_t method_byte, uint32_t count
 
 // A pushbuffer shaped like 3D state setup: bind 3D on subchannel 0, then a repeating mix of
 // short incrementing commands (1..8 arguments), non-incrementing pairs and immediates on
-// methods the simulator stores but does not model. Every word is either a header or an argument.
+// methods the simulator stores but does not model (pure state). Every word is either a header or an argument.
 // No command straddles a multiple of kEntryWords (NOP words pad the gap), so the buffer can be
 // split into GPFIFO entries of that size.
 constexpr size_t kEntryWords = 1u << 20;
@@ -45,7 +45,8 @@ std::vector<uint32_t> StatePushbuffer(size_t words) {
     }
     x = x * 1103515245u + 12345u;
     uint32_t count = 1 + ((x >> 16) % 8);
-    uint32_t method = 0x200 + (((x >> 8) % 0x300) << 2);
+    // 0x400..0xD1C: 3D state only (the triggers and refused methods lie outside).
+    uint32_t method = 0x400 + (((x >> 8) % 0x240) << 2);
     switch ((x >> 24) % 4) {
       case 0:
       case 1:

@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   must("open nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
   must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
   const char* step = "";
   int rc = nvc_make_channel(&nv, nvmap, as, 0x800, &ch, &step);

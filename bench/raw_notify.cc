@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -41,6 +42,8 @@ constexpr uint32_t kTrappedCode = 0xC0080014;
 // The argument of the child's last trapped call, which tells the supervisor to stop. Sent as a
 // value, never dereferenced: the supervisor answers without looking at guest memory.
 constexpr unsigned long kStopArg = 0x5700;
+// The argument of a call the supervisor receives and leaves pending (RawOptions::parked).
+constexpr unsigned long kParkArg = 0x5701;
 constexpr unsigned kWatchdogSeconds = 60;
 
 // The low half of the 64-bit ioctl request register, where the kernel reads the code from.
@@ -103,16 +106,31 @@ int ReceiveFd(int sock, char* tag) {
   return fd;
 }
 
+int g_park_target = -1;
+
+void* ParkedCall(void*) {
+  ioctl(g_park_target, kTrappedCode, kParkArg);  // never answered: the child exits under it
+  return nullptr;
+}
+
 // The child: trap, hand the listener over, wait until the supervisor is set up, then time.
 [[noreturn]] void RunChild(int sock, const RawOptions& o) {
   bool killable = false;
   int listener = InstallTrapFilter(&killable);
   if (listener < 0 || !SendFd(sock, listener, killable ? 'k' : 'p')) _exit(1);
   close(listener);
-  char go;
-  if (read(sock, &go, 1) != 1) _exit(1);
   // Any fd will do: the call never reaches a driver.
   int target = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  g_park_target = target;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  for (int i = 0; i < o.parked; ++i) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, ParkedCall, nullptr) != 0) _exit(1);
+  }
+  char go;  // sent once the supervisor holds every parked call
+  if (read(sock, &go, 1) != 1) _exit(1);
   uint32_t arg[2] = {1, 0};
   auto ns = TimeBlocks(o.warmup, o.blocks, o.calls,
                        [&] { return ioctl(target, kTrappedCode, arg) == 0; });
@@ -171,6 +189,7 @@ bool Serve(int listener, pid_t child, bool fast_path_syscalls, const Watchdog& w
       if (errno == EINTR || errno == ENOENT) continue;
       return false;
     }
+    if (req.data.args[2] == kParkArg) continue;  // left pending
     const bool stop = req.data.args[2] == kStopArg;
     if (fast_path_syscalls && !stop) FastPathSyscalls(req, listener);
     memset(&resp, 0, sizeof resp);
@@ -178,6 +197,20 @@ bool Serve(int listener, pid_t child, bool fast_path_syscalls, const Watchdog& w
     ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
     if (stop) return true;
   }
+}
+
+// Receives the child's parked calls (the only calls it makes before "go") and keeps them pending.
+bool ReceiveParked(int listener, int parked, const Watchdog& watchdog) {
+  seccomp_notif req;
+  for (int held = 0; held < parked;) {
+    memset(&req, 0, sizeof req);
+    if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
+      ++held;
+    } else if (watchdog.fired() || (errno != EINTR && errno != ENOENT)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string ReadReport(int sock) {
@@ -211,7 +244,8 @@ RawResult MeasureRawRoundTrip(const RawOptions& options) {
     if (options.sync_wakeup)
       result.sync_wakeup_applied =
           ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
-    served = write(sv[0], "g", 1) == 1 && Serve(listener, child, options.fast_path_syscalls, watchdog);
+    served = ReceiveParked(listener, options.parked, watchdog) && write(sv[0], "g", 1) == 1 &&
+             Serve(listener, child, options.fast_path_syscalls, watchdog);
     close(listener);
   }
   std::string report = served ? ReadReport(sv[0]) : std::string();

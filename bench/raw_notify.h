@@ -15,6 +15,9 @@ struct RawOptions {
   long warmup = 0;
   int blocks = 0;
   long calls = 0;  // per block
+  // Threads of the child left waiting in a trapped call the supervisor received and never
+  // answers, before the timing starts: what parked calls cost the kernel's notification list.
+  int parked = 0;
 };
 
 struct RawResult {

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
          gc.gc.inline_to_memory_class, gc.gc.big_page_size >> 10);
 
   /* 3. Address space and memory. */
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   CHECK("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
   const uint32_t fill_size = 4096, report_size = 4096;
   struct buffer src, dst, fill, report, notifier, push;

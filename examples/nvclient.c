@@ -157,6 +157,23 @@ int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entrie
   return nvc_ioctl(c, *ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj);
 }
 
+int nvc_submit(struct nvc* c, uint32_t ch, const struct nvgpu_gpfifo_entry* entries, uint32_t n,
+               uint32_t flags, struct nvgpu_fence* fence) {
+  const size_t size = sizeof(struct nvgpu_submit_gpfifo) + n * sizeof(struct nvgpu_gpfifo_entry);
+  if (size > 0x3FFF) return -E2BIG; /* the code's 14-bit size field */
+  uint8_t* buf = calloc(1, size);
+  if (buf == NULL) return -ENOMEM;
+  struct nvgpu_submit_gpfifo* h = (struct nvgpu_submit_gpfifo*)buf;
+  h->num_entries = n;
+  h->flags = flags;
+  h->fence = *fence;
+  memcpy(buf + sizeof *h, entries, n * sizeof *entries);
+  int rc = nvc_ioctl(c, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)size << 16), buf);
+  if (rc == 0) *fence = h->fence;
+  free(buf);
+  return rc;
+}
+
 static void push_word(struct nvc_push* p, uint32_t w) {
   if (p->count == p->capacity) {
     p->capacity = p->capacity ? p->capacity * 2 : 256;

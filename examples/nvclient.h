@@ -79,10 +79,12 @@ struct nvgpu_as_map_ex {
   uint32_t flags, kind, mem_id, reserved;
   uint64_t buffer_offset, mapping_size, offset;
 };
+/* The field order real clients send (libnx's nvioctlNvhostAsGpu_InitializeEx passes flags 1);
+ * seed 000 lists big_page_size first (docs/guest-abi.md). */
 struct nvgpu_as_alloc_as_ex {
-  uint32_t big_page_size;
+  uint32_t flags;
   int32_t as_fd;
-  uint32_t flags, reserved;
+  uint32_t big_page_size, reserved;
   uint64_t va_range_start, va_range_end, va_range_split;
 };
 
@@ -93,6 +95,7 @@ struct nvgpu_as_alloc_as_ex {
 #define NVGPU_CH_SET_ERROR_NOTIFIER 0xC018480Cu
 #define NVGPU_CH_SET_PRIORITY 0x4004480Du
 #define NVGPU_CH_FORCE_RESET 0x00004811u
+#define NVGPU_CH_GET_ERROR_INFO 0x80804816u
 #define NVGPU_CH_GET_ERROR_NOTIFICATION 0xC0104817u
 #define NVGPU_CH_ALLOC_GPFIFO_EX2 0xC020481Au
 #define NVGPU_CH_SUBMIT_GPFIFO2 0xC018481Bu
@@ -112,6 +115,9 @@ struct nvgpu_alloc_obj_ctx { uint32_t class_num, flags; uint64_t obj_id; };
 struct nvgpu_set_error_notifier { uint64_t offset, size; uint32_t mem, reserved; };
 struct nvgpu_alloc_gpfifo_ex { uint32_t num_entries, num_jobs, flags; struct nvgpu_fence fence; uint32_t reserved[3]; };
 struct nvgpu_error_notification { uint64_t timestamp; uint32_t info32; uint16_t info16, status; };
+/* GET_ERROR_INFO: word 0 the error kind (1 MMU fault, 2 graphics, 3 PBDMA), the rest as libnx's
+ * NvError info[] (deko3d decodes it: docs/guest-abi.md). */
+struct nvgpu_error_info { uint32_t type, info[31]; };
 
 /* ---- the client ---- */
 enum nvc_via { NVC_VIA_NVDRV, NVC_VIA_DIRECT };
@@ -148,6 +154,11 @@ int nvc_map_memory(struct nvc* c, uint32_t nvmap, uint32_t as, void* cpu, uint32
  * `entries`, ALLOC_OBJ_CTX(3D). On failure *step names the call that failed. */
 int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entries, uint32_t* ch,
                      const char** step);
+
+/* SUBMIT_GPFIFO of `n` entries with `flags`. *fence goes in (the count flag bit 8 adds) and comes
+ * back as {syncpoint, the value the work reaches}. */
+int nvc_submit(struct nvc* c, uint32_t ch, const struct nvgpu_gpfifo_entry* entries, uint32_t n,
+               uint32_t flags, struct nvgpu_fence* fence);
 
 /* ---- pushbuffers (command words of seed 003 / the GM20B) ---- */
 struct nvc_push {

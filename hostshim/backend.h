@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -23,14 +24,28 @@ class Continuation {
   virtual std::span<uint8_t> arg() = 0;
   // Writes the outputs back (on success) and answers the guest thread.
   virtual void Finish(abi::NvError err) = 0;
-  // True once the guest thread stopped waiting (a signal interrupted it, or it exited); polled.
+  // True once the call ended without its holder: the guest thread stopped waiting (a signal
+  // interrupted it, or it died) and the sentry answered or dropped it. A flag read, cheap; the
+  // holder then forgets the call.
   virtual bool Abandoned() = 0;
 };
+
+// Every end of a parked call that its holder did not cause (Abandoned() turned true, or an armed
+// event was cancelled) counts here. Holders look for such calls only after the count moved, so
+// idle parked calls cost them nothing between ends.
+inline std::atomic<uint64_t>& AbandonedCallCount() {
+  static std::atomic<uint64_t> count{0};
+  return count;
+}
+inline void NoteAbandonedCall() { AbandonedCallCount().fetch_add(1, std::memory_order_release); }
 
 class Parker {
  public:
   virtual ~Parker() = default;
   // Moves the call's argument into a continuation; the call's own span must not be used after.
+  // Null, and the call stays the backend's to answer, when the guest may not park another call
+  // (its parked_waits budget is spent): backends then answer InsufficientMemory, as a driver that
+  // cannot allocate another waiter does.
   virtual std::shared_ptr<Continuation> Park() = 0;
 };
 

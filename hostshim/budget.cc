@@ -56,4 +56,19 @@ uint64_t BudgetAccount::refused(BudgetKind k) const {
   return refused_[static_cast<size_t>(k)];
 }
 
+bool BudgetHold::Take(std::shared_ptr<BudgetAccount> account, BudgetKind kind, uint64_t amount) {
+  Release();
+  if (account == nullptr) return true;
+  if (account->Charge(kind, amount) != abi::NvError::kSuccess) return false;
+  account_ = std::move(account);
+  kind_ = kind;
+  amount_ = amount;
+  held_.store(true, std::memory_order_release);
+  return true;
+}
+
+void BudgetHold::Release() {
+  if (held_.exchange(false, std::memory_order_acq_rel)) account_->Release(kind_, amount_);
+}
+
 }  // namespace nvsentry::hostshim

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "abi/nverror.h"
@@ -58,6 +60,28 @@ class BudgetAccount {
   std::array<uint64_t, kBudgetKinds> used_ ABSL_GUARDED_BY(mu_) = {};
   std::array<uint64_t, kBudgetKinds> peak_ ABSL_GUARDED_BY(mu_) = {};
   std::array<uint64_t, kBudgetKinds> refused_ ABSL_GUARDED_BY(mu_) = {};
+};
+
+// One charge, given back exactly once: by Release() (on any thread; later calls do nothing) or
+// when the hold goes. A parked call holds its parked_waits charge this way from parking to its
+// end, however it ends.
+class BudgetHold {
+ public:
+  BudgetHold() = default;
+  // Charges `account` (which may be null: nothing is charged); false, holding nothing, when the
+  // budget is spent.
+  bool Take(std::shared_ptr<BudgetAccount> account, BudgetKind kind, uint64_t amount = 1);
+  void Release();
+  bool held() const { return held_.load(std::memory_order_acquire); }
+  ~BudgetHold() { Release(); }
+  BudgetHold(const BudgetHold&) = delete;
+  BudgetHold& operator=(const BudgetHold&) = delete;
+
+ private:
+  std::shared_ptr<BudgetAccount> account_;
+  BudgetKind kind_ = BudgetKind::kParkedWaits;
+  uint64_t amount_ = 0;
+  std::atomic<bool> held_{false};
 };
 
 }  // namespace nvsentry::hostshim

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "abi/gpu_classes.h"
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -368,6 +369,54 @@ void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p)
   }
 }
 
+std::string ClassList() {
+  std::vector<std::string> v;
+  for (const abi::GpuClass& c : abi::kGpuClasses)
+    v.push_back(absl::StrFormat("0x%04X (%s)", c.number, S(c.name)));
+  return absl::StrJoin(v, ", ");
+}
+
+// [channels]: read after [devices] and [ioctls], which decide whether a channel can ever have the
+// graphics object context the graphics-engine classes need.
+void ReadChannels(Reader& r, const toml::table& t, Policy& p) {
+  r.OnlyKeys(t, "[channels]", {"classes"});
+  const toml::node* n = t.get("classes");
+  if (n == nullptr) return;
+  const toml::array* arr = n->as_array();
+  if (arr == nullptr) {
+    r.Error(n->source(), "expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
+    return;
+  }
+  const bool graphics = AllowsGraphicsContext(p);
+  std::vector<uint32_t> classes;
+  for (const toml::node& e : *arr) {
+    std::optional<uint64_t> v = r.Uint(e, 0xFFFF);
+    if (!v) continue;
+    const uint32_t cls = static_cast<uint32_t>(*v);
+    const abi::GpuClass* c = abi::FindGpuClass(cls);
+    if (c == nullptr) {
+      r.Error(e.source(), absl::StrFormat("0x%X is not a GM20B engine class; expected one of %s", cls,
+                                          ClassList()));
+      continue;
+    }
+    if (std::find(classes.begin(), classes.end(), cls) != classes.end()) {
+      r.Error(e.source(), absl::StrFormat("class 0x%04X is listed twice", cls));
+      continue;
+    }
+    if (c->engine == abi::GpuEngine::kGraphics && !graphics)
+      r.Error(e.source(),
+              absl::StrFormat("class 0x%04X (%s) runs on the graphics engine, which needs a graphics "
+                              "object context, and this policy never lets a channel allocate one "
+                              "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule "
+                              "allows none of 0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or "
+                              "allow the context",
+                              cls, S(c->name)));
+    classes.push_back(cls);
+  }
+  std::sort(classes.begin(), classes.end());
+  p.channel_classes = std::move(classes);
+}
+
 }  // namespace
 
 absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name) {
@@ -381,7 +430,7 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name)
   Reader r(name);
   Policy p = DefaultPolicy();
   p.source = std::string(name);
-  r.OnlyKeys(root, "the policy", {"guest", "violation", "budgets", "devices", "ioctls"});
+  r.OnlyKeys(root, "the policy", {"guest", "violation", "budgets", "devices", "ioctls", "channels"});
   // [guest] first: the mask depends on service and firmware.
   if (const toml::node* n = root.get("guest"))
     if (const toml::table* t = r.Table(*n, "[guest]")) ReadGuest(r, *t, p);
@@ -397,6 +446,8 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name)
         if (const toml::table* it = r.Table(v, "allow, arrays, fields")) ReadIoctl(r, k, *it, p);
     }
   }
+  if (const toml::node* n = root.get("channels"))
+    if (const toml::table* t = r.Table(*n, "[channels]")) ReadChannels(r, *t, p);
   if (!r.ok()) return absl::InvalidArgumentError(r.Errors());
   return p;
 }

@@ -1,5 +1,8 @@
 #include "policy/policy.h"
 
+#include <algorithm>
+
+#include "abi/gpu_classes.h"
 #include "abi/services.h"
 
 namespace nvsentry::policy {
@@ -15,6 +18,52 @@ IoctlRule Policy::Ioctl(const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) 
   IoctlRule r;
   r.verdict = Device(dev.id).ioctls;
   return r;
+}
+
+namespace {
+
+const abi::IoctlDesc* AllocObjCtx(const abi::DeviceDesc& gpu, abi::Firmware fw) {
+  for (const abi::IoctlDesc& d : gpu.ioctls)
+    if (d.name == "NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX" && d.fw.Contains(fw)) return &d;
+  return nullptr;
+}
+
+}  // namespace
+
+bool AllowsObjectContext(const Policy& p, uint32_t cls) {
+  const abi::DeviceDesc& gpu = abi::Device(abi::DeviceId::kNvhostGpu);
+  const abi::IoctlDesc* desc = AllocObjCtx(gpu, p.firmware);
+  if (desc == nullptr) return false;
+  const IoctlRule rule = p.Ioctl(gpu, *desc);
+  if (rule.verdict != Verdict::kAllow) return false;
+  for (const FieldRule& f : rule.fields) {
+    if (f.field == nullptr || f.field->name != "class_num") continue;
+    if (f.max && cls > *f.max) return false;
+    if (f.bits && (cls & ~*f.bits) != 0) return false;
+    if (!f.one_of.empty() && std::find(f.one_of.begin(), f.one_of.end(), cls) == f.one_of.end())
+      return false;
+  }
+  return true;
+}
+
+bool AllowsGraphicsContext(const Policy& p) {
+  for (const abi::GpuClass& c : abi::kGpuClasses)
+    if (c.engine == abi::GpuEngine::kGraphics && AllowsObjectContext(p, c.number)) return true;
+  return false;
+}
+
+std::vector<uint32_t> BindableClasses(const Policy& p) {
+  if (p.channel_classes) return *p.channel_classes;
+  const bool graphics = AllowsGraphicsContext(p);
+  std::vector<uint32_t> out;
+  for (const abi::GpuClass& c : abi::kGpuClasses) {
+    const bool engine_allowed = c.engine == abi::GpuEngine::kGraphics
+                                    ? graphics
+                                    : AllowsObjectContext(p, c.number);
+    if (engine_allowed) out.push_back(c.number);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Policy DefaultPolicy() {

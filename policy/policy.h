@@ -75,6 +75,9 @@ struct Policy {
   Budgets budgets;
   absl::flat_hash_map<abi::DeviceId, DeviceRule> devices;  // devices not listed: DeviceRule{}
   absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule> ioctls;  // ioctls not listed: the device's default
+  // [channels] classes: the engine classes a GPU channel's command stream may bind with
+  // SET_OBJECT, sorted. nullopt: not said, derived from the ALLOC_OBJ_CTX rule (BindableClasses).
+  std::optional<std::vector<uint32_t>> channel_classes;
 
   const DeviceRule& Device(abi::DeviceId id) const;
   // The rule for `desc` on `dev`: its own, or allow/deny from the device's default.
@@ -83,5 +86,19 @@ struct Policy {
 
 // nvdrv, latest firmware, its mask, every device simulated, every ioctl allowed, the budgets above.
 Policy DefaultPolicy();
+
+// Whether the policy lets a GPU channel allocate an object context of class `cls`: the verdict of
+// NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX on /dev/nvhost-gpu for the policy's firmware and its class_num
+// rule (max, bits, one_of).
+bool AllowsObjectContext(const Policy& p, uint32_t cls);
+// Whether it lets a channel have a graphics object context (any graphics-engine class).
+bool AllowsGraphicsContext(const Policy& p);
+// The classes the guest's GPU channels may bind with SET_OBJECT, sorted: `channel_classes` when the
+// policy says them; otherwise the classes of the engines ALLOC_OBJ_CTX lets it create a context
+// for: every graphics-engine class (3D, compute, 2D, inline-to-memory, which real clients bind
+// under the one 3D context they allocate) when any of them is allowed, the DMA copy class when it
+// is. So a policy that denies ALLOC_OBJ_CTX, or limits class_num to 0xB197, does not let a
+// pushbuffer bind 0xB0B5 unless [channels] says so.
+std::vector<uint32_t> BindableClasses(const Policy& p);
 
 }  // namespace nvsentry::policy

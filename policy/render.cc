@@ -8,6 +8,7 @@
 #include "abi/devices/nvdrv.h"
 #include "abi/devices/nvhost_ctrl.h"
 #include "abi/devices/nvmap.h"
+#include "abi/gpu_classes.h"
 #include "abi/nverror.h"
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
@@ -76,8 +77,11 @@ std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::Ioctl
   if (dev.id == abi::DeviceId::kNvmap && (d.code == abi::nvmap::kExportForAruid ||
                                           d.code == abi::nvmap::kRemoveExportForAruid))
     why = missing({abi::kPermExportForAruid});
-  else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId)
-    why = missing({abi::kPermImportMemory, abi::kPermImportExported});
+  else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId) {
+    // Only other processes' objects need the bits (nvmap decides; own objects always import).
+    std::string m = missing({abi::kPermImportMemory, abi::kPermImportExported});
+    if (!m.empty()) why = m + " for another process's objects";
+  }
   else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetAruidWithoutCheck)
     why = missing({abi::kPermNoCheckedAruid});
   else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetGraphicsFirmwareMemoryMarginEnabled)
@@ -88,6 +92,16 @@ std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::Ioctl
   else if (d.flags & abi::kSeedAnswer)
     why = absl::StrCat(S(abi::NvErrorName(d.answer)), ": seed 000's fixed answer");
   return why.empty() ? why : absl::StrCat(" (answers ", why, ")");
+}
+
+// "0xA140 (inline-to-memory), 0xB197 (3D)", or "none".
+std::string ClassesText(const std::vector<uint32_t>& classes) {
+  std::vector<std::string> v;
+  for (uint32_t c : classes) {
+    const abi::GpuClass* g = abi::FindGpuClass(c);
+    v.push_back(absl::StrFormat("0x%04X (%s)", c, g != nullptr ? S(g->name) : "?"));
+  }
+  return v.empty() ? "none" : absl::StrJoin(v, ", ");
 }
 
 std::string RuleText(const abi::IoctlDesc& d, const IoctlRule& r) {
@@ -134,6 +148,16 @@ std::string RenderToml(const Policy& p, bool comments) {
                   "\n", "nvmap_objects = ", b.nvmap_objects, "\n", "channels = ", b.channels, "\n",
                   "address_spaces = ", b.address_spaces, "\n", "pinned_bytes = ", Hex(b.pinned_bytes),
                   "\n", "mappings = ", b.mappings, "\n", "parked_waits = ", b.parked_waits, "\n");
+  if (p.channel_classes) {
+    absl::StrAppend(&o, "\n[channels]\n");
+    note("the engine classes the GPU channels' pushbuffers may bind with SET_OBJECT");
+    std::vector<std::string> v;
+    for (uint32_t c : *p.channel_classes) v.push_back(Hex(c));
+    absl::StrAppend(&o, "classes = [", absl::StrJoin(v, ", "), "]\n");
+  } else if (comments) {
+    absl::StrAppend(&o, "\n# [channels] classes not set: the GPU channels may bind ",
+                    ClassesText(BindableClasses(p)), " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)\n");
+  }
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     auto it = p.devices.find(dev.id);
     if (it == p.devices.end()) continue;
@@ -203,7 +227,11 @@ std::string ShowPolicy(const Policy& p, bool effective) {
   absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ", b.open_fds,
                   ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels, ", address_spaces ",
                   b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), ", mappings ", b.mappings,
-                  ", parked_waits ", b.parked_waits, "\ndevices:\n");
+                  ", parked_waits ", b.parked_waits, "\n");
+  absl::StrAppend(&o, "channels may bind: ", ClassesText(BindableClasses(p)),
+                  p.channel_classes ? " ([channels] classes)"
+                                    : " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)",
+                  "\ndevices:\n");
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string why = WhyNot(p, dev);
     std::string what = "refused: " + why;
@@ -244,6 +272,7 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
   both("budgets.pinned_bytes", Hex(a.budgets.pinned_bytes), Hex(b.budgets.pinned_bytes));
   both("budgets.mappings", absl::StrCat(a.budgets.mappings), absl::StrCat(b.budgets.mappings));
   both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits), absl::StrCat(b.budgets.parked_waits));
+  both("channel classes", ClassesText(BindableClasses(a)), ClassesText(BindableClasses(b)));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);
     both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa, wb.empty() ? "opens" : "refused: " + wb);

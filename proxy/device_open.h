@@ -21,9 +21,11 @@ namespace nvsentry::proxy {
 using BackendFactory = std::function<std::unique_ptr<hostshim::DeviceBackend>(
     const abi::DeviceDesc& device, abi::NvError* refused)>;
 
-// The verdict for opening `dev` (or nullptr for a path the catalogue does not have):
-// DeviceNotFound (also for a device whose policy backend is "deny"), AccessDenied (its permission
-// bit is not in the guest's mask), NotSupported (debug devices without debug mode), or Success.
+// The verdict for opening `dev` (or nullptr for a path the catalogue does not have), in this
+// order: DeviceNotFound (not on the guest's firmware), AccessDenied (its permission bit is not in
+// the guest's mask), NotSupported (debug devices without debug mode), DeviceNotFound (a device
+// the identity allows but the policy's backend is "deny"), else Success. The identity comes
+// first, so a policy that denies a device the mask refuses anyway answers as the service does.
 // The open_fds budget is charged separately, when the session is made (Session::ChargeFd).
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev);
 

@@ -49,14 +49,10 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
       case abi::nvmap::kRemoveExportForAruid:
         return granted(abi::kPermExportForAruid) ? abi::NvError::kSuccess
                                                  : abi::NvError::kAccessDenied;
-      case abi::nvmap::kFromId:
-        // Bit 9 imports any object by id, bit 12 only objects exported to the guest's aruid;
-        // until nvmap objects exist (a later issue) only "neither" can be told apart.
-        return granted(abi::kPermImportMemory) || granted(abi::kPermImportExported)
-                   ? abi::NvError::kSuccess
-                   : abi::NvError::kAccessDenied;
       default: break;
     }
+    // NVMAP_IOC_FROM_ID is not refused here: bits 9 and 12 are about other processes' objects,
+    // and only nvmap knows whose an object is (hostshim/sim/nvmap.h decides, for every service).
   }
   if (dev.id == abi::DeviceId::kNvhostCtrl && desc.code == abi::nvhost_ctrl::kGetConfig &&
       c.policy.production_mode)
@@ -123,15 +119,16 @@ std::optional<Breach> CheckArguments(const GuestConfig& c, const abi::IoctlDesc&
   return std::nullopt;
 }
 
-ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
-                           const abi::IoctlDesc* desc, std::string_view rule,
-                           std::string_view detail) {
+namespace {
+
+ViolationOutcome Act(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
+                     std::string_view name, std::string_view rule, std::string_view detail,
+                     std::string_view refusal) {
   policy::Action action = c.policy.action;
   if (action == policy::Action::kKill && !c.kill_guest) action = policy::Action::kErrno;
   const std::string_view what = action == policy::Action::kAudit ? "allowed (audit)"
                                 : action == policy::Action::kKill ? "killing the guest"
-                                                                  : "refused with AccessDenied";
-  const std::string_view name = desc != nullptr ? desc->name : std::string_view("open");
+                                                                  : refusal;
   const bool first = c.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
   const std::string text = fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path,
                                        name, detail, rule, what);
@@ -144,6 +141,21 @@ ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDes
     case policy::Action::kErrno: break;
   }
   return ViolationOutcome::kRefuse;
+}
+
+}  // namespace
+
+ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
+                           const abi::IoctlDesc* desc, std::string_view rule,
+                           std::string_view detail) {
+  const std::string_view name = desc != nullptr ? desc->name : std::string_view("open");
+  return Act(c, tid, dev, name, rule, detail, "refused with AccessDenied");
+}
+
+ViolationOutcome CommandStreamViolation(const GuestConfig& c, std::string_view what,
+                                        std::string_view rule, std::string_view detail) {
+  return Act(c, 0, abi::Device(abi::DeviceId::kNvhostGpu), what, rule, detail,
+             "refused: the channel stops with an error");
 }
 
 }  // namespace nvsentry::proxy

@@ -2,8 +2,9 @@
 // does. Two kinds of refusal:
 //  - the seed's own answers, which follow from the guest's identity (permission mask, production
 //    mode) and are the same whatever the policy's action: NVMAP_IOC_EXPORT_FOR_ARUID and
-//    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVMAP_IOC_FROM_ID needs bit 9 or 12
-//    (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is NotSupported in production mode;
+//    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is
+//    NotSupported in production mode. (NVMAP_IOC_FROM_ID's bits 9 and 12 concern other
+//    processes' objects: nvmap decides them, hostshim/sim/nvmap.h);
 //  - violations of the policy's rules (an ioctl denied, an array count above the policy's limit,
 //    a field outside its rule), which do what the policy's action says: errno (AccessDenied),
 //    audit (logged, traced, then allowed) or kill (the whole guest).
@@ -62,6 +63,11 @@ enum class ViolationOutcome {
 ViolationOutcome Violation(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
                            const abi::IoctlDesc* desc, std::string_view rule,
                            std::string_view detail);
+// The same for what a GPU channel's command stream asked for (`what`: the method, e.g.
+// "SET_OBJECT"), found on an engine thread: no guest thread to name (tid 0 in the trace), and a
+// refusal stops the channel with an error the guest reads instead of failing a call.
+ViolationOutcome CommandStreamViolation(const GuestConfig& c, std::string_view what,
+                                        std::string_view rule, std::string_view detail);
 
 // A scalar field's value in the copied fixed part, zero-extended (sign-extended for signed
 // types, then as 64-bit two's complement); nullopt for fields that are not one scalar or do not

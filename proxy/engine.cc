@@ -58,13 +58,15 @@ class EngineParker : public hostshim::Parker {
   EngineParker(std::span<uint8_t> arg, CallContext& ctx, std::shared_ptr<Completion> done)
       : arg_(arg), ctx_(ctx), done_(std::move(done)) {}
   std::shared_ptr<hostshim::Continuation> Park() override {
-    parked_ = true;
-    done_->parked = true;
     auto done = done_;
-    return ctx_.Detach(done_->desc->name, std::vector<uint8_t>(arg_.begin(), arg_.end()),
-                       [done](std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
-                         return done->Finish(arg, err, io);
-                       });
+    std::shared_ptr<hostshim::Continuation> c =
+        ctx_.Detach(done_->desc->name, std::vector<uint8_t>(arg_.begin(), arg_.end()),
+                    [done](std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
+                      return done->Finish(arg, err, io);
+                    });
+    // Refused (the parked_waits budget): the backend answers on this worker as usual.
+    if (c != nullptr) parked_ = done_->parked = true;
+    return c;
   }
   bool parked() const { return parked_; }
 
@@ -107,19 +109,41 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
   return {IoctlOutcome::kAnswer, e};
 }
 
+// The call with its buffers as the seed's entry reads them. What is read and written is the
+// entry's (its direction and fields); which of the call's buffers hold the argument is the
+// guest's code's. A direction variant (a catalogue alias) carried by an nvdrv Ioctl passes its
+// argument only in the buffers its own direction names (libnx nvIoctl: the input buffer for
+// "write", the output buffer for "read"), so a direction the variant lacks uses the one buffer it
+// gave. For the seed's own code, and for a Linux ioctl (one pointer for both), nothing changes.
+IoctlRequest ArgumentBuffers(const IoctlRequest& req, const abi::IoctlDesc& desc) {
+  IoctlRequest r = req;
+  if (desc.variable() || req.code == desc.code) return r;
+  const abi::Dir sent = abi::IocDir(req.code);
+  if (!abi::DirHasIn(sent) && abi::DirHasOut(sent)) {
+    r.buf.in = req.buf.out;
+    r.buf.in_size = req.buf.out_size;
+  }
+  if (!abi::DirHasOut(sent) && abi::DirHasIn(sent)) {
+    r.buf.out = req.buf.in;
+    r.buf.out_size = req.buf.in_size;
+  }
+  return r;
+}
+
 }  // namespace
 
 int DirectAnswer(abi::NvError err, GuestIo&) { return abi::NvErrorToErrno(err); }
 
-IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ctx,
+IoctlOutcome RunIoctl(Session& session, const IoctlRequest& sent, CallContext& ctx,
                       const Answer& answer) {
   const Clock::time_point t0 = Clock::now();
   const abi::DeviceDesc& dev = session.device();
-  const abi::IoctlDesc* desc = abi::FindIoctl(dev, req.code, session.config().firmware);
+  const abi::IoctlDesc* desc = abi::FindIoctl(dev, sent.code, session.config().firmware);
   if (desc == nullptr) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev.path, req.code);
-    return Reject(session, req, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev.path, sent.code);
+    return Reject(session, sent, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
   }
+  const IoctlRequest req = ArgumentBuffers(sent, *desc);
   const GuestConfig& config = session.config();
   if (config.learner != nullptr) config.learner->Called(*desc);
   if ((req.via == abi::Via::kIoctl2 && !(desc->flags & abi::kUsesIoctl2)) ||

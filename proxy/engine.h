@@ -60,6 +60,9 @@ struct IoctlOutcome {
 using Answer = std::function<int(abi::NvError err, GuestIo& io)>;
 int DirectAnswer(abi::NvError err, GuestIo& io);
 
+// One ioctl on `session`, however it arrived. A code the catalogue lists as an alias of an entry
+// (a client's direction variant) is served as that entry; carried by an nvdrv Ioctl, its argument
+// is taken from the buffers the variant's own direction names (abi/catalogue.h CodeAlias).
 IoctlOutcome RunIoctl(Session& session, const IoctlRequest& req, CallContext& ctx,
                       const Answer& answer = DirectAnswer);
 

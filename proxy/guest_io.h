@@ -37,7 +37,9 @@ using Finisher = std::function<int(std::span<uint8_t> arg, abi::NvError err, Gue
 
 class CallContext : public GuestIo {
  public:
-  // A continuation owning `arg` that answers this same call later through `finish`.
+  // A continuation owning `arg` that answers this same call later through `finish`; null when
+  // the guest may not park another call (its parked_waits budget is spent). The continuation
+  // holds the budget's charge until the call ends, however it ends.
   virtual std::shared_ptr<hostshim::Continuation> Detach(std::string_view what,
                                                          std::vector<uint8_t> arg,
                                                          Finisher finish) = 0;

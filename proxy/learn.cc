@@ -7,6 +7,8 @@
 
 namespace nvsentry::proxy {
 
+constexpr uint64_t kLearnedParkedWaitsFloor = 8;
+
 uint64_t WithHeadroom(uint64_t seen, uint64_t floor, uint64_t cap) {
   uint64_t v = seen > UINT64_MAX / 2 ? UINT64_MAX : seen * 2;
   return std::min(std::max(v, floor), cap);
@@ -89,6 +91,11 @@ void Learner::Initialized(uint64_t size) {
   max_initialize_ = std::max(max_initialize_, size);
 }
 
+void Learner::Bound(uint32_t cls) {
+  absl::MutexLock l(&mu_);
+  bound_.insert(cls);
+}
+
 policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& used) const {
   absl::MutexLock l(&mu_);
   policy::Policy p;
@@ -119,8 +126,17 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
       WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
   p.budgets.mappings =
       static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
-  p.budgets.parked_waits = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kParkedWaits), 0, ran.budgets.parked_waits));
+  // Whether a wait parks at all depends on timing (a fence may be reached before the wait is
+  // served), so a run that parked few leaves room for a few more.
+  p.budgets.parked_waits = static_cast<uint32_t>(WithHeadroom(
+      used.peak(BudgetKind::kParkedWaits), kLearnedParkedWaitsFloor, ran.budgets.parked_waits));
+  // What the channels' command streams bound, said explicitly: the ALLOC_OBJ_CTX rule alone would
+  // not let a pushbuffer bind the classes real clients bind without a context of their own.
+  if (opened_.contains(abi::DeviceId::kNvhostGpu)) {
+    std::vector<uint32_t> classes(bound_.begin(), bound_.end());
+    std::sort(classes.begin(), classes.end());
+    p.channel_classes = std::move(classes);
+  }
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     if (!dev.fw.Contains(ran.firmware)) continue;
     policy::DeviceRule rule;

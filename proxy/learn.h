@@ -30,13 +30,17 @@ class Learner {
   void Fields(const abi::IoctlDesc& desc, std::span<const uint8_t> fixed);
   // The /dev/nvdrv Initialize size the transfer-memory budget was asked to cover.
   void Initialized(uint64_t size);
+  // A GPU channel's command stream bound engine class `cls` with SET_OBJECT (the simulated GPU
+  // reports each class once per channel, from its engine threads).
+  void Bound(uint32_t cls);
 
   // The smallest policy that allows what was recorded, for a guest that ran under `ran` with the
   // budget peaks of `used`: [guest] as run; every device of the firmware that was not opened has
   // backend "deny"; an opened device denies its ioctls by default and allows those called, with
   // array limits of twice the largest count seen (at least 1, at most the catalogue's) and a
   // rule for each learnable field seen (twice its largest value, the bits it used, or the
-  // values it took); budgets of twice the peaks seen (at most what `ran` allowed); action errno.
+  // values it took); budgets of twice the peaks seen (at most what `ran` allowed); when
+  // /dev/nvhost-gpu was opened, [channels] classes = the classes its channels bound; action errno.
   policy::Policy Learned(const policy::Policy& ran, const BudgetAccount& used) const;
 
  private:
@@ -51,6 +55,7 @@ class Learner {
   absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint64_t>> called_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<const abi::Field*, Seen> fields_ ABSL_GUARDED_BY(mu_);
   uint64_t max_initialize_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<uint32_t> bound_ ABSL_GUARDED_BY(mu_);
 };
 
 // The fields --learn writes rules for: the argument limits a policy author cares about (the

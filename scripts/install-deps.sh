@@ -2,7 +2,8 @@
 # Installs the Debian packages nvsentry builds with. Idempotent: does nothing when all are present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libseccomp-dev libabsl-dev libspdlog-dev libunwind-dev
-      googletest libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev python3)
+      googletest libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev python3
+      libpython3.11-testsuite)  # CPython's regression tests, for the transparency suite
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

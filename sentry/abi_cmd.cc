@@ -93,6 +93,10 @@ std::string ShowIoctl(const abi::IoctlDesc& d, const std::vector<const abi::Devi
                   d.variable() ? absl::StrCat("header ", d.header_size, " bytes then arrays")
                                : absl::StrCat("size ", d.size()),
                   "\n");
+  for (const abi::CodeAlias& a : d.aliases)
+    absl::StrAppend(&out, "  alias     ", absl::StrFormat("0x%08X", a.code), ", dir ",
+                    abi::DirName(abi::IocDir(a.code)), " (", S(a.client),
+                    "): served as the code above, its direction and layout\n");
   absl::StrAppend(&out, "  firmware  ", abi::FirmwareRangeString(d.fw), "\n");
   if (std::string flags = abi::IoctlFlagsString(d); !flags.empty())
     absl::StrAppend(&out, "  flags     ", flags, "\n");

@@ -21,11 +21,33 @@ Usage:
                   | diff A B
   nvsentry --help | --version
 
-The program runs with your stdio, environment and working directory. Its opens of NVIDIA device
-nodes (/dev/nvhost-ctrl, ...) and its ioctls on them are served by the sentry on a simulated
-Tegra X1 GPU; everything else runs natively. nvsentry exits with the program's status (128+N if
-it died of signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to nvsentry reach the program.
-Exit status 125 means the sandbox itself could not start.
+The program runs with your stdio, environment and working directory in a sandbox: its own PID,
+mount and user namespaces and its own process group. It is root inside and, over the host,
+nobody (uid 65534) when nvsentry runs as root, or you when you run it: it holds no capability
+over the host, gains none by exec (no_new_privs), and can signal nothing outside the sandbox.
+nvsentry needs no root. Its opens of NVIDIA device nodes (/dev/nvhost-ctrl, ...) and its ioctls
+on them are served by the sentry on a simulated Tegra X1 GPU; everything else runs natively.
+nvsentry exits with the program's status (128+N if it died of signal N). Signals sent to
+nvsentry reach the program (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT; SIGSTOP stops it too). In a terminal the program
+is the foreground job: Ctrl-C and Ctrl-Z reach it, and when it stops nvsentry stops too, so
+that `fg` resumes both. Exit status 125 means the sandbox itself could not start.
+
+Sandbox options for run (docs/security.md, "Launcher"):
+  --uid=N, --gid=N   the host uid and gid the program's root is (default, as root: 65534;
+                     as another user: yours, the only ones you may give)
+  --host-root        no user namespace: the program is the host's root, with every capability
+                     (only when nvsentry runs as root; gives up the privilege containment)
+  --ro-root          the host's whole tree read-only (binds and the private /tmp stay writable)
+  --private-tmp      fresh, empty /tmp, /var/tmp and /dev/shm, gone when the program ends
+  --bind SRC DST     SRC at DST in the program's view, writable; DST must exist, or lie in
+                     the private /tmp (--private-tmp), where it is made
+  --ro-bind SRC DST  the same, read-only
+  --no-network       an empty network namespace: no interface but loopback
+  --chdir DIR        start the program in DIR (default: the current directory, or / if the
+                     program's view has no such directory)
+  Without them the program sees the host's tree and network as they are, with its identity's
+  permissions.
 
 Options for run:
   --log-level=LEVEL  the sentry's log detail: trace, debug, info, warn (default), error, off
@@ -150,6 +172,34 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
             "--firmware: '", value, "' is not a version from 1.0.0 to ",
             abi::FirmwareString(abi::kLatestFirmware)));
       o.firmware = value;
+    } else if (name == "--uid" || name == "--gid") {
+      if (auto s = need_value(); !s.ok()) return s;
+      uint32_t id = 0;
+      if (!absl::SimpleAtoi(value, &id) || id == static_cast<uint32_t>(-1))
+        return absl::InvalidArgumentError(absl::StrCat(name, ": '", value, "' is not a number"));
+      if (name == "--uid") o.uid = id;
+      else o.gid = id;
+    } else if (name == "--host-root" && !has_value) {
+      o.host_root = true;
+    } else if (name == "--ro-root" && !has_value) {
+      o.ro_root = true;
+    } else if (name == "--private-tmp" && !has_value) {
+      o.private_tmp = true;
+    } else if (name == "--no-network" && !has_value) {
+      o.no_network = true;
+    } else if ((name == "--bind" || name == "--ro-bind") && !has_value) {
+      if (i + 2 >= argc) return absl::InvalidArgumentError(absl::StrCat(name, " needs SRC and DST"));
+      BindMount b{argv[i + 1], argv[i + 2], name == "--ro-bind"};
+      i += 2;
+      if (b.source.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": empty SRC"));
+      if (!b.target.starts_with("/"))
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": DST must be an absolute path in the guest's view: '", b.target, "'"));
+      o.binds.push_back(std::move(b));
+    } else if (name == "--chdir") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value.empty()) return absl::InvalidArgumentError("--chdir: missing DIR");
+      o.chdir = value;
     } else if (name == "--debug-mode" && !has_value) {
       o.debug_mode = true;
       o.shorthand_used = true;

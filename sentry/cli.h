@@ -2,10 +2,14 @@
 // every option. Parsing never exits; errors come back as messages for the caller to print.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sentry/guest_mounts.h"
 
 namespace nvsentry::sentry {
 
@@ -28,6 +32,19 @@ struct RunOptions {
   std::string firmware;  // empty: the latest the catalogue knows
   bool debug_mode = false;
   bool shorthand_used = false;  // any of --service, --firmware, --debug-mode
+  // Who the guest is over the host (sentry/identity.h): --uid/--gid choose the host ids its
+  // user namespace's root maps to; --host-root runs it without a user namespace, as the host's
+  // root.
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  bool host_root = false;
+  // The guest's view (sentry/guest_mounts.h), network and working directory. Defaults: the
+  // host's tree as it is, the host's network, the caller's directory.
+  bool ro_root = false;
+  bool private_tmp = false;
+  std::vector<BindMount> binds;  // --bind/--ro-bind SRC DST, in order (SRC as given)
+  bool no_network = false;
+  std::string chdir;  // empty: the caller's current directory
 };
 
 struct Command {

@@ -1,5 +1,7 @@
 #include "sentry/crash.h"
 
+#include "sentry/job_control.h"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <signal.h>
@@ -70,6 +72,7 @@ void OnFatal(int sig, siginfo_t* info, void*) {
   // PDEATHSIG, but only once the whole sentry is gone.)
   pid_t victim = g_victim.load();
   if (victim > 0) kill(victim, SIGKILL);
+  TakeBackTerminalAfterCrash();
   // SA_RESETHAND restored the default action: re-raise to die of the same signal.
   raise(sig);
 }

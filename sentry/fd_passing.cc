@@ -38,7 +38,7 @@ bool SendWithFd(int sock, std::string_view text, int fd) {
 }
 
 bool ReceiveWithFd(int sock, std::string* text, int* fd) {
-  char data[512];
+  char data[4096];
   Message m(data, sizeof data);
   ssize_t n;
   do n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);

@@ -4,6 +4,7 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,6 +74,16 @@ absl::StatusOr<FilterProgram> BuildGuestFilter() {
     if (nr == __NR_SCMP_ERROR) continue;
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), nr, 0), name); !s.ok()) return s;
   }
+  // Terminal input injection: a guest that shares nvsentry's terminal could push commands into
+  // the shell that reads it after nvsentry exits (TIOCSTI; TIOCLINUX's selection paste on a
+  // virtual console). Matched on the low 32 bits, as the kernel reads the code.
+  for (uint64_t code : {uint64_t{TIOCSTI}, uint64_t{TIOCLINUX}}) {
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 1,
+                                        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, code)),
+                       "ioctl");
+        !s.ok())
+      return s;
+  }
   for (auto [name, arg] : {std::pair{"mknod", 1u}, std::pair{"mknodat", 2u}}) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
@@ -103,9 +114,9 @@ absl::StatusOr<FilterProgram> BuildGuestFilter() {
 int LoadGuestFilter(const FilterProgram& prog, bool* killable) {
   sock_fprog fprog{static_cast<unsigned short>(prog.code.size()),
                    const_cast<sock_filter*>(prog.code.data())};
-  // Without CAP_SYS_ADMIN the kernel insists on no_new_privs; with it, leave setuid guests alone.
-  if (prctl(PR_CAPBSET_READ, 21 /* CAP_SYS_ADMIN */) != 1 || geteuid() != 0)
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // The guest never gains privileges by exec (setuid binaries, file capabilities); without
+  // CAP_SYS_ADMIN the kernel insists on it anyway.
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
   long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
   *killable = fd >= 0;

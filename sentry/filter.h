@@ -1,7 +1,9 @@
 // The guest's seccomp filter. It traps to the sentry only what the sentry must see: the open
 // family (so device paths can be served) and ioctls whose magic belongs to a catalogue device.
 // It refuses, with EPERM, what would let a guest uncover a host NVIDIA node that the sandbox hid:
-// mount-family calls, open_by_handle_at, and mknod of device nodes. Everything else runs natively.
+// mount-family calls, open_by_handle_at, and mknod of device nodes; and the terminal ioctls that
+// inject input into a terminal the guest shares with nvsentry's shell (TIOCSTI, TIOCLINUX).
+// Everything else runs natively.
 #pragma once
 
 #include <linux/filter.h>

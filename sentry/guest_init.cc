@@ -1,9 +1,9 @@
 #include "sentry/guest_init.h"
 
 #include "sentry/fd_passing.h"
+#include "sentry/guest_network.h"
 
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -16,15 +16,24 @@
 namespace nvsentry::sentry {
 namespace {
 
-[[noreturn]] void Fail(int control_fd, const char* what, int err) {
-  char msg[512];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
-  SendWithFd(control_fd, msg, -1);
+[[noreturn]] void FailWith(int control_fd, const char* message) {
+  SendWithFd(control_fd, message, -1);
   _exit(125);
+}
+
+[[noreturn]] void Fail(int control_fd, const char* what, int err) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  FailWith(control_fd, msg);
 }
 
 void SendListener(int control_fd, int listener, bool killable) {
   if (!SendWithFd(control_fd, killable ? "ok:killable" : "ok", listener)) _exit(125);
+}
+
+void Report(int status_fd, InitReport::Kind kind, int value) {
+  const InitReport r{kind, value};
+  (void)!write(status_fd, &r, sizeof r);
 }
 
 [[noreturn]] void ExecGuest(const GuestInitArgs& a) {
@@ -35,26 +44,83 @@ void SendListener(int control_fd, int listener, bool killable) {
   _exit(err == ENOENT ? 127 : 126);
 }
 
+// The state letter of /proc/PID/stat (after the command name, which may hold spaces and ')').
+char ProcessState(int stat_fd) {
+  char buf[512];
+  ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return '?';
+  buf[n] = 0;
+  const char* close_paren = strrchr(buf, ')');
+  return close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : '?';
+}
+
+// The guest program's job-control state, as init tracks it.
+struct GuestState {
+  pid_t pid;
+  bool stopped = false;   // stopped, as waitpid last said
+  bool mirrored = false;  // stopped by init because the sentry was stopped: not reported
+};
+
+void Reap(int status_fd, GuestState& g) {
+  int st;
+  pid_t p;
+  while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+    if (p != g.pid) continue;  // orphans of the guest: only reaped
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      Report(status_fd, InitReport::kGuestExited, st);
+      _exit(0);
+    }
+    if (WIFSTOPPED(st)) {
+      g.stopped = true;
+      // nvsentry stands in for the guest towards its shell: it stops itself with this signal.
+      if (!g.mirrored) Report(status_fd, InitReport::kGuestStopped, WSTOPSIG(st));
+    } else if (WIFCONTINUED(st)) {
+      g.stopped = false;
+      g.mirrored = false;
+    }
+  }
+}
+
 }  // namespace
 
 void RunGuestInit(const GuestInitArgs& a) {
   // If the sentry dies, so does init, and with it the whole PID namespace.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-
-  // Our mounts stay ours; the host's later mounts still show up here.
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
-    Fail(a.control_fd, "making / a slave mount", errno);
-  for (const HostNode& n : a.host_nodes) {
-    int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC,
-                              "size=4k,mode=0755")
-                      : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);
-    // A node that vanished since the scan has nothing left to hide.
-    if (rc != 0 && errno != ENOENT) Fail(a.control_fd, ("hiding host node " + n.path).c_str(), errno);
+  // The sentry has made this process a group of its own and handed it the terminal, if nvsentry
+  // was its foreground job; then it says go. (EOF: the sentry gave up.)
+  {
+    char go[8];
+    ssize_t n;
+    do n = recv(a.control_fd, go, sizeof go, 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) _exit(125);
   }
-  // A /proc of this PID namespace: host processes (and their /proc/PID/root views of the
-  // uncovered /dev) are not reachable from the guest.
-  if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
-    Fail(a.control_fd, "mounting /proc for the guest", errno);
+  if (a.identity.user_ns) {
+    if (const char* what = BecomeGuestRoot(a.identity)) Fail(a.control_fd, what, errno);
+    // A change of credentials clears the parent-death signal: set it again. (The sentry cannot
+    // have died meanwhile unnoticed: it holds the other end of control_fd, checked below.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+  }
+  // Whatever the guest execs, it gains no privilege (setuid and file capabilities do nothing).
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(a.control_fd, "setting no_new_privs", errno);
+  // Out of nvsentry's group: a guest's kill(0, ...) reaches only the guest.
+  setpgid(0, 0);
+  // The sentry's state, from the host's /proc (before this namespace's /proc covers it).
+  char stat_path[64];
+  // The main thread's (a group stop stops them all): cheaper than the whole process's.
+  snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%d/stat", a.sentry_pid, a.sentry_pid);
+  const int sentry_stat = open(stat_path, O_RDONLY | O_CLOEXEC);
+
+  if (std::string e = SetUpGuestMounts(a.mounts); !e.empty()) FailWith(a.control_fd, e.c_str());
+  if (a.loopback)
+    if (const char* what = BringUpLoopback()) Fail(a.control_fd, what, errno);
+  // The path again, in the guest's view (the inherited directory may lie under a mount now).
+  if (!a.workdir.empty() && chdir(a.workdir.c_str()) != 0) {
+    if (a.workdir_required) Fail(a.control_fd, ("--chdir " + a.workdir).c_str(), errno);
+    fprintf(stderr, "nvsentry: %s is not reachable in the sandbox (%s); the program starts in /\n",
+            a.workdir.c_str(), strerror(errno));
+    if (chdir("/") != 0) Fail(a.control_fd, "changing to /", errno);
+  }
 
   bool killable = false;
   int listener = LoadGuestFilter(*a.filter, &killable);
@@ -67,36 +133,47 @@ void RunGuestInit(const GuestInitArgs& a) {
   sigset_t wait_set;
   sigemptyset(&wait_set);
   sigaddset(&wait_set, SIGCHLD);
+  sigaddset(&wait_set, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&wait_set, s);
 
-  pid_t guest = fork();
-  if (guest < 0) {
-    int st = (125 << 8);  // reported as exit status 125
-    (void)!write(a.status_fd, &st, sizeof st);
+  GuestState guest{fork()};
+  if (guest.pid < 0) {
+    Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
     _exit(125);
   }
-  if (guest == 0) {
+  if (guest.pid == 0) {
     close(a.status_fd);
+    if (sentry_stat >= 0) close(sentry_stat);
     ExecGuest(a);
   }
+  const timespec tick{0, kSentryWatchMs * 1000000L};
   for (;;) {
     siginfo_t si;
-    int sig = sigwaitinfo(&wait_set, &si);
-    if (sig < 0) continue;
-    if (sig == SIGCHLD) {
-      int st;
-      pid_t p;
-      while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-        if (p == guest) {
-          (void)!write(a.status_fd, &st, sizeof st);
-          _exit(0);
-        }
+    int sig = sigtimedwait(&wait_set, &si, &tick);
+    if (sig < 0) {
+      // A SIGSTOP sent to nvsentry: stop the whole guest too (kill(-1) spares init). The
+      // sentry's SIGCONT, forwarded when it is continued, continues it.
+      if (errno == EAGAIN && !guest.stopped && !guest.mirrored && sentry_stat >= 0 &&
+          ProcessState(sentry_stat) == 'T') {
+        guest.mirrored = true;
+        kill(-1, SIGSTOP);
       }
       continue;
     }
-    // Forward only what the sentry sent (a sender outside this namespace shows as pid 0); the
-    // terminal's own signals already reached the guest, which shares our process group.
-    if (si.si_code == SI_USER && si.si_pid == 0) kill(guest, sig);
+    if (sig == SIGCHLD) {
+      Reap(a.status_fd, guest);
+      continue;
+    }
+    // Act only on what the sentry sent (a sender outside this namespace shows as pid 0); the
+    // terminal's own signals reached the guest's group, init included, directly.
+    if (si.si_code != SI_USER || si.si_pid != 0) continue;
+    if (sig == SIGCONT) {
+      // nvsentry was continued: so is everything of the guest that was stopped with it.
+      kill(guest.mirrored ? -1 : 0, SIGCONT);
+      guest.mirrored = false;
+    } else {
+      kill(guest.pid, sig);
+    }
   }
 }
 

@@ -1,34 +1,58 @@
-// The guest's init: the first process of the sandbox's own PID and mount namespaces. It hides the
-// host's NVIDIA nodes, mounts a /proc that shows only the guest, installs the seccomp filter on
-// itself (so even a guest that ptraces it stays confined), hands the listener to the sentry,
-// starts the guest program and reaps everything. When the guest's first process exits, init
-// reports the raw wait status and exits, and the kernel kills whatever of the guest is left.
+// The guest's init: the first process of the sandbox's own user, PID and mount namespaces. It
+// waits for the sentry's go-ahead (its uid and gid maps written), becomes root of its user
+// namespace, leaves nvsentry's process group for one of its own (in nvsentry's
+// session, so that it can own nvsentry's terminal, if any), sets up the guest's view of the
+// filesystem (guest_mounts.h: host NVIDIA nodes hidden, a /proc that shows only the guest) and
+// network, installs the seccomp filter on itself (so even a guest that ptraces it stays confined), hands the listener to the sentry, starts the guest
+// program in its group and reaps everything. It reports the guest program's stops and, when it
+// exits, its raw wait status, then exits; the kernel kills whatever of the guest is left.
 #pragma once
 
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include <signal.h>
-
 #include "sentry/filter.h"
-#include "sentry/host_nodes.h"
+#include "sentry/guest_mounts.h"
+#include "sentry/identity.h"
 
 namespace nvsentry::sentry {
 
 struct GuestInitArgs {
-  char** argv;                       // the guest program and its arguments
-  std::vector<HostNode> host_nodes;  // to cover
+  char** argv;      // the guest program and its arguments
+  MountPlan mounts;  // the guest's view, host nodes covered
   const FilterProgram* filter;
-  int control_fd;   // SOCK_SEQPACKET to the sentry: "ok" + listener fd, or an error text
-  int status_fd;    // pipe to the sentry: the guest's raw wait status
+  int control_fd;   // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
+  int status_fd;    // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
+  pid_t sentry_pid;        // while the sentry is stopped (SIGSTOP), so is the guest
+  GuestIdentity identity;  // with a user namespace, init becomes its root once the maps are written
+  bool loopback;           // in a network namespace of its own: bring its loopback up
+  std::string workdir;     // where the guest starts, as a path in its own view
+  bool workdir_required;   // --chdir: a workdir that does not exist there is an error
+};
+
+// What init tells the sentry, one fixed-size record per write (atomic on a pipe).
+struct InitReport {
+  enum Kind : int32_t { kGuestStopped = 1, kGuestExited = 2 };
+  Kind kind;
+  int32_t value;  // kGuestStopped: the stop signal; kGuestExited: the raw wait status
 };
 
 [[noreturn]] void RunGuestInit(const GuestInitArgs& args);
 
-// The signals the sentry forwards to the guest when they come from outside it. They are caught
-// (never their default action) because a guest's kill(0, ...) reaches the sentry too through the
-// process group they share; those the sentry drops, since the guest already got them.
-inline constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+// The signals the sentry passes on to the guest program when they are sent to nvsentry. Init
+// takes them synchronously and forwards only those the sentry sent: the terminal's own signals
+// (Ctrl-C, Ctrl-Z, window changes) reach the guest's group directly. SIGCONT is handled apart:
+// init continues the guest's whole group with it (what a shell's `fg` does).
+inline constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+                                            SIGALRM, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU};
+
+// How often init looks at the sentry's state to mirror a SIGSTOP sent to nvsentry (which no
+// process but nvsentry's parent or tracer is told about).
+inline constexpr int kSentryWatchMs = 100;
 
 }  // namespace nvsentry::sentry

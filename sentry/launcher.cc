@@ -6,6 +6,7 @@
 #include "proxy/trace.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "policy/parse.h"
 #include "policy/render.h"
@@ -26,8 +28,9 @@
 #include "sentry/filter.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
+#include "sentry/identity.h"
 #include "sentry/sentry.h"
-#include "sentry/signal_origin.h"
+#include "sentry/job_control.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -155,26 +158,70 @@ int RunGuest(const RunOptions& options) {
   return status;
 }
 
+namespace {
+
+// The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
+// directory.
+MountPlan GuestMountPlan(const RunOptions& o) {
+  MountPlan plan{FindHostNvidiaNodes(), o.ro_root, o.private_tmp, o.binds};
+  for (BindMount& b : plan.binds) b.source = std::filesystem::absolute(b.source).lexically_normal();
+  return plan;
+}
+
+// Where the guest starts: --chdir (relative to nvsentry's directory), else nvsentry's directory.
+std::string GuestWorkdir(const RunOptions& o) {
+  std::error_code ec;
+  std::filesystem::path dir = o.chdir.empty() ? std::filesystem::current_path(ec)
+                                              : std::filesystem::absolute(o.chdir, ec);
+  return ec ? "" : dir.lexically_normal().string();
+}
+
+// Reads the guest's exit status from init's reports, once init has exited; false if none came
+// (init was killed, or could not start the program).
+bool ReadExitReport(int report_fd, int* status) {
+  InitReport r;
+  while (read(report_fd, &r, sizeof r) == sizeof r) {
+    if (r.kind == InitReport::kGuestExited) {
+      *status = r.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config) {
   proxy::GuestConfig* guest = &guest_config;
+  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
+  if (!identity.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
+    return 2;
+  }
+  spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
   absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
     return kSandboxFailed;
   }
-  std::vector<HostNode> host_nodes = FindHostNvidiaNodes();
-  for (const HostNode& n : host_nodes) spdlog::info("hiding host node {}", n.path);
+  MountPlan mounts = GuestMountPlan(options);
+  for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
+  const std::string workdir = GuestWorkdir(options);
 
   std::vector<char*> argv;
   for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  // Taken from the signalfd below. SIGTTOU also lets nvsentry give its terminal's foreground to
+  // the guest and take it back from the background.
   sigset_t handled, original;
   sigemptyset(&handled);
   sigaddset(&handled, SIGCHLD);
+  sigaddset(&handled, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&handled, s);
   sigprocmask(SIG_BLOCK, &handled, &original);
 
+  Terminal tty = Terminal::OpenControlling();
   int control[2], status_pipe[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0 ||
       pipe2(status_pipe, O_CLOEXEC) != 0) {
@@ -183,23 +230,54 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
   }
 
   // Fork-like clone (no new stack): the sentry is still single-threaded here.
+  const pid_t sentry_pid = getpid();
+  // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
+  // init may mount in them, and nothing it does there reaches the host's.
+  const unsigned long ns_flags =
+      CLONE_NEWPID | CLONE_NEWNS | (identity->user_ns ? CLONE_NEWUSER : 0) |
+      (options.no_network ? CLONE_NEWNET : 0);
   int pidfd = -1;
-  long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, nullptr,
-                     &pidfd, nullptr, nullptr);
+  long pid = syscall(SYS_clone, ns_flags | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
   if (pid < 0) {
     int err = errno;
-    fprintf(stderr, "nvsentry: cannot create the sandbox's PID and mount namespaces: %s%s\n",
-            strerror(err), err == EPERM ? " (nvsentry needs CAP_SYS_ADMIN: run it as root)" : "");
+    fprintf(stderr, "nvsentry: cannot create the sandbox's namespaces: %s%s\n", strerror(err),
+            !identity->user_ns ? ""
+            : err == EPERM || err == ENOSPC || err == EUSERS
+                ? " (are unprivileged user namespaces disabled? see user.max_user_namespaces, "
+                  "kernel.unprivileged_userns_clone or AppArmor's "
+                  "kernel.apparmor_restrict_unprivileged_userns)"
+                : "");
     return kSandboxFailed;
   }
   if (pid == 0) {
     close(control[0]);
     close(status_pipe[0]);
-    RunGuestInit({argv.data(), host_nodes, &*filter, control[1], status_pipe[1], original});
+    RunGuestInit({argv.data(), std::move(mounts), &*filter, control[1], status_pipe[1], original,
+                  sentry_pid, *identity, options.no_network, workdir, !options.chdir.empty()});
   }
   close(control[1]);
   close(status_pipe[1]);
   SetCrashVictim(static_cast<pid_t>(pid));
+  if (identity->user_ns) {
+    if (absl::Status s = WriteIdMaps(static_cast<pid_t>(pid), *identity); !s.ok()) {
+      fprintf(stderr, "nvsentry: cannot map the guest's user namespace: %s\n",
+              std::string(s.message()).c_str());
+      close(control[0]);  // init exits on EOF
+      waitpid(static_cast<pid_t>(pid), nullptr, 0);
+      return kSandboxFailed;
+    }
+  }
+  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
+  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
+  const pid_t guest_pgid = static_cast<pid_t>(pid);
+  setpgid(guest_pgid, guest_pgid);
+  tty.HandToIfForeground(guest_pgid);
+  if (!SendWithFd(control[0], "go", -1)) {
+    fprintf(stderr, "nvsentry: cannot start the sandbox: its init exited before it was ready\n");
+    tty.TakeBack();
+    waitpid(static_cast<pid_t>(pid), nullptr, 0);
+    return kSandboxFailed;
+  }
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace.
   guest->kill_guest = [pidfd] {
     if (!killed_by_policy.exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
@@ -212,6 +290,7 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
   close(control[0]);
   if (listener < 0) {
     fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n", error.c_str());
+    tty.TakeBack();
     waitpid(static_cast<pid_t>(pid), nullptr, 0);
     return kSandboxFailed;
   }
@@ -226,24 +305,62 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     setrlimit(RLIMIT_NOFILE, &nofile);
   }
 
+  // The sentry has made everything it needs from the host (namespaces, maps, files, limits):
+  // from here on it holds no capability over the host, only over the guest's namespaces, which
+  // its uid owns. Done before any thread exists, so every thread has the reduced set.
+  if (identity->user_ns && identity->privileged) {
+    if (const char* what = DropHostCapabilities(*identity))
+      spdlog::warn("{}: {}; the sentry keeps root's capabilities", what, strerror(errno));
+  }
+
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
   auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, *guest});
   sentry->Start();
 
+  int report_fd = status_pipe[0];  // -1 once init has closed it
+  int exit_status = -1;            // the guest program's raw wait status, once init reported it
   int sfd = signalfd(-1, &handled, SFD_CLOEXEC);
   for (;;) {
+    pollfd fds[2] = {{sfd, POLLIN, 0}, {report_fd, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;
+    if (fds[1].revents != 0) {
+      InitReport report;
+      if (read(report_fd, &report, sizeof report) != sizeof report) {
+        report_fd = -1;  // init is gone; SIGCHLD says so too
+      } else if (report.kind == InitReport::kGuestExited) {
+        exit_status = report.value;
+      } else if (report.kind == InitReport::kGuestStopped) {
+        // The guest stopped (Ctrl-Z, a stop signal): so does nvsentry, for its shell to see. The
+        // shell takes the terminal back; `fg` continues nvsentry, which continues the guest below.
+        spdlog::debug("the guest stopped with signal {}: stopping nvsentry", report.value);
+        tty.ForgetHandover();
+        if (!StopSelf(report.value)) {
+          // Discarded (an orphaned group): as for a program outside, the stop does not happen.
+          spdlog::info("nvsentry's process group is orphaned: signal {} does not stop it; "
+                       "continuing the guest", report.value);
+          tty.HandToIfForeground(guest_pgid);
+          syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, nullptr, 0);
+        }
+      }
+      continue;
+    }
+    if (!(fds[0].revents & POLLIN)) continue;
     signalfd_siginfo si;
     if (read(sfd, &si, sizeof si) != sizeof si) continue;
-    int sig = static_cast<int>(si.ssi_signo);
+    const int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCONT) {
+      // Continued (`fg` or `bg`, or a SIGSTOP/SIGCONT sent to nvsentry): the guest goes on too,
+      // owning the terminal again if nvsentry is now the foreground job.
+      tty.HandToIfForeground(guest_pgid);
+      syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, nullptr, 0);
+      continue;
+    }
     if (sig != SIGCHLD) {
-      // A terminal's signals (SI_KERNEL) and the guest's own kill(0, ...) reach the guest
-      // directly through the shared process group; forward only what others sent to nvsentry.
-      const bool from_guest = SentByGuest(static_cast<pid_t>(si.ssi_pid), static_cast<pid_t>(pid));
-      spdlog::debug("signal {} from pid {} code {}: {}", sig, si.ssi_pid, si.ssi_code,
-                    from_guest ? "the guest's own" : "forwarding");
-      if (si.ssi_code != SI_KERNEL && !from_guest)
-        syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
+      // The guest cannot reach nvsentry (another process group, outside its PID namespace): this
+      // came from outside the sandbox, and goes to the guest program.
+      spdlog::debug("signal {} from pid {}: forwarding", sig, si.ssi_pid);
+      syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
       continue;
     }
     siginfo_t info{};
@@ -251,10 +368,11 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
       continue;
     while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
     // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
+    tty.TakeBack();
     sentry->sessions().EndAll();
     if (killed_by_policy) return 128 + SIGKILL;
-    int status = 0;
-    if (read(status_pipe[0], &status, sizeof status) == sizeof status) return StatusToExitCode(status);
+    if (exit_status >= 0 || (report_fd >= 0 && ReadExitReport(report_fd, &exit_status)))
+      return StatusToExitCode(exit_status);
     // Init died without reporting: killed from outside, or it could not start the program.
     if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return 128 + info.si_status;
     return info.si_status == 0 ? kSandboxFailed : info.si_status;
@@ -262,5 +380,3 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
 }
 
 }  // namespace nvsentry::sentry
-
-

@@ -1,22 +1,22 @@
 // One trapped ioctl as the copy engine sees it (proxy::CallContext), backed by a seccomp
-// notification; and the continuation a parked call becomes.
+// notification. A call that must wait becomes a parked call (parked_call.h).
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
-
 #include "proxy/guest_io.h"
 #include "sentry/listener.h"
+#include "sentry/parked_call.h"
 #include "sentry/session_table.h"
 
 namespace nvsentry::sentry {
 
 class NotifyCall : public proxy::CallContext {
  public:
-  NotifyCall(const Listener& listener, uint64_t id, pid_t tid,
-             SessionTable* sessions = nullptr)
-      : listener_(listener), id_(id), tid_(tid), sessions_(sessions) {}
+  // `parking` (null: the call cannot park) is what a parked call needs from the sentry.
+  NotifyCall(const Listener& listener, uint64_t id, pid_t tid, SessionTable* sessions = nullptr,
+             const Parking* parking = nullptr)
+      : listener_(listener), id_(id), tid_(tid), sessions_(sessions), parking_(parking) {}
   bool Read(uint64_t addr, std::span<uint8_t> dst) override;
   bool Write(uint64_t addr, std::span<const uint8_t> src) override;
   bool StillValid() override;
@@ -32,23 +32,7 @@ class NotifyCall : public proxy::CallContext {
   uint64_t id_;
   pid_t tid_;
   SessionTable* sessions_;
+  const Parking* parking_;
 };
-
-// Signals that would interrupt a driver's interruptible wait in thread `tid`: pending for the
-// thread or its process, not blocked, not ignored. Read from /proc/TID/status.
-struct PendingSignals {
-  uint64_t thread;
-  uint64_t process;
-};
-bool ReadPendingSignals(pid_t tid, PendingSignals* out);
-
-// Parked calls ever made and dropped because their thread went away; for logs and tests.
-struct ParkStats {
-  std::atomic<uint64_t> parked{0};
-  std::atomic<uint64_t> finished{0};
-  std::atomic<uint64_t> interrupted{0};
-  std::atomic<uint64_t> dropped{0};
-};
-ParkStats& GlobalParkStats();
 
 }  // namespace nvsentry::sentry

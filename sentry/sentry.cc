@@ -1,6 +1,7 @@
 #include "sentry/sentry.h"
 
 #include "proxy/device_open.h"
+#include "proxy/enforce.h"
 #include "proxy/learn.h"
 #include "proxy/nvdrv_service.h"
 #include "proxy/trace.h"
@@ -38,12 +39,21 @@ std::optional<std::string> ReadLink(const std::string& path) {
 
 namespace {
 
-// The simulated GPU serves the guest its policy describes: its budgets, mask and aruid.
+// The simulated GPU serves the guest its policy describes: its budgets, mask and aruid, and the
+// rules for its command streams (which classes they may bind; --learn hears what they bound).
+// `guest` outlives the GPU (both belong to the Sentry).
 hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
   hostshim::sim::GpuOptions o;
   o.budget = guest.budget;
   o.permission_mask = guest.permission_mask;
   o.aruid = guest.policy.aruid;
+  o.stream.classes = policy::BindableClasses(guest.policy);
+  o.stream.violation = [&guest](uint32_t, std::string_view detail) {
+    return proxy::CommandStreamViolation(guest, "SET_OBJECT", "channels classes", detail) ==
+           proxy::ViolationOutcome::kProceed;
+  };
+  if (proxy::Learner* learner = guest.learner)
+    o.stream.bound = [learner](uint32_t cls) { learner->Bound(cls); };
   return o;
 }
 
@@ -229,7 +239,7 @@ void Sentry::HandleIoctl(const seccomp_notif& req) {
     listener_.Continue(req.id);  // not ours: exactly what the kernel would do without us
     return;
   }
-  NotifyCall call(listener_, req.id, tid, &sessions_);
+  NotifyCall call(listener_, req.id, tid, &sessions_, &parking_);
   const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
   proxy::IoctlOutcome out =
       proxy::RunIoctl(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);

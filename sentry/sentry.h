@@ -14,6 +14,8 @@
 #include "proxy/guest_config.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
+#include "sentry/park_watch.h"
+#include "sentry/parked_call.h"
 #include "sentry/session_table.h"
 
 namespace nvsentry::sentry {
@@ -39,6 +41,9 @@ class Sentry {
   Listener listener_;
   SentryOptions options_;
   SyscallTable syscalls_;
+  // Before gpu_, so it outlives the parked calls the GPU still holds.
+  ParkWatch park_watch_;
+  Parking parking_{park_watch_, options_.guest.budget};
   hostshim::sim::Gpu gpu_;
   SessionTable sessions_;
   std::vector<std::thread> workers_;

@@ -50,9 +50,10 @@ constexpr Field kGetVaRegionsF[] = {{"buf_addr", 0, kU64, 1, N, nullptr, false, 
 // Through Ioctl3 the second output buffer receives regions as well.
 constexpr ArrayDesc kGetVaRegionsA[] = {
     {"regions2", &kVaRegion, O, Buffer::kOut2, CountFrom::kRest, 0, 1024}};
-constexpr Field kAllocAsExF[] = {{"big_page_size", 0, kU32, 1, I, nullptr, false, H},
+// Clients' order: flags first, big_page_size at 8 (see AllocAsEx in the header).
+constexpr Field kAllocAsExF[] = {{"flags", 0, kU32, 1, I, nullptr, false, H},
                                  {"as_fd", 4, kS32, 1, I},
-                                 {"flags", 8, kU32, 1, I, nullptr, false, H},
+                                 {"big_page_size", 8, kU32, 1, I, nullptr, false, H},
                                  {"reserved", 12, kU32, 1, I},
                                  {"va_range_start", 16, kU64, 1, I, nullptr, false, H},
                                  {"va_range_end", 24, kU64, 1, I, nullptr, false, H},

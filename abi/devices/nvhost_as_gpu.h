@@ -71,10 +71,13 @@ struct GetVaRegions {
   uint32_t reserved;
   VaRegion regions[2];
 };
+// The clients' field order (libnx nvioctlNvhostAsGpu_InitializeEx, which passes flags = 1; yuzu's
+// IoctlAllocAsEx reads the same); seed 000 lists big_page_size first (docs/guest-abi.md, "Where
+// nvsentry follows real clients over the seed").
 struct AllocAsEx {
-  uint32_t big_page_size;
-  int32_t as_fd;
   uint32_t flags;
+  int32_t as_fd;
+  uint32_t big_page_size;  // 0: default
   uint32_t reserved;
   uint64_t va_range_start;
   uint64_t va_range_end;

@@ -27,9 +27,13 @@ constexpr Field kWaitEventEx[] = {{"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, 
 constexpr Field kSlotMask[] = {{"event_slot_mask", 0, kU64, 1, I}};
 constexpr Field kShift[] = {{"syncpt_shift", 0, kU32, 1, O}};
 
+// libnx's nvioctlNvhostCtrl_SyncptIncr encodes it _NV_IOWR (docs/guest-abi.md).
+constexpr CodeAlias kIncrAliases[] = {{0xC0040015, "libnx nvioctlNvhostCtrl_SyncptIncr"}};
+
 constexpr IoctlDesc kIoctls[] = {
     {kSyncptRead, "NVHOST_IOCTL_CTRL_SYNCPT_READ", kIdValue, kPure},
-    {kSyncptIncr, "NVHOST_IOCTL_CTRL_SYNCPT_INCR", kIncr, 0},
+    {kSyncptIncr, "NVHOST_IOCTL_CTRL_SYNCPT_INCR", kIncr, 0, {}, 0, {}, NvError::kSuccess, {},
+     kIncrAliases},
     {kSyncptWait, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT", kWait, kMayBlock},
     {kModuleMutex, "NVHOST_IOCTL_CTRL_MODULE_MUTEX", kMutex, 0},
     {kModuleRegRdWr, "NVHOST_IOCTL_CTRL_MODULE_REGRDWR", kRegRdWr, 0},

@@ -135,13 +135,16 @@ constexpr FwRange kBefore610{0, Fw(6, 1, 0)};
 constexpr FwRange kFrom610{Fw(6, 1, 0)};
 constexpr NvError kOk = NvError::kSuccess;
 
+// libnx's nvioctlNvhostCtrlGpu_ZbcSetTable encodes it _NV_IOR (docs/guest-abi.md).
+constexpr CodeAlias kZbcSetAliases[] = {{0x802C4703, "libnx nvioctlNvhostCtrlGpu_ZbcSetTable"}};
+
 constexpr IoctlDesc kIoctls[] = {
     {kZcullGetCtxSize, "NVGPU_GPU_IOCTL_ZCULL_GET_CTX_SIZE", kCtxSizeF, kPure, {}, 0, kAlways, kOk,
      "Reports how many bytes a ZCULL context takes."},
     {kZcullGetInfo, "NVGPU_GPU_IOCTL_ZCULL_GET_INFO", kZcullInfoF, kPure, {}, 0, kAlways, kOk,
      "Reports ZCULL alignment, region and subregion parameters."},
     {kZbcSetTable, "NVGPU_GPU_IOCTL_ZBC_SET_TABLE", kZbcSetF, 0, {}, 0, kAlways, kOk,
-     "Adds a colour or depth clear value to the ZBC table."},
+     "Adds a colour or depth clear value to the ZBC table.", kZbcSetAliases},
     {kZbcQueryTable, "NVGPU_GPU_IOCTL_ZBC_QUERY_TABLE", kZbcQueryF, kPure, {}, 0, kAlways, kOk,
      "Reads one ZBC table entry (by index) or the table size."},
     {kGetCharacteristics, "NVGPU_GPU_IOCTL_GET_CHARACTERISTICS", kGetCharF, kUsesIoctl3 | kPure,

@@ -245,7 +245,7 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
     // allocated for them), else small pages.
     const uint32_t big = layout_.big_page_size;
     const bool want_big = attr.align != 0 && attr.align % big == 0 && a.buffer_offset % big == 0;
-    // A full (or, outside bit 13's window, absent) big-page region falls back to small pages.
+    // A full (or absent: ALLOC_AS_EX's split at its end) big-page region falls back to small pages.
     std::optional<uint64_t> got;
     for (uint32_t ps : {big, kSmallPageSize}) {
       if (ps == big && !want_big) continue;

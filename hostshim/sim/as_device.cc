@@ -14,7 +14,7 @@ using abi::NvError;
 namespace {
 
 constexpr uint32_t kBit13 = 1u << 13, kBit15 = 1u << 15;
-// Seed 000's numbers for bit 13, in 4 KiB GPU pages (see as_device.h).
+// Seed 000's numbers for bit 13, in 4 KiB (small) pages (see as_device.h).
 constexpr uint64_t kLowWindowEnd = uint64_t{0xC0000} << 12;   // 3 GiB
 constexpr uint64_t kHighWindowEnd = uint64_t{0x580000} << 12;  // 22 GiB
 // Bit 15's GPU device windows: [0, 0x100000000) with it, [0x100000000, 0x11FA50000) without.
@@ -45,14 +45,15 @@ abi::NvError MakeAsLayout(uint32_t big_page_size, uint64_t start, uint64_t split
              start % big || split % big || end % big) {
     return NvError::kBadValue;
   }
+  // Bit 13 bounds the small-page region only (as_device.h).
   const VaWindow w = PermissionVaWindow(permission_mask);
   auto clip = [&](uint64_t v) { return std::clamp(v, w.start, w.end); };
   AsLayout l;
   l.big_page_size = big_page_size;
   l.small_start = clip(start);
   l.small_end = clip(split);
-  l.big_start = clip(split);
-  l.big_end = clip(end);
+  l.big_start = split;
+  l.big_end = end;
   if (l.small_start == l.small_end && l.big_start == l.big_end) return NvError::kBadValue;
   l.object_bytes_limit = PermissionObjectBytesLimit(permission_mask);
   *out = l;

@@ -6,11 +6,14 @@
 // answers NotInitialized.
 //
 // VA windows from the permission mask (seed 000 NvDrvPermission):
-// - Bit 13's numbers are GPU page numbers (4 KiB): without it the space may use GPU VA
-//   [0, 3 GiB) (0x0-0xC0000 pages), with it [3 GiB, 22 GiB) (0xC0000-0x580000 pages). 4 KiB
-//   is the only unit that keeps both windows inside the 40-bit VA and gives a client with the
-//   bit (applications) both a small-page and a big-page region under the default layout. The
-//   ALLOC_AS(_EX) regions are clipped to the window; GET_VA_REGIONS reports the clipped ones.
+// - Bit 13's numbers are small-page numbers (4 KiB, the unit the seed's 0xC0000 and 0x580000
+//   count in) and bound the small-page region: without the bit it lies in GPU VA [0, 3 GiB)
+//   (pages 0x0-0xC0000), with it in [3 GiB, 22 GiB) (pages 0xC0000-0x580000). The big-page
+//   region, whose pages those numbers do not count, is the layout's own for every client. This
+//   reading keeps both windows inside the 40-bit VA and gives every service with GPU access a
+//   big-page region on every firmware: libnx reserves at its big page size (nvAddressSpaceAlloc)
+//   as an application (nvdrv, bit 13 from 3.0.0 only) and as an applet (nvdrv:a, never bit 13).
+//   The ALLOC_AS(_EX) small-page region is clipped to the window; GET_VA_REGIONS reports it.
 // - Bit 15's "GPU" ranges are not GPU VA (they would contradict bit 13's) but the device
 //   (SMMU) window the GPU's memory is pinned into: 4 GiB with the bit, 0x1FA50000 bytes
 //   without. The simulator has no IOVA; it keeps the meaning as a limit on the bytes of
@@ -34,6 +37,7 @@ namespace nvsentry::hostshim::sim {
 inline constexpr uint64_t kDefaultVaSplit = uint64_t{1} << 34;
 inline constexpr uint64_t kDefaultVaEnd = uint64_t{1} << 37;
 
+// Where the small-page region may lie (bit 13).
 struct VaWindow {
   uint64_t start, end;
 };
@@ -42,8 +46,8 @@ uint64_t PermissionObjectBytesLimit(uint32_t permission_mask);
 
 // The layout ALLOC_AS(_EX) asks for: big_page_size 0 (default 128 KiB), 64 or 128 KiB; range
 // all zero for the default, else start < end, start <= split <= end, all big-page aligned,
-// start > 0, end <= 2^40; then clipped to the permission window. BadValue when any of that
-// fails or nothing of the range is inside the window.
+// start > 0, end <= 2^40; then the small-page region [start, split) clipped to the permission
+// window. BadValue when any of that fails or neither region keeps a page.
 abi::NvError MakeAsLayout(uint32_t big_page_size, uint64_t start, uint64_t split, uint64_t end,
                           uint32_t permission_mask, AsLayout* out);
 

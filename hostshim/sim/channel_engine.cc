@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "abi/gpu_classes.h"
 #include "hostshim/sim/gpu_clock.h"
 #include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
@@ -93,6 +94,8 @@ ChannelEngine::ChannelEngine(const Deps& deps, uint32_t syncpoint_id)
   // Non-stall interrupts wake the Linux driver's WAITs; ours are polled, so nothing to do.
   env.nonstall_interrupt = [] {};
   env.gpu_time_ns = clock_;
+  env.policy = deps.policy;
+  env.object_class = &object_class_;
   cp_ = std::make_unique<CommandProcessor>(std::move(env));
 }
 
@@ -232,6 +235,21 @@ void ChannelEngine::FailWith(ChannelErrorKind kind, uint32_t code, MmuFault faul
   e.notifier_code = code;
   e.fault = fault;
   e.what = std::move(what);
+  Fail(std::move(e));
+}
+
+void ChannelEngine::FailOnError(const RunResult& r) {
+  ChannelError e;
+  // A method an engine class refused is the graphics engine's error (its exception), as the
+  // hardware reports an illegal method or class; the host class's and the pusher's own errors
+  // are PBDMA errors.
+  const bool engine = abi::FindGpuClass(r.error_class) != nullptr;
+  e.kind = engine ? ChannelErrorKind::kGr : ChannelErrorKind::kPbdma;
+  e.notifier_code = engine ? kNotifierGrException : kNotifierPbdmaError;
+  e.method_class = r.error_class;
+  e.method = r.error_method;
+  e.method_value = r.error_value;
+  e.what = r.error;
   Fail(std::move(e));
 }
 
@@ -401,8 +419,8 @@ void ChannelEngine::Run() {
         std::vector<uint32_t> words = IncrementWords(syncpoint_id_, s.wfi);
         RunResult r = cp_->RunWords(words);
         if (r.stop != RunResult::Stop::kDone) {
-          FailWith(ChannelErrorKind::kPbdma, kNotifierPbdmaError, {},
-                   "fence increment did not complete: " + r.error);
+          r.error = "fence increment did not complete: " + r.error;
+          FailOnError(r);
           break;
         }
         StepDone(epoch, Do::kIncrement);
@@ -434,7 +452,7 @@ void ChannelEngine::Run() {
             break;
           }
           case RunResult::Stop::kError:
-            FailWith(ChannelErrorKind::kPbdma, kNotifierPbdmaError, {}, r.error);
+            FailOnError(r);
             break;
         }
         break;

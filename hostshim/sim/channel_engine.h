@@ -62,6 +62,9 @@ struct ChannelError {
   uint64_t timestamp_ns = 0;    // CLOCK_REALTIME, as the Linux notifier
   uint64_t monotonic_ns = 0;    // CLOCK_MONOTONIC (GET_ERROR_NOTIFICATION's system tick)
   MmuFault fault;               // kMmu
+  // A method the channel refused (kGr, kPbdma): its class, byte offset and value; zeros for an
+  // error of the pusher itself (a malformed pushbuffer).
+  uint32_t method_class = 0, method = 0, method_value = 0;
   std::string what;
 };
 
@@ -97,6 +100,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
     Runlist& runlist;
     BudgetAccount* budget = nullptr;      // the kChannels charge it releases; event fds' open_fds
     std::function<uint64_t()> gpu_time_ns;  // null: GpuTimeNs() (gpu_clock.h)
+    const StreamPolicy* policy = nullptr;   // the guest's command-stream rules; outlives the engine
   };
   // Takes ownership of syncpoint `syncpoint_id` (allocated) and of one kChannels charge on
   // deps.budget (if any); both are given back by the destructor.
@@ -113,6 +117,9 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   // Success, or InvalidState when bound to another address space already.
   abi::NvError BindAddressSpace(std::shared_ptr<AddressSpace> as);
   bool has_address_space() const;
+  // ALLOC_OBJ_CTX made the channel's object context of class `cls` (the graphics-engine classes
+  // need a graphics one: bind_object.cc).
+  void SetObjectClass(uint32_t cls) { object_class_.store(cls, std::memory_order_release); }
 
   // Queues a job. `promised` is how far the fence moves (the increments the job's words and
   // entries make); *fence gets {syncpoint, new max}. Timeout when the channel has failed,
@@ -191,6 +198,8 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   bool BlockOnSyncpoint(uint64_t epoch, uint32_t id, uint32_t thresh);
   void BlockOnSemaphore(uint64_t epoch);
   void FailWith(ChannelErrorKind kind, uint32_t code, MmuFault fault, std::string what);
+  // Stops the channel on a kError of the command processor (a malformed or refused command).
+  void FailOnError(const RunResult& r);
   // True when the caller must start the poll timer (outside the lock).
   bool ArmPollLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartPollTimer();
@@ -212,6 +221,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
     std::atomic<AddressSpace*> as{nullptr};
   };
   BoundMemory memory_;
+  std::atomic<uint32_t> object_class_{0};
   std::unique_ptr<CommandProcessor> cp_;  // engine thread only
 
   mutable absl::Mutex mu_;

@@ -46,42 +46,15 @@ struct Tables {
   // only grow with i, so one subtraction gives both differences without a borrow.
   std::array<std::array<uint32_t, kNumMethods + 1>, kNumKinds> packed{};
 
-  void Set(EngineKind k, uint32_t byte_offset, MethodKind mk) { kind[k][Index(byte_offset)] = mk; }
-
   Tables() {
-    for (EngineKind k : {k2D, k3D, kCompute, kI2M, kDma}) Set(k, methods::threed::kNoOperation, kRegister);
-    for (EngineKind k : {k3D, kCompute, kI2M}) {
-      namespace m = methods::i2m;
-      for (uint32_t off : {m::kLineLengthIn, m::kLineCount, m::kOffsetOutUpper, m::kOffsetOut,
-                           m::kPitchOut, m::kSemaphoreA, m::kSemaphoreB, m::kSemaphoreC}) {
-        Set(k, off, kRegister);
-      }
-      Set(k, m::kLaunchDma, kTrigger);
-      Set(k, m::kLoadInlineData, kTrigger);
-    }
-    for (EngineKind k : {k3D, kCompute}) {
-      namespace t = methods::threed;
-      Set(k, t::kReportSemaphoreA, kRegister);
-      Set(k, t::kReportSemaphoreB, kRegister);
-      Set(k, t::kReportSemaphoreC, kRegister);
-      Set(k, t::kReportSemaphoreD, kTrigger);
-    }
-    {
-      namespace d = methods::dma;
-      for (uint32_t off : {d::kSemaphoreA, d::kSemaphoreB, d::kSemaphorePayload, d::kOffsetInUpper,
-                           d::kOffsetInLower, d::kOffsetOutUpper, d::kOffsetOutLower, d::kPitchIn,
-                           d::kPitchOut, d::kLineLengthIn, d::kLineCount, d::kRemapConstA,
-                           d::kRemapConstB, d::kRemapComponents}) {
-        Set(kDma, off, kRegister);
-      }
-      Set(kDma, d::kLaunchDma, kTrigger);
-    }
+    ClassifyMethods(&kind);
     for (int k = 0; k < kNumKinds; ++k) {
       for (int mk = 0; mk < 3; ++mk) {
         uint16_t n = 0;
         for (uint32_t i = 0; i < kNumMethods; ++i) {
           prefix[k][mk][i] = n;
-          if (kind[k][i] == mk) ++n;
+          // The trigger count covers refusals too: both leave the bulk paths.
+          if (kind[k][i] == mk || (mk == kTrigger && kind[k][i] == kRefused)) ++n;
         }
         prefix[k][mk][kNumMethods] = n;
       }
@@ -106,6 +79,7 @@ const Tables& T() {
 }  // namespace
 
 const std::array<uint8_t, kNumMethods>& MethodTable(EngineKind k) { return T().kind[k]; }
+uint32_t ClassOf(EngineKind k) { return k < kNumKinds ? kClassOf[k] : 0; }
 uint16_t MethodPrefix(EngineKind k, MethodKind mk, uint32_t i) { return T().prefix[k][mk][i]; }
 
 CommandProcessor::State::State(ChannelEnv e)
@@ -128,6 +102,9 @@ void CommandProcessor::Reset() {
   s.pending[0] = s.pending[1] = State::Pending{};
   for (auto& r : *s.regs) r.fill(0);
   for (auto& p : s.i2m) p = I2mProgress{};
+  s.mme.Reset();
+  s.mme_pending = false;
+  s.mme_params.clear();
 }
 
 RunResult CommandProcessor::Run(const abi::channel::GpfifoEntry& entry) {
@@ -200,6 +177,7 @@ RunResult CommandProcessor::State::RunSegment(const uint32_t* words, uint64_t le
     if (end) break;
     pos += n;
   }
+  mme_pending = false;  // a macro call whose command ran past the segment never runs
   if (cur.remaining != 0) {
     ++stats.truncated_commands;
     SPDLOG_DEBUG("sim gpu: command for method 0x{:X} lost {} arguments past its segment's end",
@@ -294,6 +272,7 @@ size_t CommandProcessor::State::FastRun(const uint32_t* words, size_t n, size_t 
                        static_cast<uint8_t>(pb::WordSubchannel(w)), static_cast<uint8_t>(mode)};
         break;
       case pb::kModeImmediate:
+        last_arg = true;
         if (Write(pb::WordSubchannel(w), pb::WordMethod(w), pb::WordImmediate(w)) == Exec::kStop) {
           SaveWait(base + i);
           return StepResult::kStopped;
@@ -343,7 +322,7 @@ size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* 
     auto& r = (*regs)[k];
     if (cur.mode == pb::kModeNonInc) {
       uint8_t mk = t.kind[k][m];
-      if (mk != kTrigger) {
+      if (mk < kTrigger) {
         r[m] = args[n - 1];
         stats.methods += n;
         if (mk == kUnmodelled) {
@@ -353,11 +332,22 @@ size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* 
         cur.remaining -= n;
         return n;
       }
-      if (m == Index(methods::i2m::kLoadInlineData)) {
+      if (m == Index(methods::i2m::kLoadInlineData) && mk == kTrigger) {
         size_t took = I2mData(k, args, n, stopped);
         stats.methods += took;
         cur.remaining -= took;
         return took;
+      }
+      if (k == k3D && m >= Index(methods::threed::kLoadCb) &&
+          m < Index(methods::threed::kLoadCb) + methods::threed::kLoadCbCount) {
+        if (CbData(args, n) == Exec::kStop) {
+          *stopped = true;
+          return 0;
+        }
+        r[m] = args[n - 1];
+        stats.methods += n;
+        cur.remaining -= n;
+        return n;
       }
     } else if (cur.mode == pb::kModeInc && m + n <= kNumMethods &&
                t.prefix[k][kTrigger][m + n] == t.prefix[k][kTrigger][m]) {
@@ -379,6 +369,7 @@ size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* 
   // which the command is non-incrementing and the caller comes back for the bulk path).
   size_t done = 0;
   while (done < n) {
+    last_arg = cur.remaining == 1;
     if (Write(cur.subch, cur.method, args[done]) == Exec::kStop) {
       *stopped = true;
       return done;
@@ -397,37 +388,45 @@ size_t CommandProcessor::State::Arguments(const uint32_t* args, size_t n, bool* 
 }
 
 Exec CommandProcessor::State::Write(uint32_t subch, uint32_t method, uint32_t value) {
-  Exec e;
   if (method < kFirstEngineMethod) {
-    e = HostMethod(subch, method, value);
-  } else {
-    EngineKind k = static_cast<EngineKind>(subch_kind[subch]);
-    if (k == kNone) {
-      return Error(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
-                               method * 4, subch));
-    }
-    (*regs)[k][method] = value;
-    switch (T().kind[k][method]) {
-      case kUnmodelled:
-        e = Unmodelled(k, method, value);
-        break;
-      case kRegister:
-        e = Exec::kOk;
-        break;
-      default:
-        if (k == kDma) {
-          e = DmaTrigger(method, value);
-        } else if ((k == k3D || k == kCompute) &&
-                   method == Index(methods::threed::kReportSemaphoreD)) {
-          e = ThreeDTrigger(k, method, value);
-        } else {
-          e = I2mTrigger(k, method, value);
-        }
-        break;
-    }
+    Exec e = HostMethod(subch, method, value);
+    if (e == Exec::kOk) ++stats.methods;
+    return e;
+  }
+  EngineKind k = static_cast<EngineKind>(subch_kind[subch]);
+  if (k == kNone) {
+    return Error(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
+                             method * 4, subch));
+  }
+  return EngineWrite(k, method, value);
+}
+
+Exec CommandProcessor::State::EngineWrite(EngineKind k, uint32_t method, uint32_t value) {
+  (*regs)[k][method] = value;
+  at_class = kClassOf[k];
+  at_method = method * 4;
+  at_value = value;
+  Exec e;
+  switch (T().kind[k][method]) {
+    case kUnmodelled: e = Unmodelled(k, method, value); break;
+    case kRegister: e = Exec::kOk; break;
+    case kRefused: e = Refuse(k, method, value); break;
+    default: e = Trigger(k, method, value); break;
   }
   if (e == Exec::kOk) ++stats.methods;
   return e;
+}
+
+Exec CommandProcessor::State::Trigger(EngineKind k, uint32_t method, uint32_t value) {
+  if (k == kDma) return DmaTrigger(method, value);
+  if (method == Index(methods::graphics::kNotify)) return Notify(k, value);
+  if ((k == k3D || k == kCompute) && method == Index(methods::threed::kReportSemaphoreD)) {
+    return ReportTrigger(k, method, value);
+  }
+  if (method == Index(methods::i2m::kLaunchDma) || method == Index(methods::i2m::kLoadInlineData)) {
+    return I2mTrigger(k, method, value);
+  }
+  return ThreeDTrigger(method, value);  // the table marks no other class's methods as triggers
 }
 
 Exec CommandProcessor::State::Unmodelled(EngineKind k, uint32_t method, uint32_t value) {
@@ -449,6 +448,36 @@ Exec CommandProcessor::State::Error(std::string message) {
   NVS_LOG_LIMITED(spdlog::level::debug, "sim gpu: channel error: {}", message);
   result.error = std::move(message);
   return Exec::kStop;
+}
+
+Exec CommandProcessor::State::MethodError(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                         std::string message) {
+  result.error_class = cls;
+  result.error_method = method_byte;
+  result.error_value = value;
+  return Error(std::move(message));
+}
+
+Exec CommandProcessor::State::IncrementSyncpoint(uint32_t cls, uint32_t method_byte,
+                                                uint32_t value, uint32_t id) {
+  if (env.syncpoints == nullptr) {
+    return MethodError(cls, method_byte, value,
+                       fmt::format("method 0x{:X} of class 0x{:04X}: no syncpoints", method_byte, cls));
+  }
+  switch (env.syncpoints->IncrementFromCommandStream(id)) {
+    case abi::NvError::kSuccess:
+      ++stats.syncpoint_incrs;
+      return Exec::kOk;
+    case abi::NvError::kAccessDenied:
+      return MethodError(cls, method_byte, value,
+                         fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}) increments syncpoint "
+                                     "{}, which is not this guest's",
+                                     method_byte, cls, value, id));
+    default:
+      return MethodError(cls, method_byte, value,
+                         fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}): no syncpoint {}",
+                                     method_byte, cls, value, id));
+  }
 }
 
 Exec CommandProcessor::State::Acquire(bool met, uint64_t va, uint32_t payload) {
@@ -543,9 +572,10 @@ Exec CommandProcessor::State::Reduce(uint64_t va, methods::Reduction op, bool is
     case R::kAdd: v += payload; break;
     case R::kInc: v = v >= payload ? 0 : v + 1; break;  // wraps to 0 past the payload
     case R::kDec: v = (v == 0 || v > payload) ? payload : v - 1; break;
-    default:  // FADD and reserved codes
-      ++stats.unmodelled;
-      return Exec::kOk;
+    default:  // FADD and reserved codes: the memory would change in a way not simulated
+      return MethodError(at_class, at_method, at_value,
+                         fmt::format("semaphore reduction {} at 0x{:X} is not simulated",
+                                     static_cast<uint32_t>(op), va));
   }
   if (!WriteMem(env.memory, va, &v, 4, &f)) return Fault(f);
   return Exec::kOk;

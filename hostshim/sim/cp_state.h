@@ -8,11 +8,13 @@
 #include <bitset>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <span>
 #include <vector>
 
 #include "hostshim/sim/command_processor.h"
 #include "hostshim/sim/methods.h"
+#include "hostshim/sim/mme.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -20,8 +22,11 @@ namespace nvsentry::hostshim::sim {
 enum EngineKind : uint8_t { kNone = 0, kHost, k2D, k3D, kCompute, kI2M, kDma, kNumKinds };
 
 // How a method of a class is handled: stored only and not modelled (counted), stored and used by
-// a later trigger (modelled), or a trigger that acts.
-enum MethodKind : uint8_t { kUnmodelled = 0, kRegister = 1, kTrigger = 2 };
+// a later trigger (modelled), a trigger that acts, or refused: it would touch memory, a syncpoint
+// or a semaphore in a way the simulator does not model, so it stops the channel (class_methods.cc
+// has the list). The decoder's bulk paths take only the first two; prefix counts of kTrigger
+// include kRefused.
+enum MethodKind : uint8_t { kUnmodelled = 0, kRegister = 1, kTrigger = 2, kRefused = 3 };
 
 // Outcome of executing one method write.
 enum class Exec : uint8_t {
@@ -41,10 +46,10 @@ struct PbCursor {
 // Inline-to-memory progress, one per class instance that has the methods (I2M, 3D, compute).
 struct I2mProgress {
   bool active = false;
-  bool discard = false;    // block-linear destination: consume the data, write nothing
   uint64_t dst = 0;
   uint64_t line_length = 0;  // bytes; coalesced lines make it exceed 32 bits
-  uint32_t line_count = 0, pitch = 0;
+  uint32_t line_count = 0;
+  int32_t pitch = 0;         // PITCH_OUT, signed
   uint32_t line = 0;         // current line
   uint64_t in_line = 0;      // bytes written in the current line
   uint32_t launch = 0;       // the LAUNCH_DMA value (completion, interrupt)
@@ -76,7 +81,19 @@ struct CommandProcessor::State {
   std::unique_ptr<std::array<std::array<uint32_t, methods::kNumMethods>, kNumKinds>> regs;
   std::array<std::bitset<methods::kNumMethods>, kNumKinds> logged;  // unmodelled, logged once
   std::array<I2mProgress, kNumKinds> i2m;  // used for k3D, kCompute, kI2M
+  std::bitset<kNumKinds> reported_bound;  // classes already reported to StreamPolicy::bound
   std::vector<uint8_t> bounce;  // DMA copy buffer, allocated on the first copy
+  // The 3D class's macros: the expander, and the call being collected (CALL_MME_MACRO(j) and
+  // its data, run once the command's last argument arrived).
+  MacroExpander mme;
+  bool mme_pending = false;
+  bool in_macro = false;
+  uint32_t mme_macro = 0;
+  std::vector<uint32_t> mme_params;
+  // Set by the decoder before each method write: it is the last argument of its command.
+  bool last_arg = true;
+  // The method being executed (class, byte offset, value), for errors found deep inside it.
+  uint32_t at_class = 0, at_method = 0, at_value = 0;
 
   uint32_t& Reg(EngineKind k, uint32_t byte_offset) { return (*regs)[k][byte_offset >> 2]; }
 
@@ -91,9 +108,17 @@ struct CommandProcessor::State {
   StepResult Step(const uint32_t* words, size_t n, uint64_t base, size_t* at);
   size_t Arguments(const uint32_t* args, size_t n, bool* stopped);
   Exec Write(uint32_t subch, uint32_t method, uint32_t value);
+  // The class side of a write: store, then count, execute or refuse (Write and macros).
+  Exec EngineWrite(EngineKind k, uint32_t method, uint32_t value);
+  Exec Trigger(EngineKind k, uint32_t method, uint32_t value);
+  Exec Refuse(EngineKind k, uint32_t method, uint32_t value);         // class_methods.cc
+  Exec Notify(EngineKind k, uint32_t value);                          // class_methods.cc
   Exec Unmodelled(EngineKind k, uint32_t method, uint32_t value);  // counts and logs once
   void LogOnce(EngineKind k, uint32_t method, uint32_t value);
   Exec Error(std::string message);
+  // A method the GPU refuses: Error, naming the class (its number), the method's byte offset and
+  // its value for GET_ERROR_INFO.
+  Exec MethodError(uint32_t cls, uint32_t method_byte, uint32_t value, std::string message);
   Exec Fault(const MmuFault& f);
   // A semaphore acquire: counted when `met`, else the processor stops to wait on `va`.
   Exec Acquire(bool met, uint64_t va, uint32_t payload);
@@ -110,7 +135,19 @@ struct CommandProcessor::State {
 
   // Engines.
   Exec HostMethod(uint32_t subch, uint32_t method, uint32_t value);  // host_class.cc
-  Exec ThreeDTrigger(EngineKind k, uint32_t method, uint32_t value);  // threed_class.cc
+  // SET_OBJECT of a known class: the hardware's and the policy's rules, then the binding
+  // (bind_object.cc).
+  Exec BindObject(uint32_t subch, EngineKind k, uint32_t cls, uint32_t value);
+  // A syncpoint increment asked for by `cls`'s method (byte offset) with `value`, under the
+  // ownership rule (Syncpoints::IncrementFromCommandStream).
+  Exec IncrementSyncpoint(uint32_t cls, uint32_t method_byte, uint32_t value, uint32_t id);
+  Exec ReportTrigger(EngineKind k, uint32_t method, uint32_t value);  // threed_class.cc
+  // The 3D class's own triggers: INCREMENT_SYNC_POINT, constant buffer loads, the MME, firmware
+  // method 4 (threed_class.cc).
+  Exec ThreeDTrigger(uint32_t method, uint32_t value);
+  // LOAD_CONSTANT_BUFFER data: n words at the selected buffer's offset.
+  Exec CbData(const uint32_t* words, size_t n);
+  Exec MacroCall(uint32_t macro);
   Exec I2mTrigger(EngineKind k, uint32_t method, uint32_t value);     // i2m_class.cc
   // Feeds LOAD_INLINE_DATA words in bulk; returns how many it took (all unless it stopped).
   size_t I2mData(EngineKind k, const uint32_t* words, size_t n, bool* stopped);
@@ -118,6 +155,12 @@ struct CommandProcessor::State {
   Exec DmaTrigger(uint32_t method, uint32_t value);                   // dma_copy_class.cc
   Exec DmaCopy(uint32_t launch);
 };
+
+// The class number of an engine kind (0 for kNone).
+uint32_t ClassOf(EngineKind k);
+// Fills the method table (class_methods.cc), and names the refused and executed methods.
+void ClassifyMethods(std::array<std::array<uint8_t, methods::kNumMethods>, kNumKinds>* kind);
+std::string_view MethodName(EngineKind k, uint32_t method_index);
 
 // The static method tables (command_processor.cc).
 const std::array<uint8_t, methods::kNumMethods>& MethodTable(EngineKind k);

@@ -143,14 +143,20 @@ Result CtrlDevice::Wait(Call& call, bool report_value) {
   const auto a = ArgAs<ctrl::SyncptWait>(call.arg);
   if (!Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
   uint32_t value = 0;
-  auto start = syncpoints_.Wait(a.id, a.thresh, a.timeout, [&] {
-    return std::make_shared<WaitCompletion>(call.parker.Park(), report_value);
+  auto start = syncpoints_.Wait(a.id, a.thresh, a.timeout, [&]() -> std::shared_ptr<SyncpointWaiter> {
+    std::shared_ptr<Continuation> parked = call.parker.Park();
+    if (parked == nullptr) return nullptr;
+    return std::make_shared<WaitCompletion>(std::move(parked), report_value);
   }, &value);
-  if (start == Syncpoints::WaitStart::kReached) {
-    if (report_value) ArgAs<ctrl::SyncptWaitEx>(call.arg).value = value;
-    return Result::Done(NvError::kSuccess);
+  switch (start) {
+    case Syncpoints::WaitStart::kReached:
+      if (report_value) ArgAs<ctrl::SyncptWaitEx>(call.arg).value = value;
+      return Result::Done(NvError::kSuccess);
+    case Syncpoints::WaitStart::kTimedOut: return Result::Done(NvError::kTimeout);
+    // The parked_waits budget: what the Linux driver answers when it cannot allocate a waiter.
+    case Syncpoints::WaitStart::kRefused: return Result::Done(NvError::kInsufficientMemory);
+    case Syncpoints::WaitStart::kParked: break;
   }
-  if (start == Syncpoints::WaitStart::kTimedOut) return Result::Done(NvError::kTimeout);
   return Result::Parked();
 }
 

@@ -1,10 +1,14 @@
 // /dev/nvhost-ctrl on the simulated GPU: syncpoint read, increment and wait (a wait with a timeout
-// parks the call, never the worker), the session's 64 syncpoint events (syncpoint_events.h), the
+// parks the call, never the worker; InsufficientMemory when the guest's parked_waits budget is
+// spent), the session's 64 syncpoint events (syncpoint_events.h), the
 // GPU-wide host1x module mutexes, GET_CONFIG (the simulator has no configuration variables) and
 // the syncpoint shift. One session per open; its events and its module locks end with it.
 #pragma once
 
+#include <memory>
+
 #include "hostshim/backend.h"
+#include "hostshim/budget.h"
 #include "hostshim/sim/module_mutexes.h"
 #include "hostshim/sim/syncpoint_events.h"
 #include "hostshim/sim/syncpoints.h"
@@ -13,9 +17,11 @@ namespace nvsentry::hostshim::sim {
 
 class CtrlDevice : public DeviceBackend {
  public:
-  // `budget` (may be null) is charged for the session's event fds (open_fds).
-  CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes, BudgetAccount* budget = nullptr)
-      : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints, budget) {}
+  // `budget` (may be null: nothing charged) is charged for the session's event fds (open_fds) and
+  // takes the parked_waits charge of an armed event.
+  CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes,
+             std::shared_ptr<BudgetAccount> budget = nullptr)
+      : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints, std::move(budget)) {}
   // Until the GPU passes its own ModuleMutexes: one table for the whole sentry.
   explicit CtrlDevice(Syncpoints& syncpoints);
   ~CtrlDevice() override;

@@ -4,9 +4,9 @@
 // touch each other coalesced into one run. With REMAP_ENABLE the line length counts elements
 // and each destination component comes from a source component, a constant or is left alone;
 // a remap whose components are all constants is a fill. Then the optional semaphore release
-// (one or four words, or a reduction) and interrupt. Block-linear surfaces are not modelled
-// (counted, the completion still happens so clients do not hang); physical addresses are a
-// channel error (a guest must never name physical memory).
+// (one or four words, or a reduction) and interrupt. Block-linear surfaces are not modelled and
+// physical addresses are refused (a guest must never name physical memory): both stop the
+// channel, as does a semaphore type or reduction the engine does not have.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -44,13 +44,16 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
   uint32_t transfer = Bits(value, d::kTransferHi, d::kTransferLo);
   if (transfer != 0) {
     if (value & (d::kSrcPhysical | d::kDstPhysical)) {
-      return Error(fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
+      return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                         fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
     }
     if (!(value & d::kSrcPitch) || !(value & d::kDstPitch)) {
-      Unmodelled(kDma, method, value);  // block-linear
-    } else if (DmaCopy(value) == Exec::kStop) {
-      return Exec::kStop;
+      return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                         fmt::format("DMA LAUNCH_DMA 0x{:08X}: block-linear surfaces are not "
+                                     "simulated",
+                                     value));
     }
+    if (DmaCopy(value) == Exec::kStop) return Exec::kStop;
   }
   uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
   if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
@@ -66,7 +69,8 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
                  : Release(va, payload, sem == d::kSemaphoreOneWord);
     if (e == Exec::kStop) return e;
   } else if (sem != d::kSemaphoreNone) {
-    Unmodelled(kDma, method, value);
+    return MethodError(methods::kClassDma, d::kLaunchDma, value,
+                       fmt::format("DMA LAUNCH_DMA 0x{:08X}: semaphore type {}", value, sem));
   }
   if (Bits(value, d::kInterruptHi, d::kInterruptLo) != 0) Interrupt();
   return Exec::kOk;
@@ -119,8 +123,9 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   uint64_t length = Reg(kDma, d::kLineLengthIn);
   bool multi = (launch & d::kMultiLine) != 0;
   uint64_t lines = multi ? Reg(kDma, d::kLineCount) : 1;
-  uint64_t pitch_in = multi ? Reg(kDma, d::kPitchIn) : 0;
-  uint64_t pitch_out = multi ? Reg(kDma, d::kPitchOut) : 0;
+  // Pitches are signed: a negative one walks the lines backwards (deko3d's FlipY copies).
+  const int64_t pitch_in = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchIn)) : 0;
+  const int64_t pitch_out = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchOut)) : 0;
 
   Remap rm;
   bool remap = (launch & d::kRemap) != 0;
@@ -148,7 +153,8 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   if (env.memory == nullptr) return Fault(MmuFault{MmuFault::Kind::kUnmapped, dst, true});
   // Lines that touch each other on every side that is accessed are one run.
   bool reads_src = !remap || rm.uses_src;
-  if (lines > 1 && pitch_out == dst_line && (!reads_src || pitch_in == src_line)) {
+  if (lines > 1 && pitch_out == static_cast<int64_t>(dst_line) &&
+      (!reads_src || pitch_in == static_cast<int64_t>(src_line))) {
     src_line *= lines;
     dst_line *= lines;
     length *= lines;
@@ -158,7 +164,9 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   MmuFault f;
   bool filled = false;  // a fill's pattern is the same for every chunk: build it once
   for (uint64_t l = 0; l < lines; ++l) {
-    uint64_t s = src + l * pitch_in, t = dst + l * pitch_out;
+    // Modulo 2^64, as the GPU's address arithmetic: a line before VA 0 is an unmapped fault.
+    const uint64_t s = src + static_cast<uint64_t>(static_cast<int64_t>(l) * pitch_in);
+    const uint64_t t = dst + static_cast<uint64_t>(static_cast<int64_t>(l) * pitch_out);
     if (!remap) {
       uint64_t done = 0;
       const bool ok = length >= kSplitBytes ? CopyTwoWays(env.memory, s, t, length, bounce, &done, &f)

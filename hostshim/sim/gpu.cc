@@ -42,7 +42,7 @@ Gpu::~Gpu() {
 std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError* refused) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
-      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget.get());
+      return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget);
     case abi::DeviceId::kNvmap:
       return std::make_unique<NvmapDevice>(*nvmap_);
     case abi::DeviceId::kNvhostAsGpu:
@@ -52,6 +52,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
     case abi::DeviceId::kNvhostGpu: {
       std::unique_ptr<GpuChannel> channel;
       ChannelDeps deps{syncpoints_, *runlist_, *nvmap_, options_.budget.get()};
+      deps.policy = &options_.stream;
       abi::NvError err = GpuChannel::Create(deps, &channel);
       if (err != abi::NvError::kSuccess) {
         if (refused == nullptr) return std::make_unique<RefusedDevice>(err);

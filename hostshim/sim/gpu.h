@@ -16,6 +16,7 @@
 #include "abi/catalogue.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
+#include "hostshim/sim/stream_policy.h"
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
@@ -32,6 +33,8 @@ struct GpuOptions {
   uint32_t permission_mask = 0xA83B;
   uint64_t aruid = 0;  // the guest's applet resource user id (FROM_ID of exported objects)
   int engine_threads = 2;  // threads that run channels' command processors
+  // What the policy says about the guest's command streams (default: every class may be bound).
+  StreamPolicy stream;
 };
 
 class Gpu {

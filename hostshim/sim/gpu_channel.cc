@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "abi/devices/channel.h"
+#include "abi/gpu_classes.h"
 #include "hostshim/unimplemented.h"
 
 #include "hostshim/sim/gpu_clock.h"
@@ -22,18 +23,9 @@ constexpr uint32_t kIncrementByValue = 1u << 8;
 // WAIT's "no timeout" (Linux NVGPU_NO_TIMEOUT).
 constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
 
-bool KnownClass(uint32_t c) {
-  switch (c) {
-    case 0xB197:  // 3D
-    case 0xB1C0:  // compute
-    case 0xA140:  // inline-to-memory
-    case 0x902D:  // 2D
-    case 0xB0B5:  // DMA copy
-      return true;
-    default:
-      return false;
-  }
-}
+// GET_ERROR_INFO's access word of an MMU fault: deko3d reads 2 as a write and anything else as
+// a read.
+constexpr uint32_t kErrorInfoRead = 1, kErrorInfoWrite = 2;
 
 // [offset, offset + len) inside an object of `size` bytes, without overflow.
 bool Inside(uint64_t offset, uint64_t len, uint64_t size) {
@@ -55,7 +47,9 @@ NvError GpuChannel::Create(const ChannelDeps& deps, std::unique_ptr<GpuChannel>*
   }
   // From here the engine owns the syncpoint and the charge.
   auto engine = std::make_shared<ChannelEngine>(
-      ChannelEngine::Deps{deps.syncpoints, deps.runlist, deps.budget, deps.gpu_time_ns}, id);
+      ChannelEngine::Deps{deps.syncpoints, deps.runlist, deps.budget, deps.gpu_time_ns,
+                          deps.policy},
+      id);
   out->reset(new GpuChannel(deps.nvmap, deps.syncpoints, std::move(engine)));
   return NvError::kSuccess;
 }
@@ -198,11 +192,12 @@ Result GpuChannel::AllocGpfifo(Call& call) {
 
 Result GpuChannel::AllocObjCtx(Call& call) {
   auto& a = ArgAs<ch::AllocObjCtx>(call.arg);
-  if (!KnownClass(a.class_num)) return Result::Done(NvError::kBadParameter);
+  if (abi::FindGpuClass(a.class_num) == nullptr) return Result::Done(NvError::kBadParameter);
   if (!engine_->has_address_space()) return Result::Done(NvError::kInvalidState);
   absl::MutexLock l(&mu_);
   if (obj_class_ != 0) return Result::Done(NvError::kAlreadyAllocated);
   obj_class_ = a.class_num;
+  engine_->SetObjectClass(a.class_num);
   a.obj_id = a.class_num;
   return Result::Done(NvError::kSuccess);
 }
@@ -283,7 +278,9 @@ Result GpuChannel::Wait(Call& call) {
   if (a.timeout == 0) return Result::Done(NvError::kTimeout);
   absl::Duration timeout =
       a.timeout == kNoTimeout ? absl::InfiniteDuration() : absl::Milliseconds(a.timeout);
-  engine_->ParkWait(std::move(c), call.parker.Park(), timeout);
+  std::shared_ptr<Continuation> parked = call.parker.Park();
+  if (parked == nullptr) return Result::Done(NvError::kInsufficientMemory);  // parked_waits
+  engine_->ParkWait(std::move(c), std::move(parked), timeout);
   return Result::Parked();
 }
 
@@ -304,16 +301,23 @@ Result GpuChannel::GetErrorInfo(Call& call) {
   auto& a = ArgAs<ch::ErrorInfo>(call.arg);
   std::memset(&a, 0, sizeof a);
   ChannelError e = engine_->error();
-  // Word 0 is the seed's error kind; the rest is ours: the notifier code, then for an MMU fault
-  // the VA (low, high), 1 for a write, and the fault kind (gpu_memory.h's MmuFault::Kind).
+  // Word 0 is the seed's error kind, word 1 the notifier code. The rest as deko3d's error decoder
+  // (Queue::checkError) reads it, clients over the seed (docs/guest-abi.md has the layout):
+  // - an MMU fault: the VA's high word, its low word, the access (2 a write, 1 a read), and the
+  //   fault kind (MmuFault::Kind);
+  // - a method the GPU refused: its byte offset, 0, its value, its class.
   a.error_info[0] = static_cast<uint32_t>(e.kind);
   if (e.kind == ChannelErrorKind::kNone) return Result::Done(NvError::kSuccess);
   a.error_info[1] = e.notifier_code;
   if (e.kind == ChannelErrorKind::kMmu) {
-    a.error_info[2] = static_cast<uint32_t>(e.fault.va);
-    a.error_info[3] = static_cast<uint32_t>(e.fault.va >> 32);
-    a.error_info[4] = e.fault.write ? 1 : 0;
+    a.error_info[2] = static_cast<uint32_t>(e.fault.va >> 32);
+    a.error_info[3] = static_cast<uint32_t>(e.fault.va);
+    a.error_info[4] = e.fault.write ? kErrorInfoWrite : kErrorInfoRead;
     a.error_info[5] = static_cast<uint32_t>(e.fault.kind);
+  } else if (e.method_class != 0) {
+    a.error_info[2] = e.method;
+    a.error_info[4] = e.method_value;
+    a.error_info[5] = e.method_class;
   }
   return Result::Done(NvError::kSuccess);
 }

@@ -42,6 +42,7 @@ struct ChannelDeps {
   Nvmap& nvmap;
   BudgetAccount* budget = nullptr;
   std::function<uint64_t()> gpu_time_ns = nullptr;  // null: GpuTimeNs() (gpu_clock.h)
+  const StreamPolicy* policy = nullptr;  // the guest's command-stream rules (null: allow all)
 };
 
 class GpuChannel : public ChannelDevice {

@@ -94,8 +94,9 @@ bool GuestProcess::Transfer(bool write, std::span<const iovec> local,
       }
     }
   }
-  // The pid was this process's for the whole read only if it has not exited by now.
-  return write || Alive();
+  // The pid was this process's for the whole copy only if it has not exited by now; a write to a
+  // process that exited meanwhile fails (its memory is gone; the pid may be another's).
+  return Alive();
 }
 
 bool GuestProcess::Read(uint64_t addr, std::span<uint8_t> dst) const {

@@ -3,10 +3,25 @@
 // an nvmap client tells when the process has exited, so a recycled pid is never read or written.
 // That pidfd is a sentry fd held for the guest: the nvmap client's is charged to open_fds.
 //
-// Liveness: every access polls the pidfd first (one cheap syscall). Reads poll again afterwards
-// and are discarded if the process died meanwhile, so a read never returns another process's
-// bytes. A write cannot be undone: its residual race is a guest that exits, is reaped, and has
-// its pid handed to a new process, all between the poll and the process_vm_writev.
+// Liveness: every access polls the pidfd first (one cheap syscall) and again afterwards; a read
+// is discarded, and a write reported failed, if the process died meanwhile, so a read never
+// returns another process's bytes.
+//
+// The pid-reuse window: process_vm_readv/writev name the process by pid, and a write cannot be
+// undone. Its residual race is a guest process that exits, is reaped and has its pid handed to a
+// new process, all between the first poll and the kernel's pid lookup in process_vm_writev (a
+// few microseconds). How that is contained (docs/security.md, "Launcher"):
+// - the guest cannot choose the new owner of a host pid: its user namespace holds no capability
+//   over the host's PID namespace, so clone3's set_tid and ns_last_pid there are refused
+//   (tests/hostile: privilege_guest's set_tid); pids are handed out cyclically, so a given pid
+//   comes back only after the host has used up the rest of its pid space (pid_max);
+// - a root-started sentry drops its capabilities and takes the guest's filesystem ids once the
+//   guest runs (sentry/identity.h, DropHostCapabilities): what it may still write is the guest,
+//   processes of the other user namespaces its uid owns, and processes of its own uid that hold
+//   no capability. A recycled pid that went to any other host process gets EPERM.
+// What remains: a recycled pid that lands in one of those (another nvsentry's guest, say), or,
+// for an unprivileged sentry, in another process of the same user (whose memory that user can
+// write anyway).
 #pragma once
 
 #include <sys/types.h>

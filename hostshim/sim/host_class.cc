@@ -1,6 +1,8 @@
 // The host (channel) class 0xB06F: SET_OBJECT binding, semaphores (acquire in its three forms,
-// release in both sizes, reduction), syncpoint wait and increment, WFI and the other
-// synchronisation methods (no-ops for a processor that is always idle), non-stall interrupts.
+// release in both sizes, reduction), syncpoint wait and increment (the Tegra host's SYNCPOINTA/B,
+// under the ownership rule), WFI, memory barriers and cache/TLB operations (MEM_OP_A..D, FB_FLUSH:
+// nothing to do for a processor that is always idle and has no caches), non-stall interrupts.
+// Wait-base syncpoint operations, ILLEGAL and unknown semaphore operations stop the channel.
 #include <cstring>
 
 #include "hostshim/sim/cp_state.h"
@@ -30,18 +32,24 @@ EngineKind KindOfClass(uint32_t cls) {
 Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32_t value) {
   auto& r = (*regs)[kHost];
   r[method] = value;
+  at_class = methods::kClassHost;
+  at_method = method * 4;
+  at_value = value;
   switch (method) {
     case Index(h::kSetObject): {
       uint32_t cls = value & 0xFFFF;  // ENGINE_ID 20:16 is ignored: one GPU, one engine each
       EngineKind k = KindOfClass(cls);
       if (k == kNone) {
-        return Error(fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class",
-                                 subch, cls));
+        return MethodError(methods::kClassHost, h::kSetObject, value,
+                           fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class",
+                                       subch, cls));
       }
-      subch_kind[subch] = k;
-      subch_class[subch] = cls;
-      return Exec::kOk;
+      return BindObject(subch, k, cls, value);
     }
+    case Index(h::kIllegal):
+      return MethodError(methods::kClassHost, h::kIllegal, value, "the host class's ILLEGAL method");
+    case Index(h::kMemOpA):
+    case Index(h::kMemOpB):
     case Index(h::kNop):
     case Index(h::kFbFlush):
     case Index(h::kMemOpC):
@@ -94,15 +102,17 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       uint32_t thresh = r[Index(h::kSyncpointA)];
       uint32_t op = value & 3;
       if (op == h::kSyncptOpBaseAdd || op == h::kSyncptOpBaseWrite) {
-        return Unmodelled(kHost, method, value);  // wait bases: unused by GM20B clients
-      }
-      if (env.syncpoints == nullptr || !Syncpoints::ValidId(id)) {
-        return Error(fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
+        // Syncpoint wait bases: no GM20B client uses them, and they are not simulated.
+        return MethodError(methods::kClassHost, h::kSyncpointB, value,
+                           fmt::format("SYNCPOINTB 0x{:08X}: wait-base operations are not simulated",
+                                       value));
       }
       if (op == h::kSyncptOpIncr) {
-        env.syncpoints->Increment(id);
-        ++stats.syncpoint_incrs;
-        return Exec::kOk;
+        return IncrementSyncpoint(methods::kClassHost, h::kSyncpointB, value, id);
+      }
+      if (env.syncpoints == nullptr || !Syncpoints::ValidId(id)) {
+        return MethodError(methods::kClassHost, h::kSyncpointB, value,
+                           fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
       }
       if (SyncptReached(env.syncpoints->Read(id), thresh)) return Exec::kOk;
       result.stop = RunResult::Stop::kWaitSyncpoint;

@@ -1,11 +1,12 @@
 // Inline-to-memory (class 0xA140, and the same methods in 3D and compute): LAUNCH_DMA describes
 // a pitch destination of LINE_COUNT lines of LINE_LENGTH_IN bytes, PITCH_OUT apart; the data
 // words follow in LOAD_INLINE_DATA and are written as they arrive (no buffering). Completion
-// can release a semaphore (one or four words) and raise an interrupt. Block-linear
-// destinations are not modelled: their data is consumed and counted.
+// can release a semaphore (one or four words) and raise an interrupt. A block-linear destination
+// is not modelled: its launch stops the channel.
 #include <algorithm>
 
 #include "hostshim/sim/cp_state.h"
+#include "spdlog/fmt/fmt.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -29,11 +30,14 @@ Exec CommandProcessor::State::I2mTrigger(EngineKind k, uint32_t method, uint32_t
           Reg(k, m::kOffsetOut);
   p.line_length = Reg(k, m::kLineLengthIn);
   p.line_count = Reg(k, m::kLineCount);
-  p.pitch = Reg(k, m::kPitchOut);
-  p.discard = (value & m::kDstPitch) == 0;
-  if (p.discard) Unmodelled(k, method, value);
+  p.pitch = static_cast<int32_t>(Reg(k, m::kPitchOut));  // signed, as the DMA engine's
+  if ((value & m::kDstPitch) == 0) {
+    return MethodError(ClassOf(k), m::kLaunchDma, value,
+                       fmt::format("LAUNCH_DMA 0x{:08X}: a block-linear destination is not simulated",
+                                   value));
+  }
   // Lines that touch each other are one long line.
-  if (p.line_count > 1 && p.pitch == p.line_length) {
+  if (p.line_count > 1 && p.pitch >= 0 && static_cast<uint64_t>(p.pitch) == p.line_length) {
     p.line_length *= p.line_count;
     p.line_count = 1;
   }
@@ -49,9 +53,9 @@ size_t CommandProcessor::State::I2mData(EngineKind k, const uint32_t* words, siz
   uint64_t len = static_cast<uint64_t>(n) * 4, used = 0;
   while (p.active && used < len) {
     uint64_t chunk = std::min<uint64_t>(p.line_length - p.in_line, len - used);
-    if (!p.discard) {
+    {
       MmuFault f;
-      uint64_t at = p.dst + p.line * static_cast<uint64_t>(p.pitch) + p.in_line;
+      uint64_t at = p.dst + static_cast<uint64_t>(int64_t{p.line} * p.pitch) + p.in_line;
       if (env.memory == nullptr) {
         f = MmuFault{MmuFault::Kind::kUnmapped, at, true};
       }

@@ -23,9 +23,9 @@ constexpr uint32_t kFirstEngineMethod = 0x40;
 constexpr uint32_t kNumMethods = 0x1000;  // the command word's 12-bit method index
 
 namespace host {
-constexpr uint32_t kSetObject = 0x00, kNop = 0x08, kSemaphoreA = 0x10, kSemaphoreB = 0x14,
+constexpr uint32_t kSetObject = 0x00, kIllegal = 0x04, kNop = 0x08, kSemaphoreA = 0x10, kSemaphoreB = 0x14,
                    kSemaphoreC = 0x18, kSemaphoreD = 0x1C, kNonStallInterrupt = 0x20,
-                   kFbFlush = 0x24, kMemOpC = 0x30, kMemOpD = 0x34, kSetReference = 0x50,
+                   kFbFlush = 0x24, kMemOpA = 0x28, kMemOpB = 0x2C, kMemOpC = 0x30, kMemOpD = 0x34, kSetReference = 0x50,
                    kSyncpointA = 0x70, kSyncpointB = 0x74, kWfi = 0x78, kYield = 0x80;
 // SEMAPHORED
 constexpr uint32_t kSemOpAcquire = 1, kSemOpRelease = 2, kSemOpAcqGeq = 4, kSemOpAcqAnd = 8,
@@ -43,8 +43,28 @@ constexpr unsigned kSyncptIndexHi = 15, kSyncptIndexLo = 8;
 enum class Reduction : uint32_t { kMin = 0, kMax = 1, kXor = 2, kAnd = 3, kOr = 4, kAdd = 5,
                                   kInc = 6, kDec = 7 };
 
+// Methods every graphics-engine class (2D, 3D, compute, inline-to-memory) has.
+namespace graphics {
+constexpr uint32_t kSetNotifyA = 0x104, kSetNotifyB = 0x108, kNotify = 0x10C, kWaitForIdle = 0x110;
+}  // namespace graphics
+
 namespace threed {
 constexpr uint32_t kNoOperation = 0x100;  // also in compute, I2M and DMA
+// The macro method expander (mme.h).
+constexpr uint32_t kMmeCodePointer = 0x114, kMmeCode = 0x118, kMmeStartPointer = 0x11C,
+                   kMmeStart = 0x120;
+constexpr uint32_t kCallMmeMacro = 0x3800;  // CALL_MME_MACRO(j) at + 8j, CALL_MME_DATA(j) + 4
+constexpr uint32_t kMmeShadowScratch = 0x3400;  // SET_MME_SHADOW_SCRATCH(0): the firmware's answer
+constexpr uint32_t kSetFalcon04 = 0x2310;        // firmware method 4: a masked PGRAPH write
+// INCREMENT_SYNC_POINT: INDEX 11:0, CLEAN_L2 bit 16, CONDITION bit 20 (stream-out or ROP writes
+// done: every earlier method has completed in the simulator either way).
+constexpr uint32_t kIncrementSyncPoint = 0x2C8;
+constexpr unsigned kSyncPointIndexHi = 11, kSyncPointIndexLo = 0;
+// Constant buffer updates: SELECTOR_A size 16:0 (bytes), B address 39:32, C address 31:0;
+// LOAD_CONSTANT_BUFFER(i) (16 methods) writes a word at the offset, which moves on by 4.
+constexpr uint32_t kCbSelectorA = 0x2380, kCbSelectorB = 0x2384, kCbSelectorC = 0x2388,
+                   kCbOffset = 0x238C, kLoadCb = 0x2390, kLoadCbCount = 16;
+constexpr uint32_t kReportAwaken = 1u << 20;
 constexpr uint32_t kReportSemaphoreA = 0x1B00, kReportSemaphoreB = 0x1B04,
                    kReportSemaphoreC = 0x1B08, kReportSemaphoreD = 0x1B0C;
 // SET_REPORT_SEMAPHORE_D

@@ -18,7 +18,8 @@
 // InsufficientMemory (one public emulator's answer; silently keeping the first memory would hide
 // the guest's mistake); ALLOC's address not 4 KiB aligned is BadParameter, a range not mapped in
 // the caller is InvalidAddress; PARAM BASE and unknown selectors are BadParameter, COMPR is 0;
-// FROM_ID of another process's object without the rights is AccessDenied; IS_OWNED_BY_ARUID is
+// FROM_ID of another process's object without the rights is AccessDenied (the one place that
+// decides it: the engine passes FROM_ID on under every mask); IS_OWNED_BY_ARUID is
 // Success for the guest's own aruid or an exported one, else AccessDenied. Clients exist only
 // while they hold handles; a process that exits loses them (reaper thread, nvmap_reaper.h).
 #pragma once

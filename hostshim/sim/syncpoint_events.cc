@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "absl/synchronization/mutex.h"
+#include "hostshim/backend.h"
 #include "hostshim/events.h"
 
 namespace nvsentry::hostshim::sim {
@@ -39,7 +40,15 @@ class SyncpointEvents::Waiter : public SyncpointWaiter {
   bool Abandoned() override {
     return cancelled_.load(std::memory_order_acquire) || core_.expired();
   }
-  void Cancel() { cancelled_.store(true, std::memory_order_release); }
+  // Under the core's lock, as the slot lets go of it: the charge goes back now, and the table
+  // drops the waiter at its next sweep.
+  void Cancel() {
+    cancelled_.store(true, std::memory_order_release);
+    hold.Release();
+    NoteAbandonedCall();
+  }
+
+  BudgetHold hold;  // parked_waits, taken before the table keeps the waiter
 
  private:
   void Fire(bool signal) {
@@ -49,7 +58,8 @@ class SyncpointEvents::Waiter : public SyncpointWaiter {
     absl::MutexLock l(&core->mu);
     // Cancelled, or the slot re-armed, while this callback was on its way: not ours to fire.
     if (core->armed[slot_].get() != this) return;
-    core->armed[slot_].reset();
+    hold.Release();
+    core->armed[slot_].reset();  // the table's caller still holds this waiter
     if (signal) core->fds.Signal(slot_);
   }
 
@@ -69,8 +79,8 @@ bool DecodeEvent(uint32_t event, uint32_t* slot) {
 
 }  // namespace
 
-SyncpointEvents::SyncpointEvents(Syncpoints& syncpoints, BudgetAccount* budget)
-    : syncpoints_(syncpoints), core_(std::make_shared<Core>(budget)) {}
+SyncpointEvents::SyncpointEvents(Syncpoints& syncpoints, std::shared_ptr<BudgetAccount> budget)
+    : syncpoints_(syncpoints), budget_(std::move(budget)), core_(std::make_shared<Core>(budget_.get())) {}
 
 SyncpointEvents::~SyncpointEvents() {
   absl::MutexLock l(&core_->mu);
@@ -117,6 +127,13 @@ NvError SyncpointEvents::FreeBatch(uint64_t mask) {
   return NvError::kSuccess;
 }
 
+std::shared_ptr<SyncpointWaiter> SyncpointEvents::Arm(uint32_t slot, std::shared_ptr<Waiter>* w) {
+  auto made = std::make_shared<Waiter>(core_, slot);
+  if (!made->hold.Take(budget_, BudgetKind::kParkedWaits)) return nullptr;
+  *w = made;
+  return made;
+}
+
 NvError SyncpointEvents::WaitEx(uint32_t id, uint32_t thresh, int32_t timeout_ms,
                                 uint32_t* value) {
   const uint32_t slot = *value;
@@ -127,14 +144,13 @@ NvError SyncpointEvents::WaitEx(uint32_t id, uint32_t thresh, int32_t timeout_ms
   if (c.armed[slot] != nullptr) return NvError::kBusy;
   std::shared_ptr<Waiter> w;
   uint32_t now = 0;
-  auto start = syncpoints_.Wait(id, thresh, timeout_ms == 0 ? 0 : -1, [&] {
-    w = std::make_shared<Waiter>(core_, slot);
-    return w;
-  }, &now);
+  auto start = syncpoints_.Wait(id, thresh, timeout_ms == 0 ? 0 : -1, [&] { return Arm(slot, &w); },
+                                &now);
   if (start == Syncpoints::WaitStart::kReached) {
     *value = now;
     return NvError::kSuccess;
   }
+  if (start == Syncpoints::WaitStart::kRefused) return NvError::kInsufficientMemory;
   if (start == Syncpoints::WaitStart::kParked) {
     // A signal left from an earlier wait must not answer this one.
     c.fds.Clear(slot);
@@ -174,16 +190,14 @@ NvError SyncpointEvents::WaitAllocating(uint32_t id, uint32_t thresh, int32_t ti
   if (slot == kSlots) return NvError::kBusy;
   if (c.fds.Get(slot) < 0) return NvError::kInsufficientMemory;
   std::shared_ptr<Waiter> w;
-  auto start = syncpoints_.Wait(id, thresh, -1, [&] {
-    w = std::make_shared<Waiter>(core_, slot);
-    return w;
-  }, &now);
+  auto start = syncpoints_.Wait(id, thresh, -1, [&] { return Arm(slot, &w); }, &now);
   if (start == Syncpoints::WaitStart::kReached) {
     // A free slot this wait did not keep holds no eventfd (nor its charge).
     if (!c.slots[slot].allocated) c.fds.Close(slot);
     *value = now;
     return NvError::kSuccess;
   }
+  if (start == Syncpoints::WaitStart::kRefused) return NvError::kInsufficientMemory;
   c.fds.Clear(slot);
   c.armed[slot] = std::move(w);
   c.slots[slot] = {true, true, id};

@@ -30,8 +30,10 @@ class SyncpointEvents {
   static constexpr uint32_t kSlots = 64;
   static constexpr uint32_t kAllocatedFlag = 1u << 28;
 
-  // `budget` (may be null) is charged one open_fds per eventfd held.
-  explicit SyncpointEvents(Syncpoints& syncpoints, BudgetAccount* budget = nullptr);
+  // `budget` (null: nothing charged) is charged one open_fds per eventfd held, and an armed wait
+  // holds one parked_waits charge until it fires or is cancelled; an unreached wait the budget
+  // cannot take is InsufficientMemory, nothing armed.
+  explicit SyncpointEvents(Syncpoints& syncpoints, std::shared_ptr<BudgetAccount> budget = nullptr);
   // Cancels every armed wait (the Syncpoints table drops them at its next sweep) and closes the
   // session's eventfds (copies in the guest stay valid but never fire again).
   ~SyncpointEvents();
@@ -67,7 +69,11 @@ class SyncpointEvents {
  private:
   struct Core;
   class Waiter;
+  // The waiter of an armed wait, charged to parked_waits (under the table's lock, from Wait); null
+  // when the budget is spent.
+  std::shared_ptr<SyncpointWaiter> Arm(uint32_t slot, std::shared_ptr<Waiter>* w);
   Syncpoints& syncpoints_;
+  const std::shared_ptr<BudgetAccount> budget_;
   std::shared_ptr<Core> core_;  // waiters hold it weakly: the session's end is the events' end
 };
 

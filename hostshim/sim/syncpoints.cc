@@ -1,12 +1,16 @@
 #include "hostshim/sim/syncpoints.h"
 
 #include <algorithm>
-#include <queue>
+
+#include "hostshim/backend.h"
 
 namespace nvsentry::hostshim::sim {
 
 Syncpoints::Syncpoints(absl::Duration sweep_period) : sweep_period_(sweep_period) {
-  timer_ = std::thread([this] { TimerLoop(); });
+  // Ends announced from now on concern this table's waiters (read here, not on the new thread,
+  // which may start after the first of them).
+  const uint64_t ended = AbandonedCallCount().load(std::memory_order_acquire);
+  timer_ = std::thread([this, ended] { TimerLoop(ended); });
 }
 
 Syncpoints::~Syncpoints() {
@@ -44,24 +48,26 @@ uint32_t Syncpoints::SetMinEqMax(uint32_t id) {
   return p.value.load(std::memory_order_acquire);
 }
 
+uint64_t Syncpoints::PassedLocked(uint32_t id) {
+  Progress& p = progress_[id];
+  const uint32_t v = points_[id].value.load(std::memory_order_seq_cst);
+  p.passed += static_cast<uint32_t>(v - p.seen);
+  p.seen = v;
+  return p.passed;
+}
+
 void Syncpoints::CompleteReached(uint32_t id) {
-  Point& p = points_[id];
   std::vector<std::shared_ptr<SyncpointWaiter>> done;
   uint32_t now;
   {
     absl::MutexLock lock(&mu_);
-    now = p.value.load(std::memory_order_seq_cst);
-    auto& keys = by_point_[id];
-    for (auto it = keys.begin(); it != keys.end();) {
-      auto e = parked_.find(*it);
-      if (SyncptReached(now, e->second.thresh)) {
-        done.push_back(std::move(e->second.waiter));
-        parked_.erase(e);
-        it = keys.erase(it);
-        p.waiters.fetch_sub(1);
-      } else {
-        ++it;
-      }
+    const uint64_t passed = PassedLocked(id);
+    now = progress_[id].seen;
+    const absl::btree_set<Order>& order = by_point_[id];
+    while (!order.empty() && order.begin()->first <= passed) {
+      auto e = parked_.find(order.begin()->second);
+      done.push_back(std::move(e->second.waiter));
+      DropLocked(e);
     }
   }
   for (auto& w : done) w->Reached(now);
@@ -79,6 +85,7 @@ abi::NvError Syncpoints::Allocate(uint32_t* id) {
     uint32_t c = (next_alloc_ + n) % kNumSyncpoints;
     if (Reserved(c) || allocated_[c]) continue;
     allocated_[c] = true;
+    points_[c].owners.fetch_add(1, std::memory_order_acq_rel);
     next_alloc_ = (c + 1) % kNumSyncpoints;
     *id = c;
     return abi::NvError::kSuccess;
@@ -89,7 +96,27 @@ abi::NvError Syncpoints::Allocate(uint32_t* id) {
 void Syncpoints::Free(uint32_t id) {
   if (!ValidId(id)) return;
   absl::MutexLock lock(&alloc_mu_);
+  if (!allocated_[id]) return;
   allocated_[id] = false;
+  points_[id].owners.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void Syncpoints::Claim(uint32_t id) {
+  if (ValidId(id)) points_[id].owners.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Syncpoints::Unclaim(uint32_t id) {
+  if (!ValidId(id)) return;
+  uint32_t n = points_[id].owners.load(std::memory_order_acquire);
+  while (n != 0 && !points_[id].owners.compare_exchange_weak(n, n - 1)) {
+  }
+}
+
+abi::NvError Syncpoints::IncrementFromCommandStream(uint32_t id) {
+  if (!ValidId(id)) return abi::NvError::kBadParameter;
+  if (!Owned(id)) return abi::NvError::kAccessDenied;
+  Increment(id);
+  return abi::NvError::kSuccess;
 }
 
 bool Syncpoints::Allocated(uint32_t id) const {
@@ -110,19 +137,27 @@ Syncpoints::WaitStart Syncpoints::Wait(uint32_t id, uint32_t thresh, int32_t tim
   // Announce the waiter before the second look so that a racing Increment either sees the
   // waiter or this look sees its value (both sides are sequentially consistent).
   p.waiters.fetch_add(1, std::memory_order_seq_cst);
-  *value = p.value.load(std::memory_order_seq_cst);
+  const uint64_t passed = PassedLocked(id);
+  *value = progress_[id].seen;
   if (SyncptReached(*value, thresh)) {
     p.waiters.fetch_sub(1);
     return WaitStart::kReached;
   }
-  absl::Time deadline =
+  std::shared_ptr<SyncpointWaiter> waiter = make_waiter();
+  if (waiter == nullptr) {
+    p.waiters.fetch_sub(1);
+    return WaitStart::kRefused;
+  }
+  const absl::Time deadline =
       timeout_ms < 0 ? absl::InfiniteFuture() : absl::Now() + absl::Milliseconds(timeout_ms);
-  uint64_t key = next_key_++;
-  parked_.emplace(key, Entry{id, thresh, deadline, make_waiter()});
-  by_point_[id].push_back(key);
-  if (deadline < earliest_deadline_) {
-    earliest_deadline_ = deadline;
-    cv_.Signal();
+  const uint64_t key = next_key_++;
+  // Not reached: the threshold is 1 to 2^31 ahead of the value.
+  const uint64_t due = passed + static_cast<uint32_t>(thresh - *value);
+  parked_.emplace(key, Entry{id, due, deadline, std::move(waiter)});
+  by_point_[id].insert({due, key});
+  if (deadline != absl::InfiniteFuture()) {
+    if (deadlines_.empty() || deadline < deadlines_.begin()->first) cv_.Signal();
+    deadlines_.insert({deadline, key});
   }
   return WaitStart::kParked;
 }
@@ -133,57 +168,49 @@ size_t Syncpoints::ParkedCount() const {
 }
 
 void Syncpoints::DropLocked(absl::flat_hash_map<uint64_t, Entry>::iterator e) {
-  auto& keys = by_point_[e->second.id];
-  keys.erase(std::find(keys.begin(), keys.end(), e->first));
-  points_[e->second.id].waiters.fetch_sub(1);
+  const Entry& entry = e->second;
+  by_point_[entry.id].erase({entry.due, e->first});
+  if (entry.deadline != absl::InfiniteFuture()) deadlines_.erase({entry.deadline, e->first});
+  points_[entry.id].waiters.fetch_sub(1);
   parked_.erase(e);
 }
 
-void Syncpoints::TimerLoop() {
+void Syncpoints::TimerLoop(uint64_t swept_at) {
   absl::Time next_sweep = absl::Now() + sweep_period_;
   for (;;) {
-    std::vector<std::shared_ptr<SyncpointWaiter>> timed_out;
-    std::vector<std::pair<uint64_t, std::shared_ptr<SyncpointWaiter>>> to_check;
+    std::vector<std::shared_ptr<SyncpointWaiter>> timed_out, gone;
     {
       absl::MutexLock lock(&mu_);
       for (;;) {
         if (stopping_) return;
-        absl::Time until = std::min(earliest_deadline_, next_sweep);
+        absl::Time until = next_sweep;
+        if (!deadlines_.empty()) until = std::min(until, deadlines_.begin()->first);
         if (absl::Now() >= until) break;
         cv_.WaitWithDeadline(&mu_, until);
       }
-      absl::Time now = absl::Now();
-      if (now >= earliest_deadline_) {
-        absl::Time earliest = absl::InfiniteFuture();
-        for (auto it = parked_.begin(); it != parked_.end();) {
-          auto cur = it++;
-          if (cur->second.deadline <= now) {
-            timed_out.push_back(std::move(cur->second.waiter));
-            DropLocked(cur);
-          } else {
-            earliest = std::min(earliest, cur->second.deadline);
-          }
-        }
-        earliest_deadline_ = earliest;
+      const absl::Time now = absl::Now();
+      while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+        auto e = parked_.find(deadlines_.begin()->second);
+        timed_out.push_back(std::move(e->second.waiter));
+        DropLocked(e);
       }
       if (now >= next_sweep) {
         next_sweep = now + sweep_period_;
-        to_check.reserve(parked_.size());
-        for (auto& [key, e] : parked_) to_check.emplace_back(key, e.waiter);
+        // Only an end the holders did not cause can have left an abandoned waiter here.
+        const uint64_t ended = AbandonedCallCount().load(std::memory_order_acquire);
+        if (ended != swept_at) {
+          swept_at = ended;
+          for (auto it = parked_.begin(); it != parked_.end();) {
+            auto cur = it++;
+            if (!cur->second.waiter->Abandoned()) continue;
+            gone.push_back(std::move(cur->second.waiter));
+            DropLocked(cur);
+          }
+        }
       }
     }
+    // Callbacks and the last references run outside the lock.
     for (auto& w : timed_out) w->TimedOut();
-    // Abandoned() asks the kernel about the guest thread: never under the lock.
-    std::vector<uint64_t> gone;
-    for (auto& [key, w] : to_check)
-      if (w->Abandoned()) gone.push_back(key);
-    if (!gone.empty()) {
-      absl::MutexLock lock(&mu_);
-      for (uint64_t key : gone) {
-        auto e = parked_.find(key);
-        if (e != parked_.end()) DropLocked(e);
-      }
-    }
   }
 }
 

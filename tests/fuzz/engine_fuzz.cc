@@ -75,6 +75,14 @@ struct Level {
   Window in, out, in2, out2, err;  // declared windows; err: where its NvError goes (if any)
 };
 
+// True when some catalogue entry lists `code` as an alias (a client's direction variant).
+bool IsAlias(uint32_t code) {
+  for (const abi::NamedIoctl& n : abi::AllIoctls())
+    for (const abi::CodeAlias& a : n.ioctl->aliases)
+      if (a.code == code) return true;
+  return false;
+}
+
 Level MakeLevel(const proxy::IoctlRequest& req, Window err) {
   Level l{req, {}, {}, {}, {}, err};
   const uint32_t size = abi::IocSize(req.code);
@@ -82,6 +90,13 @@ Level MakeLevel(const proxy::IoctlRequest& req, Window err) {
   // The engine may touch no more of a buffer than the guest declared, nor more than the code's size.
   if (abi::DirHasIn(dir)) l.in = {req.buf.in, std::min<uint64_t>(size, req.buf.in_size)};
   if (abi::DirHasOut(dir)) l.out = {req.buf.out, std::min<uint64_t>(size, req.buf.out_size)};
+  // A direction variant passes its argument in the buffer its direction names (a Linux ioctl: the
+  // one pointer); the seed's input may then be read from the output buffer (and outputs written
+  // to the input one).
+  if (IsAlias(req.code)) {
+    if (!abi::DirHasIn(dir)) l.in = {req.buf.out, std::min<uint64_t>(size, req.buf.out_size)};
+    if (!abi::DirHasOut(dir)) l.out = {req.buf.in, std::min<uint64_t>(size, req.buf.in_size)};
+  }
   if (req.via == Via::kIoctl2) l.in2 = {req.buf.in2, req.buf.in2_size};
   if (req.via == Via::kIoctl3) l.out2 = {req.buf.out2, req.buf.out2_size};
   return l;
@@ -257,7 +272,7 @@ hostshim::Result RecordingBackend::Ioctl(hostshim::Call& c) {
   EXPECT(d.pure() || (guest.checks > 0 && guest.valid),
          "a call with side effects reached the backend without a live caller");
   if (abi::DirHasIn(d.dir())) {
-    const uint8_t* g = guest.Find(l.req.buf.in, c.arg.size());
+    const uint8_t* g = guest.Find(l.in.addr, c.arg.size());  // the buffer holding the input
     EXPECT(g != nullptr, "backend ran although the input was not readable");
     EXPECT(c.arg.empty() || std::memcmp(g, c.arg.data(), c.arg.size()) == 0,
            "arg differs from the guest's input");
@@ -556,9 +571,13 @@ void CheckCall(CallState& st, FakeGuest& guest, const proxy::IoctlOutcome& out, 
         std::memcpy(&*(verdict = 0u), a->data.data(), 4);
   }
   // A Timeout carries outputs for the ioctls that say so (abi::kOutputsOnTimeout: the event waits).
-  const bool timeout_outputs =
-      st.backend_desc != nullptr && (st.backend_desc->flags & abi::kOutputsOnTimeout) && verdict &&
-      (*verdict == ETIMEDOUT || *verdict == static_cast<uint32_t>(NvError::kTimeout));
+  // When the verdict could not be delivered (an unwritable NvError word: the call ends in EFAULT
+  // after the write-back), what the backend answered is the only witness of a Timeout.
+  const bool timeout_verdict =
+      verdict ? (*verdict == ETIMEDOUT || *verdict == static_cast<uint32_t>(NvError::kTimeout))
+              : st.backend_calls == 1 && !st.backend_parked && st.backend_err == NvError::kTimeout;
+  const bool timeout_outputs = st.backend_desc != nullptr &&
+                               (st.backend_desc->flags & abi::kOutputsOnTimeout) && timeout_verdict;
   const bool may_write = !verdict || *verdict == 0 || timeout_outputs;
   const NvError backend_ok = timeout_outputs ? NvError::kTimeout : NvError::kSuccess;
   int inner_out_writes = 0, inner_out2_writes = 0;

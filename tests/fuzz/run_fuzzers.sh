@@ -59,6 +59,8 @@ for t in $targets; do
   name=${t%_fuzz}
   rm -rf "$work/seeds-$name"
   "$build/tests/fuzz/fuzz_seeds" "$name" "$work/seeds-$name" || exit 1
+  # Inputs that long runs found (fixed since) stay in the seeds, so a regression shows at once.
+  [ -d "$src/tests/fuzz/corpus/$name" ] && cp "$src/tests/fuzz/corpus/$name"/* "$work/seeds-$name/"
   # The corpus grows across runs in the build directory; the seeds are regenerated each time.
   mkdir -p "$work/corpus-$name" "$work/artifacts-$name"
   limit=$(limit_for "$t")

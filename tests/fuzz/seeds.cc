@@ -151,6 +151,45 @@ std::vector<std::vector<uint8_t>> EngineSeeds() {
       }
     }
   }
+  // The clients' direction variants (catalogue aliases) as raw codes, directly and carried by
+  // an nvdrv Ioctl whose buffers follow the variant's own direction.
+  for (size_t di = 0; di < devices.size(); ++di) {
+    const abi::DeviceDesc& dev = devices[di];
+    for (const abi::IoctlDesc& d : dev.ioctls) {
+      for (const abi::CodeAlias& a : d.aliases) {
+        std::optional<uint8_t> fw = FirmwareIndex(dev, d);
+        if (!fw) continue;
+        auto raw_call = [&](Writer& w, uint8_t bufmode) {
+          w.U8(kRawCodeKind);
+          w.U32(a.code);
+          w.U8(bufmode);
+          if (bufmode & kBufCustom) {  // in and out sizes as the variant's direction passes them
+            const abi::Dir dir = abi::IocDir(a.code);
+            w.U16(abi::DirHasIn(dir) ? static_cast<uint16_t>(d.size()) : 0);
+            w.U16(abi::DirHasOut(dir) ? static_cast<uint16_t>(d.size()) : 0);
+          }
+          w.U16(0);
+          w.U16(0);
+          w.Bytes(std::vector<uint8_t>(d.size(), 0));
+        };
+        Writer w;
+        w.U8(static_cast<uint8_t>(di)), w.U8(0), w.U8(*fw), w.U8(0), w.U8(0);
+        w.U8(static_cast<uint8_t>(Via::kDirect)), w.U8(kBackendSim);
+        raw_call(w, 0);
+        seeds.push_back(std::move(w.out));
+        std::optional<uint16_t> ci = command_index(abi::nvdrv::kIoctl);
+        if (!ci) continue;
+        Writer n;
+        n.U8(nvdrv_index), n.U8(kFlagPrelude | kFlagDebug), n.U8(*fw), n.U8(0);
+        n.U8(static_cast<uint8_t>(di));
+        n.U8(static_cast<uint8_t>(Via::kDirect)), n.U8(kBackendSim);
+        Plausible cmd{abi::nvdrv::kIoctl, std::vector<uint8_t>(abi::IocSize(abi::nvdrv::kIoctl), 0), {}, 0};
+        PutCall(n, *ci, cmd, Via::kDirect, kBufFixup);
+        raw_call(n, kBufCustom);
+        seeds.push_back(std::move(n.out));
+      }
+    }
+  }
   // A wait that parks, then the increment that finishes it (the continuation path).
   for (size_t di = 0; di < devices.size(); ++di) {
     const abi::DeviceDesc& dev = devices[di];

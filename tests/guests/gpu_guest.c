@@ -54,7 +54,7 @@ static void open_all(struct gpu* g) {
 
 static void make_as(struct gpu* g) {
   must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", &g->as));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_ALLOC_AS_EX, &a));
 }
 
@@ -368,7 +368,7 @@ static int mode_budgets(void) {
   make_as(&g);
   uint32_t as2;
   must("open as 2", nvc_open(&nv, "/dev/nvhost-as-gpu", &as2));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   printf("second_as=%d\n", nvc_ioctl(&nv, as2, NVGPU_AS_ALLOC_AS_EX, &a));
   uint32_t ch1, ch2;
   must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch1));

@@ -4,8 +4,9 @@
  *   variable        variable-length ioctls on /dev/nvhost-gpu checked against their code's size,
  *                   and the Ioctl2/Ioctl3 buffers through /dev/nvdrv
  *   trace           a short, fixed conversation for the --trace tests
- *   sweep PATH CODE...  open PATH, call each code (hex) on a zeroed buffer of the code's size,
- *                   print "CODE=errno" (the open's errno as "open=N")
+ *   sweep PATH CODE... [PATH CODE...]  open PATH, call each code (hex) on a zeroed buffer of the
+ *                   code's size, print "CODE=errno" (the open's errno as "open=N"); a later PATH
+ *                   closes the device and opens the next
  *   policy ENTRIES INIT_SIZE [more]  a fixed set of calls the policy tests judge (see policy());
  *                   "done=1" at the end (absent when the guest was killed)
  *   hold N PATH     open PATH N times, keeping every fd; print "held=K first_error=E"
@@ -57,6 +58,7 @@ struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
 #define NVMAP_CREATE 0xC0080101u
 #define NVMAP_CLAIM 0x00000102u
 #define NVMAP_GET_ID 0xC008010Eu
+#define NVMAP_FREE 0xC0180105u
 #define FREE_OBJ_CTX 0x4008480Au
 #define SYNCPT_ALLOC_EVENT 0xC004001Fu
 #define ALLOC_GPFIFO 0x40084805u
@@ -274,18 +276,23 @@ static int variable(void) {
   return 0;
 }
 
-static int sweep(const char* path, int n, char** codes) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  printf("open=%d\n", fd >= 0 ? 0 : errno);
-  if (fd < 0) return 0;
+static int sweep(int n, char** args) {
   static uint64_t buf[0x4000 / 8];
+  int fd = -1;
   for (int i = 0; i < n; ++i) {
-    uint32_t code = (uint32_t)strtoul(codes[i], NULL, 16);
+    if (args[i][0] == '/') { /* the next device */
+      if (fd >= 0) close(fd);
+      fd = open(args[i], O_RDWR | O_CLOEXEC);
+      printf("open=%d\n", fd >= 0 ? 0 : errno);
+      continue;
+    }
+    if (fd < 0) continue;
+    uint32_t code = (uint32_t)strtoul(args[i], NULL, 16);
     memset(buf, 0, sizeof buf);
     int r = ioctl(fd, code, buf);
-    printf("%s=%d\n", codes[i], r == 0 ? 0 : errno);
+    printf("%s=%d\n", args[i], r == 0 ? 0 : errno);
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return 0;
 }
 
@@ -362,6 +369,12 @@ static int policy(int entries, uint32_t init_size, int more) {
     printf("from_id_same_handle=%d\n", create[1] != 0 && fid[1] == create[1]);
     uint64_t ex[2] = {0x1234, create[1]};
     printf("export=%d\n", err_of(ioctl(nvmap, NVMAP_EXPORT_FOR_ARUID, ex)));
+    /* FREE of the duplicate FROM_ID made, then of the last reference (EINVAL when FROM_ID made
+     * none: the first FREE dropped the only one). */
+    uint32_t fr[6] = {create[1], 0, 0, 0, 0, 0};
+    printf("free_dup=%d\n", err_of(ioctl(nvmap, NVMAP_FREE, fr)));
+    uint32_t fr2[6] = {create[1], 0, 0, 0, 0, 0};
+    printf("free_last=%d\n", err_of(ioctl(nvmap, NVMAP_FREE, fr2)));
   }
   int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
   printf("gpu_open=%d\n", gpu >= 0 ? 0 : errno);
@@ -415,7 +428,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "service")) return service();
   if (!strcmp(argv[1], "variable")) return variable();
   if (!strcmp(argv[1], "trace")) return trace();
-  if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argv[2], argc - 3, argv + 3);
+  if (!strcmp(argv[1], "sweep") && argc >= 3) return sweep(argc - 2, argv + 2);
   if (!strcmp(argv[1], "policy") && argc >= 4)
     return policy(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 0), argc >= 5);
   if (!strcmp(argv[1], "hold") && argc >= 4) return hold(atoi(argv[2]), argv[3]);

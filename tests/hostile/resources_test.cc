@@ -37,7 +37,7 @@ class HeldGuest {
     return child_.WaitForOutput("held=" + N(n) + "\n", timeout_ms);
   }
   pid_t sentry() const { return child_.pid(); }
-  void Go() { child_.Send("go\n"); }
+  void Go() { child_.WriteStdin("go\n"); }
   RunResult Finish() {
     child_.CloseStdin();
     return child_.Finish(60000);

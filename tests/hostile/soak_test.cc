@@ -33,7 +33,7 @@ TEST(HostileSoak, EveryResourceMadeAndDroppedLeavesTheSentryAsItWas) {
     return settled;
   }, 2000);
   const long rss = RssKiB(sentry);
-  child.Send("go\n");
+  child.WriteStdin("go\n");
   ASSERT_TRUE(child.WaitForOutput("held=2\n", 120000));
   EXPECT_TRUE(Eventually([&] { return OpenFds(sentry) <= baseline; }))
       << OpenFds(sentry) << " fds after " << kRounds << " rounds, " << baseline << " after one";

@@ -61,6 +61,14 @@ TEST_F(HostNode, StandInIsUnreachable) {
   EXPECT_GT(std::stoi(kv["opened_other"]), 0) << r.out;
 }
 
+TEST_F(HostNode, ABindCannotUncoverIt) {
+  // The bind's source is looked up after the node is covered: the guest gets the cover.
+  RunResult r = RunSandboxed({"--private-tmp", "--bind", path_, "/tmp/node"},
+                             {"sh", "-c", "stat -c %t:%T /tmp/node; head -c 1 /tmp/node | wc -c"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1:3\n0\n") << "not /dev/null's device (1:3): the host node itself";
+}
+
 TEST_F(HostNode, StandInIsReachableWithoutTheSandbox) {
   // The same guest natively does reach it: the test above can fail.
   RunResult r = RunProgram({{CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}});

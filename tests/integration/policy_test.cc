@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "abi/catalogue.h"
+#include "abi/firmware.h"
 #include "gtest/gtest.h"
 #include "tests/integration/run_util.h"
 
@@ -75,37 +77,31 @@ TEST(PolicyAccess, AppletsCannotOpenTheEncoder) {
   EXPECT_EQ(kv["/dev/nvhost-nvdec"], "0");
 }
 
-// The nvmap permission bits the engine enforces: 14 for EXPORT_FOR_ARUID, 9 or 12 for FROM_ID.
-// The guest makes an object of its own (CREATE, GET_ID) and then duplicates it by its id and
-// exports it: past the permission check both succeed in nvmap, and FROM_ID writes back the
-// handle the process already holds (one handle per object per client, as in Linux's nvmap), so
-// a wrong refusal cannot pass for the backend's answer.
+// The nvmap permission bits: 14 for EXPORT_FOR_ARUID (the engine refuses it without), and 9 or
+// 12 for FROM_ID of another process's objects (nvmap decides). The guest makes an object of its
+// own (CREATE, GET_ID), duplicates it by its id and exports it: FROM_ID of the caller's own object
+// succeeds under every service and writes back the handle the process already holds (one handle
+// per object per client, as in Linux's nvmap), and the duplicate is freed before the last
+// reference, so a wrong refusal cannot pass for the backend's answer.
 TEST(PolicyAccess, NvmapPermissionBitsPerService) {
-  RunResult nvdrv = RunPolicyGuest({});
-  ASSERT_EQ(nvdrv.exit_code, 0) << nvdrv.err;
-  auto a = ParseKeyValues(nvdrv.out);
-  ASSERT_EQ(a["create"], "0");
-  ASSERT_EQ(a["get_id"], "0");
-  EXPECT_EQ(a["from_id"], E(EACCES)) << "0xA83B has neither bit 9 nor 12";
-  EXPECT_EQ(a["from_id_same_handle"], "0") << "a refused call writes nothing back";
-  EXPECT_EQ(a["export"], E(EACCES)) << "0xA83B has no bit 14";
-  RunResult sys = RunPolicyGuest({"--service=nvdrv:s"});
-  ASSERT_EQ(sys.exit_code, 0) << sys.err;
-  auto s = ParseKeyValues(sys.out);
-  ASSERT_EQ(s["create"], "0");
-  ASSERT_EQ(s["get_id"], "0");
-  EXPECT_EQ(s["from_id"], "0") << "0x439E has bit 9";
-  EXPECT_EQ(s["from_id_same_handle"], "1");
-  EXPECT_EQ(s["export"], "0") << "0x439E has bit 14";
-  EXPECT_EQ(s["gpu_open"], E(EACCES));
-  RunResult app = RunPolicyGuest({"--service=nvdrv:a"});
-  ASSERT_EQ(app.exit_code, 0) << app.err;
-  auto p = ParseKeyValues(app.out);
-  ASSERT_EQ(p["create"], "0");
-  ASSERT_EQ(p["get_id"], "0");
-  EXPECT_EQ(p["from_id"], "0") << "0x10A9 has bit 12";
-  EXPECT_EQ(p["from_id_same_handle"], "1");
-  EXPECT_EQ(p["export"], E(EACCES)) << "0x10A9 has no bit 14";
+  struct Case {
+    const char* service;
+    bool exports;
+  } cases[] = {{"nvdrv", false}, {"nvdrv:a", false}, {"nvdrv:s", true}, {"nvdrv:t", true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.service);
+    RunResult r = RunPolicyGuest({std::string("--service=") + c.service});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto kv = ParseKeyValues(r.out);
+    ASSERT_EQ(kv["create"], "0");
+    ASSERT_EQ(kv["get_id"], "0");
+    EXPECT_EQ(kv["from_id"], "0") << "the caller's own object: no bit needed";
+    EXPECT_EQ(kv["from_id_same_handle"], "1");
+    EXPECT_EQ(kv["export"], c.exports ? "0" : E(EACCES)) << "bit 14";
+    EXPECT_EQ(kv["free_dup"], "0");
+    EXPECT_EQ(kv["free_last"], "0") << "FROM_ID added a reference that FREE dropped";
+  }
+  // Another process's object without bit 9 or 12: gpu_test.cc, GpuNvmap.SecondProcess*.
 }
 
 // --- Policy files -----------------------------------------------------------------------------
@@ -253,6 +249,58 @@ TEST(Learn, UnwritableFileFailsBeforeTheGuestRuns) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("--learn"), std::string::npos) << r.err;
+}
+
+// --- policy init ------------------------------------------------------------------------------
+
+// The policy `nvsentry policy init --service S` writes answers every open and every ioctl of
+// every device exactly as `--service S` does: the same sweep (each device opened, each of its
+// codes called on a zeroed buffer) under both prints the same. Devices the mask does not grant
+// stay EACCES (AccessDenied) under the written policy, where it lists them as backend "deny".
+TEST(PolicyInit, SameAnswersAsTheService) {
+  struct Case {
+    const char* service;
+    const char* firmware;
+  } cases[] = {{"nvdrv", "20.0.0"}, {"nvdrv:a", "20.0.0"}, {"nvdrv:s", "20.0.0"},
+               {"nvdrv:t", "20.0.0"}, {"nvdrv", "1.0.0"}, {"nvdrv:a", "1.0.0"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.service) + " " + c.firmware);
+    const abi::Firmware fw = *abi::ParseFirmware(c.firmware);
+    std::vector<std::string> argv = {Guest(), "sweep"};
+    for (const abi::DeviceDesc& dev : abi::Devices()) {
+      if (!dev.fw.Contains(fw)) continue;
+      argv.push_back(std::string(dev.path));
+      for (const abi::IoctlDesc& d : dev.ioctls) {
+        if (!d.fw.Contains(fw)) continue;
+        char code[16];
+        snprintf(code, sizeof code, "0x%08X",
+                 d.variable() ? d.code | (uint32_t{d.header_size} << 16) : d.code);
+        argv.push_back(code);
+      }
+    }
+    RunResult init = RunProgram({{NvsentryPath(), "policy", "init", std::string("--service=") + c.service,
+                                  std::string("--firmware=") + c.firmware}});
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    const std::string opt = PolicyOption("init", init.out);
+    RunResult by_service = RunSandboxed(
+        {std::string("--service=") + c.service, std::string("--firmware=") + c.firmware}, argv);
+    RunResult by_policy = RunSandboxed({opt}, argv);
+    ASSERT_EQ(by_service.exit_code, 0) << by_service.err;
+    ASSERT_EQ(by_policy.exit_code, 0) << by_policy.err;
+    EXPECT_NE(by_service.out.find("open=" + E(EACCES)), std::string::npos)
+        << "every service's mask refuses some device";
+    EXPECT_EQ(by_service.out.find("open=" + E(ENOENT)), std::string::npos);
+    std::istringstream a(by_service.out), b(by_policy.out);
+    std::string la, lb, device;
+    int line = 0;
+    while (std::getline(a, la)) {
+      ++line;
+      if (!std::getline(b, lb)) lb = "(nothing)";
+      if (la == "open=0" || la.starts_with("open=")) device = std::to_string(line);
+      ASSERT_EQ(lb, la) << "line " << line << " (the device opened at line " << device << ")";
+    }
+    EXPECT_FALSE(std::getline(b, lb)) << "the policy's run printed more: " << lb;
+  }
 }
 
 }  // namespace

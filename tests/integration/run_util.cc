@@ -55,12 +55,7 @@ Child::Child(const RunSpec& spec) {
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  short flags = POSIX_SPAWN_SETSIGMASK;
-  if (spec.own_process_group) {
-    flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&attr, 0);
-  }
-  posix_spawnattr_setflags(&attr, flags);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   if (posix_spawnp(&pid_, argv[0], &fa, &attr, argv.data(), envp.data()) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
@@ -106,7 +101,7 @@ bool Child::WaitForOutput(const std::string& text, int timeout_ms) {
   return true;
 }
 
-bool Child::Send(const std::string& text) {
+bool Child::WriteStdin(const std::string& text) {
   // A child that already exited must fail the write, not kill the test with SIGPIPE: block it
   // for the write and take a pending one back (ignoring it would be inherited by later children).
   sigset_t pipe_set, old;

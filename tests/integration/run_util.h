@@ -21,7 +21,6 @@ struct RunSpec {
   std::vector<std::string> extra_env;  // "NAME=value"
   int timeout_ms = 60000;
   bool keep_stdin_open = false;  // a pipe the test closes (else /dev/null)
-  bool own_process_group = false;  // for programs that signal their whole process group
 };
 
 // A running child with its output pipes; Finish() collects it.
@@ -33,8 +32,9 @@ class Child {
   // Reads stdout until `text` appears (true) or the deadline passes (false).
   bool WaitForOutput(const std::string& text, int timeout_ms);
   void CloseStdin();
-  // Writes `text` to the child's standard input (a handshake; needs keep_stdin_open).
-  bool Send(const std::string& text);
+  // Writes `text` to the child's standard input (keep_stdin_open); false if it could not (a child
+  // that already exited fails the write instead of raising SIGPIPE in the test).
+  bool WriteStdin(const std::string& text);
   RunResult Finish(int timeout_ms);
 
  private:

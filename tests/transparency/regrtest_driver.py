@@ -62,7 +62,10 @@ def main():
         except Exception as e:  # pragma: no cover - defensive
             return f"<could not format the exception: {e!r}>"
 
-    from test.libregrtest import testresult
+    try:
+        from test.libregrtest import testresult  # CPython 3.11.5+ and 3.12+
+    except ImportError:
+        from test.support import testresult  # earlier 3.11 (Debian 12's 3.11.2)
 
     cls = testresult.RegressionTestResult
     orig = {name: getattr(cls, name) for name in (
@@ -116,8 +119,12 @@ def main():
 
     # What test/__main__.py does.
     sys.argv = [sys.argv[0]] + regrtest_args
+    import inspect
     from test.libregrtest.main import main as regrtest_main
-    regrtest_main(_add_python_opts=True)
+    if "_add_python_opts" in inspect.signature(regrtest_main).parameters:
+        regrtest_main(_add_python_opts=True)
+    else:
+        regrtest_main()
 
 
 if __name__ == "__main__":

@@ -129,6 +129,15 @@ class Harness:
         # working directory's path (test_socket's AF_UNIX binds below it must fit 108 bytes).
         self.workdir = opts.workdir or tempfile.mkdtemp(prefix="nvs-tr-")
         os.makedirs(self.workdir, exist_ok=True)
+        # The host ids both sides run as (nvsentry maps its guest's root to nobody when started by
+        # root): their run directories must be theirs.
+        self.owner = None
+        if opts.native_wrapper and os.geteuid() == 0:
+            uid, gid = (int(x) for x in subprocess.check_output(
+                [opts.native_wrapper, "--print"], text=True).split())
+            if uid != 0:
+                self.owner = (uid, gid)
+                os.chmod(self.workdir, 0o755)
 
     # ---- running -------------------------------------------------------------------------------
 
@@ -147,11 +156,15 @@ class Harness:
         if side == "sandbox":
             cmd = [o.nvsentry, "run", f"--log-level={o.sentry_log_level}",
                    f"--log-file={os.path.join(seg_dir, 'nvsentry.log')}", "--"] + cmd
+        elif o.native_wrapper:
+            cmd = [o.native_wrapper, "--"] + cmd
         return cmd
 
     def run_segment(self, side, seg_dir, match_file, ignore_file):
         """One process: returns (events, log path, exit code, killed by us)."""
         os.makedirs(seg_dir, exist_ok=True)
+        if self.owner:
+            os.chown(seg_dir, *self.owner)
         events = os.path.join(seg_dir, "events.jsonl")
         log = os.path.join(seg_dir, "output.log")
         tmp = os.path.join(seg_dir, "t")
@@ -355,6 +368,13 @@ class Harness:
         o = self.o
         print(f"== {o.module}: native run", flush=True)
         native = self.run("native", "native")
+        if not native.outcomes and not native.module_skip:
+            # Nothing ran natively (the interpreter cannot start, the module is missing): a
+            # sandboxed run that fails the same way would compare as identical.
+            print(f"the native run of {o.module} ran no test ({' + '.join(native.states)}); its "
+                  f"output:\n{indent(tail(os.path.join(native.dirs[-1], 'output.log'), 3000))}",
+                  flush=True)
+            return 2
         print(f"== {o.module}: sandboxed run", flush=True)
         sandbox = self.run("sandbox", "sandbox")
         diff = self.differing(native, sandbox)
@@ -469,6 +489,8 @@ def indent(text, prefix="    | "):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nvsentry", required=True, help="the nvsentry binary")
+    p.add_argument("--native-wrapper",
+                   help="runs the native side under the guest's identity (same_identity)")
     p.add_argument("--python", default="python3", help="the interpreter whose test package runs")
     p.add_argument("--module", required=True, help="regression test module, e.g. test_os")
     p.add_argument("--per-test-timeout", type=float, default=40.0,
@@ -486,6 +508,10 @@ def parse_args(argv):
 
 if __name__ == "__main__":
     opts = parse_args(sys.argv[1:])
+    # The runs start in their own directories: relative paths would not resolve there.
+    opts.nvsentry = os.path.abspath(opts.nvsentry)
+    if opts.native_wrapper:
+        opts.native_wrapper = os.path.abspath(opts.native_wrapper)
     if not os.access(opts.nvsentry, os.X_OK):
         print(f"nvsentry binary {opts.nvsentry} is not executable", file=sys.stderr)
         sys.exit(2)

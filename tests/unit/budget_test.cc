@@ -93,5 +93,30 @@ TEST(Budget, Names) {
   EXPECT_EQ(BudgetName(BudgetKind::kParkedWaits), "parked_waits");
 }
 
+TEST(Budget, AHoldGivesItsChargeBackExactlyOnce) {
+  policy::Budgets b;
+  b.parked_waits = 2;
+  auto a = std::make_shared<BudgetAccount>(b);
+  {
+    hostshim::BudgetHold one, two, three;
+    EXPECT_TRUE(one.Take(a, BudgetKind::kParkedWaits));
+    EXPECT_TRUE(two.Take(a, BudgetKind::kParkedWaits));
+    EXPECT_FALSE(three.Take(a, BudgetKind::kParkedWaits)) << "spent";
+    EXPECT_FALSE(three.held());
+    EXPECT_EQ(a->used(BudgetKind::kParkedWaits), 2u);
+    // Released from several threads at once: one charge back, not two.
+    std::vector<std::thread> t;
+    for (int i = 0; i < 4; ++i) t.emplace_back([&] { one.Release(); });
+    for (auto& th : t) th.join();
+    EXPECT_EQ(a->used(BudgetKind::kParkedWaits), 1u);
+    EXPECT_TRUE(three.Take(a, BudgetKind::kParkedWaits));
+  }  // two and three go with their holds
+  EXPECT_EQ(a->used(BudgetKind::kParkedWaits), 0u);
+  EXPECT_EQ(a->peak(BudgetKind::kParkedWaits), 2u);
+  EXPECT_EQ(a->refused(BudgetKind::kParkedWaits), 1u);
+  hostshim::BudgetHold none;
+  EXPECT_TRUE(none.Take(nullptr, BudgetKind::kParkedWaits)) << "no account: nothing to charge";
+}
+
 }  // namespace
 }  // namespace nvsentry::proxy

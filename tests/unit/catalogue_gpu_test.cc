@@ -271,6 +271,11 @@ TEST(CatalogueAs, MapBufferLayouts) {
   const IoctlDesc* as_ex = FindIoctl(dev, 0x40284109);
   ASSERT_NE(as_ex, nullptr);
   EXPECT_EQ(FindField(*as_ex, "va_range_split")->offset, 32u);
+  // The clients' order (libnx nvioctlNvhostAsGpu_InitializeEx, yuzu IoctlAllocAsEx), not the
+  // seed's: flags first, big_page_size at offset 8.
+  EXPECT_EQ(FindField(*as_ex, "flags")->offset, 0u);
+  EXPECT_EQ(FindField(*as_ex, "as_fd")->offset, 4u);
+  EXPECT_EQ(FindField(*as_ex, "big_page_size")->offset, 8u);
 }
 
 TEST(CatalogueAs, GetVaRegionsUsesIoctl3) {

@@ -43,6 +43,41 @@ TEST(Cli, Errors) {
   EXPECT_FALSE(Parse({"nvsentry", "run", "--sync-wakeup=yes", "x"}).ok());
 }
 
+TEST(Cli, SandboxOptions) {
+  auto c = Parse({"nvsentry", "run", "--uid=1000", "--gid", "1001", "--ro-root", "--private-tmp",
+                  "--bind", "src", "/dst", "--ro-bind", "/etc", "/etc2", "--no-network",
+                  "--chdir", "/w", "--", "prog"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->run.uid, 1000u);
+  EXPECT_EQ(c->run.gid, 1001u);
+  EXPECT_FALSE(c->run.host_root);
+  EXPECT_TRUE(c->run.ro_root);
+  EXPECT_TRUE(c->run.private_tmp);
+  EXPECT_TRUE(c->run.no_network);
+  EXPECT_EQ(c->run.chdir, "/w");
+  ASSERT_EQ(c->run.binds.size(), 2u);
+  EXPECT_EQ(c->run.binds[0].source, "src");
+  EXPECT_EQ(c->run.binds[0].target, "/dst");
+  EXPECT_FALSE(c->run.binds[0].read_only);
+  EXPECT_TRUE(c->run.binds[1].read_only);
+  EXPECT_EQ(c->run.argv, (std::vector<std::string>{"prog"}));
+  auto d = Parse({"nvsentry", "run", "prog"});
+  EXPECT_FALSE(d->run.uid || d->run.gid || d->run.ro_root || d->run.private_tmp ||
+               d->run.no_network || !d->run.binds.empty() || !d->run.chdir.empty())
+      << "defaults: the host's view and network";
+  EXPECT_TRUE(Parse({"nvsentry", "run", "--host-root", "prog"})->run.host_root);
+}
+
+TEST(Cli, SandboxOptionErrors) {
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--uid=abc", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--uid=-1", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--bind", "a"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--bind", "/a", "relative", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--bind=/a", "/b", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--ro-root=yes", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--chdir=", "x"}).ok());
+}
+
 TEST(Cli, Help) {
   EXPECT_EQ(Parse({"nvsentry", "--help"})->kind, Command::kHelp);
   EXPECT_EQ(Parse({"nvsentry", "run", "-h"})->kind, Command::kHelp);

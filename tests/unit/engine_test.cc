@@ -8,6 +8,7 @@
 
 #include "abi/array_layout.h"
 #include "abi/devices/nvhost_ctrl.h"
+#include "abi/devices/nvhost_ctrl_gpu.h"
 #include "gtest/gtest.h"
 #include "hostshim/sim/gpu.h"
 
@@ -167,6 +168,49 @@ TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
                 config};
   // NVMAP_IOC_MMAP: the seed's fixed NotSupported.
   EXPECT_EQ(RunIoctl(nvmap, IoctlRequest::Direct(0xC0280106, 0x1000), guest).err, EOPNOTSUPP);
+}
+
+// Codes libnx sends with other direction bits (catalogue aliases) are served as the seed's
+// ioctl: its input read, its outputs written, nothing else. Directly, the one argument pointer.
+TEST_F(EngineTest, DirectionVariantIsServedAsTheSeedsIoctl) {
+  guest.Put<uint32_t>(0x2000, 6);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0040015, 0x2000), guest).err, 0);
+  EXPECT_EQ(gpu.syncpoints().Read(6), 1u);
+  EXPECT_EQ(guest.writes, 0) << "SYNCPT_INCR has no outputs, whatever the code's direction";
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0x80040015, 0x2000), guest).err, ENOTTY)
+      << "a variant no client is known to send stays unknown";
+}
+
+// Carried by an nvdrv Ioctl, the variant's direction bits say which of the command's buffers the
+// client passes (libnx nvIoctl: the input buffer for "write", the output buffer for "read"):
+// ZBC_SET_TABLE as 0x802C4703 carries its argument in the output buffer only, and is read from it.
+TEST_F(EngineTest, CarriedDirectionVariantReadsTheBufferTheClientGave) {
+  namespace cg = abi::nvhost_ctrl_gpu;
+  Session ctrl_gpu{abi::Device(abi::DeviceId::kNvhostCtrlGpu),
+                   gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrlGpu)), config};
+  guest.Put<cg::ZbcSetTable>(0x3000, {{1, 2, 3, 4}, {5, 6, 7, 8}, 0, 0x28, 1});
+  IoctlRequest set{0x802C4703, abi::Via::kIoctl, {0, 0, 0x3000, sizeof(cg::ZbcSetTable)}};
+  EXPECT_EQ(RunIoctl(ctrl_gpu, set, guest).err, 0);
+  EXPECT_EQ(guest.Get<cg::ZbcSetTable>(0x3000).color_ds[0], 1u) << "no outputs written";
+  // The new colour follows nvgpu's three default colours.
+  guest.Put<cg::ZbcQueryTable>(0x4000, {{}, {}, 0, 0, 0, 1, 3});
+  ASSERT_EQ(RunIoctl(ctrl_gpu, IoctlRequest::Direct(cg::kZbcQueryTable, 0x4000), guest).err, 0);
+  const auto q = guest.Get<cg::ZbcQueryTable>(0x4000);
+  EXPECT_EQ(q.color_ds[3], 4u);
+  EXPECT_EQ(q.color_l2[0], 5u);
+  EXPECT_EQ(q.format, 0x28u);
+  // Too small a buffer is InvalidSize, and the seed's own code still needs its input buffer.
+  IoctlRequest short_out{0x802C4703, abi::Via::kIoctl, {0, 0, 0x3000, 8}};
+  EXPECT_EQ(RunIoctl(ctrl_gpu, short_out, guest).err, EINVAL);
+  IoctlRequest seed_without_in{cg::kZbcSetTable, abi::Via::kIoctl, {0, 0, 0x3000, 0x2C}};
+  EXPECT_EQ(RunIoctl(ctrl_gpu, seed_without_in, guest).err, EINVAL);
+  // SYNCPT_INCR as 0xC0040015 carries both buffers; the output one is left alone.
+  guest.Put<uint32_t>(0x5000, 9);
+  guest.Put<uint32_t>(0x6000, 0xAAAA);
+  IoctlRequest incr{0xC0040015, abi::Via::kIoctl, {0x5000, 4, 0x6000, 4}};
+  EXPECT_EQ(RunIoctl(session, incr, guest).err, 0);
+  EXPECT_EQ(gpu.syncpoints().Read(9), 1u);
+  EXPECT_EQ(guest.Get<uint32_t>(0x6000), 0xAAAAu);
 }
 
 // SUBMIT_GPFIFO with 3 inline entries: 24-byte header + 3 * 8 bytes.

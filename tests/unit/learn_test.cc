@@ -81,6 +81,21 @@ TEST(Learn, SmallestPolicyForWhatWasDone) {
   EXPECT_EQ(capped.budgets.open_fds, 4u);
 }
 
+TEST(Learn, ChannelClassesAreWhatTheChannelsBound) {
+  Learner l;
+  BudgetAccount used(policy::Budgets{});
+  // No channel opened: nothing said, the (denied) ALLOC_OBJ_CTX rule decides.
+  EXPECT_FALSE(l.Learned(policy::DefaultPolicy(), used).channel_classes.has_value());
+  l.Opened(abi::Device(abi::DeviceId::kNvhostGpu));
+  EXPECT_EQ(l.Learned(policy::DefaultPolicy(), used).channel_classes, std::vector<uint32_t>{});
+  l.Bound(0xB197);
+  l.Bound(0xB0B5);
+  l.Bound(0xA140);
+  l.Bound(0xB0B5);
+  EXPECT_EQ(l.Learned(policy::DefaultPolicy(), used).channel_classes,
+            (std::vector<uint32_t>{0xA140, 0xB0B5, 0xB197}));
+}
+
 TEST(Learn, NothingDoneDeniesEveryDevice) {
   Learner l;
   BudgetAccount used(policy::Budgets{});

@@ -257,6 +257,62 @@ TEST(PolicyParse, AllErrorsInFileOrder) {
             "p.toml:5:12: expected an integer from 0 to 1048576, got -1");
 }
 
+TEST(PolicyParse, ChannelClassesAreSaidOrFollowTheObjectContextRule) {
+  using V = std::vector<uint32_t>;
+  const V all = {0x902D, 0xA140, 0xB0B5, 0xB197, 0xB1C0};
+  absl::StatusOr<Policy> p = ParsePolicy("", "c.toml");
+  EXPECT_FALSE(p->channel_classes.has_value());
+  EXPECT_EQ(BindableClasses(*p), all);
+  // Said: exactly those, sorted (an empty list binds nothing).
+  p = ParsePolicy("[channels]\nclasses = [0xB197, 0xB0B5]\n", "c.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(BindableClasses(*p), (V{0xB0B5, 0xB197}));
+  p = ParsePolicy("[channels]\nclasses = []\n", "c.toml");
+  EXPECT_EQ(BindableClasses(*p), V{});
+  // Derived: ALLOC_OBJ_CTX denied binds nothing; a 3D-only class_num rule allows the graphics
+  // engine's classes (which real clients bind under that one context) and not the copy engine.
+  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nallow = false\n", "c.toml");
+  EXPECT_EQ(BindableClasses(*p), V{});
+  p = ParsePolicy("[devices.\"/dev/nvhost-gpu\"]\nioctls = \"deny\"\n", "c.toml");
+  EXPECT_EQ(BindableClasses(*p), V{});
+  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n",
+                  "c.toml");
+  EXPECT_EQ(BindableClasses(*p), (V{0x902D, 0xA140, 0xB197, 0xB1C0}));
+  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n",
+                  "c.toml");
+  EXPECT_EQ(BindableClasses(*p), V{0xB0B5});
+  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { max = 0xB0B5 }\n",
+                  "c.toml");
+  EXPECT_EQ(BindableClasses(*p), all) << "0x902D and 0xA140 are graphics classes under the max";
+}
+
+TEST(PolicyParse, ChannelClassMistakes) {
+  EXPECT_EQ(ErrorOf("[channels]\nclasses = 0xB197\n"),
+            "p.toml:2:11: expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
+  EXPECT_EQ(ErrorOf("[channels]\nclasses = [0xB197, 0xA097]\n"),
+            "p.toml:2:20: 0xA097 is not a GM20B engine class; expected one of 0xB197 (3D), 0xB1C0 "
+            "(compute), 0x902D (2D), 0xA140 (inline-to-memory), 0xB0B5 (DMA copy)");
+  EXPECT_EQ(ErrorOf("[channels]\nclasses = [0xB0B5, 0xB0B5]\n"),
+            "p.toml:2:20: class 0xB0B5 is listed twice");
+  EXPECT_EQ(ErrorOf("[channels]\nclasses = [0x10000]\n"),
+            "p.toml:2:12: expected an integer from 0 to 65535, got 65536");
+  EXPECT_EQ(ErrorOf("[channels]\nclass = [0xB197]\n"),
+            "p.toml:2:1: unknown key 'class' in [channels]; expected one of: classes");
+  // A graphics class the policy never lets a channel have the context for is a contradiction,
+  // wherever the ALLOC_OBJ_CTX rule stands in the file.
+  EXPECT_EQ(ErrorOf("[channels]\nclasses = [0xB0B5, 0xA140]\n"
+                    "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n"),
+            "p.toml:2:20: class 0xA140 (inline-to-memory) runs on the graphics engine, which needs a "
+            "graphics object context, and this policy never lets a channel allocate one "
+            "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule allows none of "
+            "0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or allow the context");
+  // The copy engine needs no context: DMA alone under a denied ALLOC_OBJ_CTX is fine.
+  EXPECT_TRUE(ParsePolicy("[channels]\nclasses = [0xB0B5]\n"
+                          "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nallow = false\n",
+                          "c.toml")
+                  .ok());
+}
+
 TEST(PolicyParse, MissingFileSaysSo) {
   absl::StatusOr<Policy> p = LoadPolicy("/nonexistent/p.toml");
   ASSERT_FALSE(p.ok());

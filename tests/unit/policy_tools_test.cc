@@ -58,6 +58,8 @@ fields.size = { max = 0x1000 }
 arrays = { entries = 3 }
 [ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]
 fields.class_num = { one_of = [0xB197] }
+[channels]
+classes = [0xB197, 0xA140, 0xB0B5]
 )";
   absl::StatusOr<Policy> a = ParsePolicy(text, "a.toml");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -68,6 +70,31 @@ fields.class_num = { one_of = [0xB197] }
   EXPECT_EQ(b->aruid, 9u);
   EXPECT_EQ(b->action, Action::kAudit);
   EXPECT_EQ(b->budgets.open_fds, 7u);
+  EXPECT_EQ(b->channel_classes, (std::vector<uint32_t>{0xA140, 0xB0B5, 0xB197}));
+  EXPECT_NE(rendered.find("\n[channels]\n"), std::string::npos) << rendered;
+  EXPECT_NE(rendered.find("\nclasses = [0xA140, 0xB0B5, 0xB197]\n"), std::string::npos) << rendered;
+}
+
+TEST(PolicyRender, ChannelClassesInShowAndDiff) {
+  absl::StatusOr<Policy> a = ParsePolicy("", "a.toml");
+  absl::StatusOr<Policy> b = ParsePolicy(
+      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n", "b.toml");
+  absl::StatusOr<Policy> c = ParsePolicy("[channels]\nclasses = [0xB0B5]\n", "c.toml");
+  EXPECT_NE(ShowPolicy(*b, false).find(
+                "channels may bind: 0x902D (2D), 0xA140 (inline-to-memory), 0xB197 (3D), 0xB1C0 "
+                "(compute) (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)\n"),
+            std::string::npos)
+      << ShowPolicy(*b, false);
+  EXPECT_NE(ShowPolicy(*c, false).find("channels may bind: 0xB0B5 (DMA copy) ([channels] classes)\n"),
+            std::string::npos);
+  EXPECT_NE(DiffPolicies(*a, *c).find("channel classes: 0x902D (2D), 0xA140 (inline-to-memory), "
+                                      "0xB0B5 (DMA copy), 0xB197 (3D), 0xB1C0 (compute) | 0xB0B5 (DMA copy)\n"),
+            std::string::npos)
+      << DiffPolicies(*a, *c);
+  // Derived classes are written as a comment: the file keeps deriving them.
+  std::string rendered = RenderToml(*b, true);
+  EXPECT_EQ(rendered.find("\n[channels]\n"), std::string::npos) << rendered;
+  EXPECT_NE(rendered.find("# [channels] classes not set"), std::string::npos) << rendered;
 }
 
 TEST(PolicyRender, RoundTripsCodesMasksAndDevicesThatCannotOpen) {

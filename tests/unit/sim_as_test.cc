@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "abi/devices/nvhost_as_gpu.h"
+#include "abi/firmware.h"
+#include "abi/services.h"
 #include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
 #include "hostshim/budget.h"
@@ -107,8 +109,9 @@ class AsHarness {
     as::AllocAs a{big, 0, 0};
     return Do(as::kAllocAs, &a);
   }
+  // ALLOC_AS_EX with flags 1, as libnx's nvAddressSpaceCreate passes.
   NvError AllocAsEx(uint32_t big, uint64_t start, uint64_t split, uint64_t end) {
-    as::AllocAsEx a{big, 0, 0, 0, start, end, split};
+    as::AllocAsEx a{1, 0, big, 0, start, end, split};
     return Do(as::kAllocAsEx, &a);
   }
   std::array<as::VaRegion, 2> Regions() {
@@ -217,8 +220,59 @@ TEST_F(SimAs, BigPageSizes) {
   EXPECT_EQ(other.Regions()[1].page_size, 0x10000u);
 }
 
+// The bytes libnx's nvioctlNvhostAsGpu_InitializeEx sends (nx/source/nvidia/ioctl/
+// nvhost-as-gpu.c), typed out here rather than taken from the catalogue's struct: flags = 1 first,
+// as_fd 0, big_page_size at offset 8, the range all zero. yuzu's IoctlAllocAsEx reads the same
+// order. Read in the seed's order, flags = 1 would be the big page size (BadValue).
+TEST_F(SimAs, AllocAsExInTheClientsFieldOrder) {
+  for (uint32_t big : {0x10000u, 0x20000u}) {
+    AsHarness h;
+    uint32_t words[10] = {1, 0, big, 0, 0, 0, 0, 0, 0, 0};
+    ASSERT_EQ(h.Do(as::kAllocAsEx, &words), NvError::kSuccess) << std::hex << big;
+    EXPECT_EQ(h.Regions()[1].page_size, big);
+  }
+}
+
+// Every service with GPU access (bit 0), on every firmware, gets a big-page region it can reserve
+// in the way libnx's nvAddressSpaceAlloc does (nx/source/nvidia/address_space.c: ALLOC_SPACE of
+// ceil(size / page_size) pages of the space's big page size, aligned to it), at deko3d's 64 KiB
+// and libnx's 128 KiB: applets (nvdrv:a, whose masks lack bit 13) and nvdrv before 3.0.0 (0x2B)
+// included. A small-page reservation works as well.
+TEST(SimAsServices, EveryGpuServiceGetsABigPageRegion) {
+  const abi::Firmware firmwares[] = {abi::Fw(1, 0, 0), abi::Fw(2, 3, 0), abi::Fw(3, 0, 0),
+                                     abi::Fw(7, 0, 1), abi::Fw(11, 0, 0), abi::kLatestFirmware};
+  int tried = 0;
+  for (std::string_view service : abi::ServiceNames()) {
+    for (abi::Firmware fw : firmwares) {
+      const uint32_t mask = *abi::ServiceMask(service, fw);
+      if ((mask & (1u << abi::kPermGpu)) == 0) continue;  // nvdrv:s cannot open the device
+      for (uint32_t big : {0x10000u, 0x20000u}) {
+        SCOPED_TRACE(std::string(service) + " " + abi::FirmwareString(fw) + " mask " +
+                     std::to_string(mask) + " big " + std::to_string(big));
+        AsHarness h(mask);
+        ASSERT_EQ(h.AllocAsEx(big, 0, 0, 0), NvError::kSuccess);
+        const auto r = h.Regions();
+        EXPECT_EQ(r[1].page_size, big);
+        EXPECT_GT(r[1].pages, 0u);
+        EXPECT_GT(r[0].pages, 0u);
+        const uint64_t size = 0x800000;  // 8 MiB, a command buffer's worth
+        uint64_t va = big;               // the alignment in
+        ASSERT_EQ(h.AllocSpace(static_cast<uint32_t>((size + big - 1) / big), big, 0, &va),
+                  NvError::kSuccess);
+        EXPECT_GE(va, r[1].offset);
+        EXPECT_LE(va + size, r[1].offset + r[1].pages * big);
+        uint64_t small = k4K;
+        EXPECT_EQ(h.AllocSpace(16, k4K, 0, &small), NvError::kSuccess);
+        ++tried;
+      }
+    }
+  }
+  EXPECT_EQ(tried, 3 * 6 * 2);  // nvdrv, nvdrv:a, nvdrv:t on six firmware versions, two sizes
+}
+
 TEST_F(SimAs, DefaultRegionsInsideTheBit13Window) {
-  // Bit 13 set: GPU pages 0xC0000..0x580000 = [3 GiB, 22 GiB). Default split 16 GiB.
+  // Bit 13 set: small pages 0xC0000..0x580000 = [3 GiB, 22 GiB), cut at the default split
+  // (16 GiB); the big-page region is the default one, 16 to 128 GiB.
   ASSERT_EQ(AllocAs(), NvError::kSuccess);
   auto r = Regions();
   EXPECT_EQ(r[0].offset, 3 * kGiB);
@@ -226,28 +280,41 @@ TEST_F(SimAs, DefaultRegionsInsideTheBit13Window) {
   EXPECT_EQ(r[0].pages, (16 - 3) * kGiB / k4K);
   EXPECT_EQ(r[1].offset, 16 * kGiB);
   EXPECT_EQ(r[1].page_size, k128K);
-  EXPECT_EQ(r[1].pages, (22 - 16) * kGiB / k128K);
+  EXPECT_EQ(r[1].pages, (128 - 16) * kGiB / k128K);
 }
 
 TEST_F(SimAsApplet, DefaultRegionsInsideTheLowWindow) {
-  // Bit 13 clear: [0, 3 GiB); the low hole (128 KiB << 10 = 128 MiB) still applies and the
-  // default big-page region (from 16 GiB) is outside the window.
+  // Bit 13 clear: small pages in [0, 3 GiB), after the low hole (128 KiB << 10 = 128 MiB); the
+  // big-page region is the default one, which bit 13 does not bound.
   ASSERT_EQ(AllocAs(), NvError::kSuccess);
   auto r = Regions();
   EXPECT_EQ(r[0].offset, uint64_t{128} << 20);
   EXPECT_EQ(r[0].pages, (3 * kGiB - (uint64_t{128} << 20)) / k4K);
-  EXPECT_EQ(r[1].pages, 0u);
+  EXPECT_EQ(r[1].offset, 16 * kGiB);
+  EXPECT_EQ(r[1].pages, (128 - 16) * kGiB / k128K);
   uint64_t off = 0;
-  EXPECT_EQ(AllocSpace(1, k128K, 0, &off), NvError::kInsufficientMemory);
+  EXPECT_EQ(AllocSpace(1, k128K, 0, &off), NvError::kSuccess);
+  EXPECT_GE(off, 16 * kGiB);
 }
 
-TEST_F(SimAsApplet, BigPageObjectsFallBackToSmallPages) {
+TEST_F(SimAsApplet, BigPageObjectsGetBigPages) {
   ASSERT_EQ(AllocAs(), NvError::kSuccess);
   Memory mem(0x40000);
   uint64_t va = 0;
   ASSERT_EQ(MapEx(Object(mem.base, 0x40000, 0x20000), 0, &va), NvError::kSuccess);
-  EXPECT_EQ(space().FindMapping(va)->page_size, k4K) << "no big-page region in [0, 3 GiB)";
-  EXPECT_LT(va, 3 * kGiB);
+  EXPECT_EQ(space().FindMapping(va)->page_size, k128K);
+  EXPECT_GE(va, 16 * kGiB);
+}
+
+TEST_F(SimAsApplet, BigPageObjectsFallBackToSmallPagesWithoutABigRegion) {
+  // ALLOC_AS_EX with the split at the end: no big-page region at all.
+  ASSERT_EQ(AllocAsEx(0, 128 << 20, 2 * kGiB, 2 * kGiB), NvError::kSuccess);
+  EXPECT_EQ(Regions()[1].pages, 0u);
+  Memory mem(0x40000);
+  uint64_t va = 0;
+  ASSERT_EQ(MapEx(Object(mem.base, 0x40000, 0x20000), 0, &va), NvError::kSuccess);
+  EXPECT_EQ(space().FindMapping(va)->page_size, k4K);
+  EXPECT_LT(va, 2 * kGiB);
 }
 
 TEST_F(SimAsApplet, ExplicitRangeInsideTheLowWindow) {
@@ -266,7 +333,7 @@ TEST_F(SimAs, ExplicitRangeIsClippedToTheWindow) {
   EXPECT_EQ(r[0].offset, 3 * kGiB);
   EXPECT_EQ(r[0].pages, 5 * kGiB / k4K);
   EXPECT_EQ(r[1].offset, 8 * kGiB);
-  EXPECT_EQ(r[1].pages, 14 * kGiB / k128K);
+  EXPECT_EQ(r[1].pages, 56 * kGiB / k128K) << "bit 13 does not bound the big-page region";
 }
 
 TEST_F(SimAs, BadExplicitRanges) {
@@ -279,10 +346,10 @@ TEST_F(SimAs, BadExplicitRanges) {
   EXPECT_EQ(AllocAsEx(0, 4 * kGiB, 8 * kGiB, end40 + k128K), NvError::kBadValue)
       << "past the 40-bit VA";
   EXPECT_EQ(AllocAsEx(0, 0, 8 * kGiB, 16 * kGiB), NvError::kBadValue) << "VA 0 usable";
-  EXPECT_EQ(AllocAsEx(0, 64 << 20, kGiB, 2 * kGiB), NvError::kBadValue)
-      << "nothing inside the bit-13 window [3 GiB, 22 GiB)";
+  EXPECT_EQ(AllocAsEx(0, 64 << 20, 2 * kGiB, 2 * kGiB), NvError::kBadValue)
+      << "small pages only, none inside the bit-13 window [3 GiB, 22 GiB)";
   EXPECT_EQ(dev_->address_space(), nullptr);
-  EXPECT_EQ(AllocAsEx(0, 4 * kGiB, 8 * kGiB, end40), NvError::kSuccess) << "clipped at 22 GiB";
+  EXPECT_EQ(AllocAsEx(0, 4 * kGiB, 8 * kGiB, end40), NvError::kSuccess) << "up to 2^40";
 }
 
 TEST_F(SimAs, GetVaRegionsAlsoFillsTheIoctl3Buffer) {
@@ -340,7 +407,8 @@ TEST_F(SimAs, AllocSpaceRefusals) {
       {1, k128K, kAllocSpaceFixed, 4 * kGiB, NvError::kBadValue,
        "big pages in the small-page region"},
       {1, k4K, kAllocSpaceFixed, 2 * kGiB, NvError::kBadValue, "below the bit-13 window"},
-      {1, k128K, kAllocSpaceFixed, 22 * kGiB, NvError::kBadValue, "above the window"},
+      {1, k128K, kAllocSpaceFixed, 128 * kGiB, NvError::kBadValue, "above the big-page region"},
+      {1, k4K, kAllocSpaceFixed, 16 * kGiB, NvError::kBadValue, "small pages above the split"},
       {0xFFFFFFFF, k128K, 0, 0, NvError::kInsufficientMemory, "more than the region"},
   };
   for (const Case& c : cases) {

@@ -438,8 +438,10 @@ TEST_F(SimChannel, FaultStopsTheChannelUntilForceReset) {
   ch::ErrorInfo info{};
   ASSERT_EQ(Ioctl(*a, ch::kGetErrorInfo, &info), NvError::kSuccess);
   EXPECT_EQ(info.error_info[0], 1u);  // seed 000: mmu_error
-  EXPECT_EQ(info.error_info[2], static_cast<uint32_t>(unmapped));
-  EXPECT_EQ(info.error_info[3], static_cast<uint32_t>(unmapped >> 32));
+  // As deko3d decodes it: address high word, low word, 2 for a write (docs/guest-abi.md).
+  EXPECT_EQ(info.error_info[2], static_cast<uint32_t>(unmapped >> 32));
+  EXPECT_EQ(info.error_info[3], static_cast<uint32_t>(unmapped));
+  EXPECT_EQ(info.error_info[4], 1u) << "a pushbuffer fetch is a read (2 would be a write)";
 
   // Refused until reset; the other channel is not affected meanwhile.
   uint64_t va_a = Pushbuffer(SyncptIncrWords(a->syncpoint_id()));

@@ -68,16 +68,27 @@ class SimCommandProcessor : public ::testing::Test {
   static constexpr uint64_t kPbVa = 0x10'0000'0000ull;  // bit 36: exercises entry1's VA byte
   static constexpr uint64_t kDataVa = 0x2000'0000ull;
   static constexpr uint32_t kId = 21;  // the channel's syncpoint
+  // The guest owns syncpoints 1 to 99 (its channels'); kForeign and above are not its.
+  static constexpr uint32_t kForeign = 100;
 
   SimCommandProcessor() : saved_level_(spdlog::get_level()) {
     if (Mode::kDebug) spdlog::set_level(spdlog::level::debug);
     data_ = &mem_.Map(kDataVa, 1 << 20);
+    for (uint32_t id = 1; id < kForeign; ++id) sp_.Claim(id);
+    Remake(nullptr, nullptr);
+  }
+
+  // A fresh processor under `policy` and with the object context `object_class` points to
+  // (null: none given, as the tests above).
+  void Remake(const StreamPolicy* policy, const std::atomic<uint32_t>* object_class) {
     ChannelEnv env;
     env.memory = &mem_;
     env.syncpoints = &sp_;
     env.syncpoint_id = kId;
     env.nonstall_interrupt = [this] { ++interrupts_; };
     env.gpu_time_ns = [] { return kTimestamp; };
+    env.policy = policy;
+    env.object_class = object_class;
     cp_ = std::make_unique<CommandProcessor>(std::move(env));
   }
 
@@ -137,6 +148,99 @@ TYPED_TEST(SimCommandProcessor, SyncpointIncrementKernelSequenceTwice) {
   this->Append(pb, w);
   EXPECT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->sp_.Read(this->kId), before + 4);
+}
+
+TYPED_TEST(SimCommandProcessor, IncrementsOfASyncpointTheGuestDoesNotOwnStopTheChannel) {
+  // Five increments of syncpoint 100 (not the guest's), then one of its own.
+  std::vector<uint32_t> pb;
+  for (int i = 0; i < 5; ++i) this->Append(pb, {Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1});
+  this->Append(pb, {Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1});
+  const uint32_t own = this->sp_.Read(this->kId);
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  EXPECT_EQ(this->sp_.Read(this->kId), own) << "the words after the refused one ran";
+  EXPECT_EQ(r.error_class, 0xB06Fu);
+  EXPECT_EQ(r.error_method, kSyncB);
+  EXPECT_EQ(r.error_value, (this->kForeign << 8) | 1);
+  EXPECT_NE(r.error.find("not this guest's"), std::string::npos) << r.error;
+  // A syncpoint that does not exist is refused the same way.
+  r = this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (0xFFu << 8) | 1});
+  EXPECT_EQ(r.stop, Stop::kError);
+  // Ownership follows the syncpoint's holder: released, it is refused; claimed, it moves.
+  this->sp_.Unclaim(this->kId);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1}).stop,
+            Stop::kError);
+  this->sp_.Claim(this->kForeign);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1}).stop,
+            Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 1u);
+}
+
+TYPED_TEST(SimCommandProcessor, BindThePolicyRefusesStopsTheChannelBeforeTheCopy) {
+  StreamPolicy policy;
+  policy.classes = {0xB197};
+  std::vector<uint32_t> refused;
+  policy.violation = [&](uint32_t cls, std::string_view) {
+    refused.push_back(cls);
+    return false;
+  };
+  this->Remake(&policy, nullptr);
+  std::memset(this->data_->data(), 0x5A, 4096);
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, this->Bind(kDmaSub, 0xB0B5));
+  this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa + 0x10000, 0, 0, 4096, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(refused, std::vector<uint32_t>{0xB0B5});
+  EXPECT_EQ(Load32(*this->data_, 0x10000), 0u) << "the refused class copied";
+  EXPECT_EQ(this->cp_->stats().dma_bytes, 0u);
+  EXPECT_EQ(r.error_class, 0xB0B5u);
+  EXPECT_EQ(r.error_method, 0u);
+  EXPECT_EQ(r.error_value, 0xB0B5u);
+  // Without a violation hook the bind is refused too.
+  policy.violation = nullptr;
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(kDmaSub, 0xB0B5)).stop, Stop::kError);
+}
+
+TYPED_TEST(SimCommandProcessor, AuditedBindGoesOnAndEveryBoundClassIsReportedOnce) {
+  StreamPolicy policy;
+  policy.classes = {};
+  int violations = 0;
+  std::vector<uint32_t> bound;
+  policy.violation = [&](uint32_t, std::string_view) { return ++violations, true; };
+  policy.bound = [&](uint32_t cls) { bound.push_back(cls); };
+  this->Remake(&policy, nullptr);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->Bind(kDmaSub, 0xB0B5));
+  this->Append(pb, this->Bind(k3DSub, 0xB197));
+  this->Append(pb, this->DmaSetup(this->kDataVa, this->kDataVa + 0x10000, 0, 0, 64, 1));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(violations, 3);
+  EXPECT_EQ(bound, (std::vector<uint32_t>{0xB0B5, 0xB197}));
+  EXPECT_EQ(this->cp_->stats().dma_bytes, 64u);
+}
+
+TYPED_TEST(SimCommandProcessor, GraphicsClassesNeedAGraphicsObjectContext) {
+  std::atomic<uint32_t> ctx{0};
+  this->Remake(nullptr, &ctx);
+  // No object context: the copy engine runs, the graphics engine's classes do not.
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(kDmaSub, 0xB0B5)).stop, Stop::kDone);
+  for (uint32_t cls : {0xB197u, 0xB1C0u, 0x902Du, 0xA140u}) {
+    RunResult r = this->cp_->RunWords(this->Bind(1, cls));
+    EXPECT_EQ(r.stop, Stop::kError) << std::hex << cls;
+    EXPECT_EQ(r.error_class, cls);
+    EXPECT_NE(r.error.find("graphics object context"), std::string::npos) << r.error;
+  }
+  // A DMA copy context is not a graphics one.
+  ctx = 0xB0B5;
+  EXPECT_EQ(this->cp_->RunWords(this->Bind(1, 0xB197)).stop, Stop::kError);
+  // A 3D context lets every graphics class run, as real clients bind them.
+  ctx = 0xB197;
+  for (uint32_t cls : {0xB197u, 0xB1C0u, 0x902Du, 0xA140u, 0xB0B5u})
+    EXPECT_EQ(this->cp_->RunWords(this->Bind(1, cls)).stop, Stop::kDone) << std::hex << cls;
 }
 
 TYPED_TEST(SimCommandProcessor, SyncpointWaitStopsThenResumesWithoutReexecuting) {
@@ -399,6 +503,46 @@ TYPED_TEST(SimCommandProcessor, DmaMultiLinePitchCopy) {
   EXPECT_EQ((*this->data_)[0x8000 + 128], 0);
 }
 
+TYPED_TEST(SimCommandProcessor, DmaNegativePitchesMirrorTheLines) {
+  // deko3d's FlipY: the source starts at its last row and PITCH_IN is minus the row (0xFFFFFFC0);
+  // the copy lands mirrored. The same with the destination's pitch negative instead.
+  constexpr uint32_t kRow = 64, kRows = 8;
+  for (uint32_t i = 0; i < kRow * kRows; ++i) (*this->data_)[0x6000 + i] = static_cast<uint8_t>(i / kRow + 1);
+  std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
+  this->Append(pb, this->DmaSetup(this->kDataVa + 0x6000 + (kRows - 1) * kRow, this->kDataVa + 0x7000,
+                                  static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, kRows));
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(pb[7], 0xFFFFFFC0u);  // PITCH_IN as deko3d sends it
+  for (uint32_t r = 0; r < kRows; ++r)
+    for (uint32_t b = 0; b < kRow; ++b)
+      ASSERT_EQ((*this->data_)[0x7000 + r * kRow + b], kRows - r) << "row " << r;
+  pb = this->DmaSetup(this->kDataVa + 0x6000, this->kDataVa + 0x8000 + (kRows - 1) * kRow, kRow,
+                      static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRows);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t r = 0; r < kRows; ++r) ASSERT_EQ((*this->data_)[0x8000 + r * kRow], kRows - r);
+  // A negative pitch that walks below the mapping faults there, as an unmapped read.
+  pb = this->DmaSetup(this->kDataVa + kRow, this->kDataVa + 0x9000,
+                      static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, 4);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
+  RunResult r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kFault);
+  EXPECT_EQ(r.fault.va, this->kDataVa - kRow);
+  EXPECT_FALSE(r.fault.write);
+}
+
+TYPED_TEST(SimCommandProcessor, InlineToMemoryNegativePitchWritesUpwards) {
+  std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
+  const uint64_t last = this->kDataVa + 0xA000 + 3 * 16;
+  // 4 lines of 4 bytes, PITCH_OUT -16: line 0 at `last`, line 3 at `last - 48`.
+  this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 5), 4, 4, static_cast<uint32_t>(last >> 32),
+                    static_cast<uint32_t>(last), static_cast<uint32_t>(-16),
+                    Inc(kI2MSub, kI2MLaunch, 1), 1, NonInc(kI2MSub, kI2MData, 4), 10, 11, 12, 13});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t l = 0; l < 4; ++l) EXPECT_EQ(Load32(*this->data_, 0xA000 + (3 - l) * 16), 10 + l);
+}
+
 TYPED_TEST(SimCommandProcessor, DmaRemapConstantFill) {
   // 100 elements of one 4-byte component, DST_X = CONST_A (4): a 400-byte fill.
   std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
@@ -554,15 +698,163 @@ TYPED_TEST(SimCommandProcessor, EveryGm20bClassBindsAndResetForgetsBindings) {
 
 TYPED_TEST(SimCommandProcessor, UnknownMethodsAreCountedNotFatal) {
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
-  // 3 unmodelled 3D methods incrementing from 0x200, 2 non-incrementing to 0x400, one inline;
+  // 3 unmodelled 3D methods incrementing from 0x204, 2 non-incrementing to 0x400, one inline;
   // one unknown host method (0x90) and 2D methods.
-  this->Append(pb, {Inc(k3DSub, 0x200, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
+  this->Append(pb, {Inc(k3DSub, 0x204, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
               Imm(k3DSub, 0x404, 6), Inc(0, 0x90, 1), 7});
   this->Append(pb, this->Bind(3, 0x902D));
   this->Append(pb, {Inc(3, 0x200, 2), 8, 9});
   uint64_t before = this->cp_->stats().unmodelled;
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->cp_->stats().unmodelled - before, 3u + 2 + 1 + 1 + 2);
+}
+
+TYPED_TEST(SimCommandProcessor, ThreeDSyncpointActionIncrementsAfterTheWorkBeforeIt) {
+  // deko3d's fence: inline-to-memory data, then INCREMENT_SYNC_POINT (index, CLEAN_L2 bit 16,
+  // condition bit 20) twice, as its flushing signalFence writes it (0x00110001 for syncpoint 1).
+  const uint32_t action = this->kId | (1u << 16) | (1u << 20);
+  const uint64_t dst = this->kDataVa + 0xB000;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 4, 1, static_cast<uint32_t>(dst >> 32),
+                    static_cast<uint32_t>(dst), Inc(k3DSub, kI2MLaunch, 1), 1,
+                    NonInc(k3DSub, kI2MData, 1), 0xF00D, Inc(k3DSub, 0x2C8, 1), action,
+                    Inc(k3DSub, 0x2C8, 1), action});
+  const uint32_t before = this->sp_.Read(this->kId);
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 2);
+  EXPECT_EQ(Load32(*this->data_, 0xB000), 0xF00Du);
+  // The ownership rule holds here too: refused, as a graphics method error.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(k3DSub, 0x2C8, 1), this->kForeign | (1u << 20)});
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  EXPECT_EQ(r.error_class, 0xB197u);
+  EXPECT_EQ(r.error_method, 0x2C8u);
+}
+
+TYPED_TEST(SimCommandProcessor, MethodsThatWouldTouchMemoryUnsimulatedStopTheChannel) {
+  struct Case {
+    uint32_t subch, cls, method, value;
+  };
+  const Case refused[] = {
+      {k3DSub, 0xB197, 0x1618, 4},         // BEGIN (a draw)
+      {k3DSub, 0xB197, 0x19D0, 0x3C},      // CLEAR_SURFACE
+      {k3DSub, 0xB197, 0x17E8, 0},         // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
+      {k3DSub, 0xB197, 0x1B0C, 3},         // report semaphore TRAP
+      {1, 0xB1C0, 0x2BC, 3},               // SEND_SIGNALING_PCAS_B (a compute launch)
+      {3, 0x902D, 0x8DC, 0},               // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
+      {3, 0x902D, 0x3800, 0},              // a 2D macro
+      {kDmaSub, 0xB0B5, 0x300, 2 | (1u << 8)},  // a block-linear source
+      {kDmaSub, 0xB0B5, 0x300, 0x18},      // semaphore type 3
+      {kI2MSub, 0xA140, 0x1B0, 0},         // a block-linear inline-to-memory destination
+  };
+  for (const Case& c : refused) {
+    std::vector<uint32_t> pb = this->Bind(c.subch, c.cls);
+    this->Append(pb, {Inc(c.subch, c.method, 1), c.value});
+    RunResult r = this->cp_->RunWords(pb);
+    EXPECT_EQ(r.stop, Stop::kError) << std::hex << c.cls << " " << c.method;
+    EXPECT_EQ(r.error_class, c.cls);
+    EXPECT_EQ(r.error_method, c.method);
+    EXPECT_EQ(r.error_value, c.value);
+    this->cp_->Reset();
+  }
+  // The host class: wait bases and ILLEGAL.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 2});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, 0x04, 1), 0}).stop, Stop::kError);
+  // Pure state, named or not, is stored and counted; cache and barrier methods are no-ops.
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x218, 1), 0, Imm(k3DSub, 0xF80, 0), Imm(k3DSub, 0x2E0, 0),
+                    Imm(k3DSub, 0x110, 0), Imm(k3DSub, 0x1338, 0), Inc(0, 0x2C, 1), 0x80000000});
+  EXPECT_EQ(this->cp_->RunWords(pb).stop, Stop::kDone);
+}
+
+TYPED_TEST(SimCommandProcessor, NotifyWritesTheNotification) {
+  const uint64_t at = this->kDataVa + 0xC000;
+  std::memset(this->data_->data() + 0xC000, 0xFF, 16);
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x104, 3), static_cast<uint32_t>(at >> 32),
+                    static_cast<uint32_t>(at), 1 /* WRITE_THEN_AWAKEN */});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(Load64(*this->data_, 0xC000), kTimestamp);
+  EXPECT_EQ(Load64(*this->data_, 0xC008), 0u) << "info32, info16 and status (done) are 0";
+  EXPECT_EQ(this->interrupts_, 1);
+}
+
+TYPED_TEST(SimCommandProcessor, ConstantBufferLoadsWriteTheBuffer) {
+  const uint64_t cb = this->kDataVa + 0xD000;
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  // SELECTOR_A size 32, B/C address, offset 8; then 3 words non-incrementing, 2 incrementing.
+  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 32, static_cast<uint32_t>(cb >> 32),
+                    static_cast<uint32_t>(cb), 8, NonInc(k3DSub, 0x2390, 3), 1, 2, 3,
+                    Inc(k3DSub, 0x2394, 2), 4, 5});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(Load32(*this->data_, 0xD008 + 4 * i), i + 1);
+  EXPECT_EQ(Load32(*this->data_, 0xD004), 0u);
+  // Past the buffer's 32 bytes: refused, nothing written.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{NonInc(k3DSub, 0x2390, 2), 6, 7});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(Load32(*this->data_, 0xD01C), 0u);
+}
+
+// MME instructions (mme.h): add-immediate and read carry a result operation; branches a
+// condition (not zero), an annul bit and a relative target.
+uint32_t MmeAdd(uint32_t dst, uint32_t a, int32_t imm, uint32_t result_op, bool exit = false) {
+  return 1u | (result_op << 4) | (uint32_t{exit} << 7) | (dst << 8) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+uint32_t MmeRead(uint32_t dst, uint32_t a, int32_t imm) {
+  return 5u | (1u << 4) | (dst << 8) | (a << 11) | ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+uint32_t MmeBranchNz(uint32_t a, int32_t imm, bool no_delay) {
+  return 7u | (1u << 4) | (uint32_t{no_delay} << 5) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+constexpr uint32_t kFetch = 0, kMove = 1, kMoveSetMethod = 2, kMoveSend = 4;
+
+TYPED_TEST(SimCommandProcessor, MacrosRunAndWhatTheySendObeysTheRules) {
+  // Macro 0: INCREMENT_SYNC_POINT with its first parameter.
+  // Macro 1: FillRegisters as deko3d writes it: method, count, value; a loop whose delay slot
+  // sends.
+  // Macro 2: WriteHardwareReg's wait: firmware method 4, then read SHADOW_SCRATCH(0) until 1.
+  // Macro 3: loops forever.
+  const std::vector<uint32_t> code = {
+      /*0*/ MmeAdd(0, 0, 0x2C8 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend, true), MmeAdd(0, 0, 0, kMove),
+      /*3*/ MmeAdd(2, 0, 0, kFetch), MmeAdd(3, 0, 0, kFetch), MmeAdd(0, 1, 0, kMoveSetMethod),
+      /*6*/ MmeAdd(2, 2, -1, kMove), MmeBranchNz(2, -1, false), MmeAdd(0, 3, 0, kMoveSend),
+      /*9*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
+      /*11*/ MmeAdd(0, 0, 0x2310 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend),
+      /*13*/ MmeRead(1, 0, 0x3400 / 4), MmeAdd(1, 1, -1, kMove), MmeBranchNz(1, -2, true),
+      /*16*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
+      /*18*/ MmeAdd(1, 0, 1, kMove), MmeBranchNz(1, 0, true),
+  };
+  std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
+  this->Append(pb, {Inc(k3DSub, 0x114, 1), 0, NonInc(k3DSub, 0x118, static_cast<uint32_t>(code.size()))});
+  this->Append(pb, code);
+  this->Append(pb, {Inc(k3DSub, 0x11C, 1), 0, NonInc(k3DSub, 0x120, 4), 0, 3, 11, 18});
+  // CB for the fill: 64 bytes at 0xE000.
+  const uint64_t cb = this->kDataVa + 0xE000;
+  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 64, static_cast<uint32_t>(cb >> 32), static_cast<uint32_t>(cb), 0});
+  const uint32_t before = this->sp_.Read(this->kId);
+  // Calls: increment-once (macro, then its data), as clients write them.
+  this->Append(pb, {IncOnce(k3DSub, 0x3800, 1), this->kId | (1u << 20)});
+  this->Append(pb, {IncOnce(k3DSub, 0x3808, 3), 0x2390 / 4, 4, 0xABCD});
+  this->Append(pb, {IncOnce(k3DSub, 0x3810, 1), 0x418800});
+  ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
+  EXPECT_EQ(this->sp_.Read(this->kId), before + 1);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(Load32(*this->data_, 0xE000 + 4 * i), 0xABCDu) << i;
+  EXPECT_EQ(Load32(*this->data_, 0xE010), 0u);
+  EXPECT_EQ(this->cp_->stats().macro_calls, 3u);
+  // A macro's send is held to the same rules: a syncpoint not the guest's stops the channel.
+  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3800, 1), this->kForeign | (1u << 20)});
+  ASSERT_EQ(r.stop, Stop::kError);
+  EXPECT_EQ(r.error_method, 0x2C8u);
+  EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
+  // Too few parameters, and a macro that never exits: errors, not hangs.
+  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3808, 1), 0x2390 / 4}).stop,
+            Stop::kError);
+  r = this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3818, 1), 0});
+  EXPECT_EQ(r.stop, Stop::kError);
+  EXPECT_NE(r.error.find("without exiting"), std::string::npos) << r.error;
 }
 
 TYPED_TEST(SimCommandProcessor, NopsWfiAndNonStallInterrupt) {
@@ -660,7 +952,9 @@ TYPED_TEST(SimCommandProcessor, RandomWordsStopCleanly) {
     RunResult res = this->cp_->RunWords(w);
     EXPECT_TRUE(res.stop == Stop::kDone || res.stop == Stop::kError || res.stop == Stop::kFault ||
                 res.stop == Stop::kWaitSyncpoint || res.stop == Stop::kWaitSemaphore);
-    if (res.stop == Stop::kError) EXPECT_FALSE(res.error.empty());
+    if (res.stop == Stop::kError) {
+      EXPECT_FALSE(res.error.empty());
+    }
     this->cp_->Reset();
   }
 }

@@ -325,6 +325,68 @@ TEST_F(SimCtrlEventsTest, SessionEndCancelsItsEvents) {
   syncpoints_.Increment(33);  // nothing left to fire
 }
 
+// What a parked SYNCPT_WAIT's parker answers when the parked_waits budget is spent.
+class RefusingParker : public Parker {
+ public:
+  std::shared_ptr<Continuation> Park() override {
+    ++asked;
+    return nullptr;
+  }
+  int asked = 0;
+};
+
+TEST_F(SimCtrlEventsTest, ArmedEventsTakeTheParkedWaitsBudget) {
+  policy::Budgets b;
+  b.parked_waits = 2;
+  auto budget = std::make_shared<BudgetAccount>(b);
+  {
+    CtrlDevice d(syncpoints_, mutexes_, budget);
+    for (uint32_t s = 0; s < 4; ++s) ASSERT_EQ(Alloc(s, &d), NvError::kSuccess);
+    auto wait_ex = [&](uint32_t slot, uint32_t thresh) {
+      ctrl::SyncptWaitEx w{40, thresh, -1, slot};
+      return Do(d, ctrl::kSyncptWaitEventEx, w);
+    };
+    EXPECT_EQ(wait_ex(0, 1), NvError::kTimeout);
+    EXPECT_EQ(wait_ex(1, 2), NvError::kTimeout);
+    EXPECT_EQ(budget->used(BudgetKind::kParkedWaits), 2u);
+    // Spent: refused with the driver's out-of-waiters answer, nothing armed.
+    EXPECT_EQ(wait_ex(2, 3), NvError::kInsufficientMemory);
+    EXPECT_FALSE(d.events().Armed(2));
+    ctrl::SyncptWaitEx picked{40, 3, -1, 0};
+    EXPECT_EQ(Do(d, ctrl::kSyncptWaitEvent, picked), NvError::kInsufficientMemory);
+    // A reached threshold needs no charge.
+    EXPECT_EQ(wait_ex(2, 0), NvError::kSuccess);
+    // Firing gives the charge back, and so does clearing.
+    syncpoints_.Increment(40);
+    EXPECT_EQ(budget->used(BudgetKind::kParkedWaits), 1u);
+    EXPECT_EQ(wait_ex(2, 5), NvError::kTimeout);
+    Slot clear{1};
+    EXPECT_EQ(Do(d, ctrl::kSyncptClearEventWait, clear), NvError::kSuccess);
+    EXPECT_EQ(budget->used(BudgetKind::kParkedWaits), 1u);
+    EXPECT_EQ(wait_ex(3, 6), NvError::kTimeout);
+    EXPECT_EQ(budget->used(BudgetKind::kParkedWaits), 2u);
+  }
+  // The session's end cancels its armed events: every charge is back.
+  EXPECT_EQ(budget->used(BudgetKind::kParkedWaits), 0u);
+  EXPECT_EQ(budget->peak(BudgetKind::kParkedWaits), 2u);
+}
+
+TEST_F(SimCtrlEventsTest, AWaitTheBudgetRefusesIsInsufficientMemory) {
+  const abi::IoctlDesc* d =
+      abi::FindIoctl(abi::Device(abi::DeviceId::kNvhostCtrl), ctrl::kSyncptWaitEx);
+  ASSERT_NE(d, nullptr);
+  RefusingParker parker;
+  ctrl::SyncptWaitEx w{41, 1, -1, 0x12345678};
+  std::span<uint8_t> a(reinterpret_cast<uint8_t*>(&w), sizeof w);
+  Call call{*d, a, parker, abi::Via::kDirect, {}, {}, {}, nullptr};
+  Result r = dev_.Ioctl(call);
+  EXPECT_FALSE(r.parked);
+  EXPECT_EQ(r.err, NvError::kInsufficientMemory);
+  EXPECT_EQ(parker.asked, 1);
+  EXPECT_EQ(syncpoints_.ParkedCount(), 0u);
+  syncpoints_.Increment(41);  // nothing was left behind to complete
+}
+
 TEST_F(SimCtrlEventsTest, IncrementRacingSessionEnd) {
   for (int round = 0; round < 50; ++round) {
     auto d = std::make_unique<CtrlDevice>(syncpoints_, mutexes_);

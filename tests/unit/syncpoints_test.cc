@@ -1,8 +1,10 @@
 #include "hostshim/sim/syncpoints.h"
 
 #include <atomic>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "hostshim/backend.h"
 #include "gtest/gtest.h"
 
 namespace nvsentry::hostshim::sim {
@@ -43,6 +45,32 @@ TEST(Syncpoints, IncrementReadAndMax) {
   EXPECT_EQ(s.Read(4), 0u);
   EXPECT_TRUE(Syncpoints::ValidId(191));
   EXPECT_FALSE(Syncpoints::ValidId(192));
+}
+
+TEST(Syncpoints, CommandStreamsIncrementOnlyOwnedSyncpoints) {
+  Syncpoints sp;
+  uint32_t id = 0;
+  ASSERT_EQ(sp.Allocate(&id), abi::NvError::kSuccess);
+  EXPECT_TRUE(sp.Owned(id));
+  EXPECT_EQ(sp.IncrementFromCommandStream(id), abi::NvError::kSuccess);
+  EXPECT_EQ(sp.Read(id), 1u);
+  // Not allocated nor claimed: refused and unchanged; an id that does not exist is BadParameter.
+  EXPECT_FALSE(sp.Owned(100));
+  EXPECT_EQ(sp.IncrementFromCommandStream(100), abi::NvError::kAccessDenied);
+  EXPECT_EQ(sp.Read(100), 0u);
+  EXPECT_EQ(sp.IncrementFromCommandStream(kNumSyncpoints), abi::NvError::kBadParameter);
+  // An engine's fixed syncpoint, claimed twice (two channels), stays owned until both let go.
+  sp.Claim(0x0C);
+  sp.Claim(0x0C);
+  sp.Unclaim(0x0C);
+  EXPECT_EQ(sp.IncrementFromCommandStream(0x0C), abi::NvError::kSuccess);
+  sp.Unclaim(0x0C);
+  sp.Unclaim(0x0C);  // one too many changes nothing
+  EXPECT_FALSE(sp.Owned(0x0C));
+  // A freed channel syncpoint is no longer the guest's.
+  sp.Free(id);
+  sp.Free(id);
+  EXPECT_EQ(sp.IncrementFromCommandStream(id), abi::NvError::kAccessDenied);
 }
 
 TEST(Syncpoints, ParkedWaiterCompletesOnIncrement) {
@@ -91,10 +119,97 @@ TEST(Syncpoints, AbandonedWaitersAreDropped) {
   uint32_t v;
   ASSERT_EQ(s.Wait(4, 1, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
   w->abandoned = true;
+  NoteAbandonedCall();  // what ends a parked call without its holder announces
   for (int i = 0; i < 200 && s.ParkedCount() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
   EXPECT_EQ(s.ParkedCount(), 0u);
   s.Increment(4);
   EXPECT_EQ(w->reached.load(), 0);
+}
+
+TEST(Syncpoints, AnAbandonedWaiterStaysUntilAnEndIsAnnounced) {
+  // The sweep looks only after hostshim::AbandonedCallCount() moved: idle waiters cost nothing.
+  Syncpoints s(absl::Milliseconds(1));
+  auto w = std::make_shared<RecordingWaiter>();
+  uint32_t v;
+  ASSERT_EQ(s.Wait(5, 1, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  w->abandoned = true;
+  absl::SleepFor(absl::Milliseconds(30));  // many sweep periods; nothing announced
+  EXPECT_EQ(s.ParkedCount(), 1u);
+  NoteAbandonedCall();
+  for (int i = 0; i < 200 && s.ParkedCount() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(s.ParkedCount(), 0u);
+}
+
+TEST(Syncpoints, ANullWaiterIsRefusedAndLeavesNothingParked) {
+  Syncpoints s;
+  uint32_t v = 0;
+  EXPECT_EQ(s.Wait(6, 3, -1, [] { return std::shared_ptr<SyncpointWaiter>(); }, &v),
+            Syncpoints::WaitStart::kRefused);
+  EXPECT_EQ(s.ParkedCount(), 0u);
+  // The refused wait announced no waiter: an increment completes nothing and still works.
+  EXPECT_EQ(s.Increment(6), 1u);
+}
+
+TEST(Syncpoints, IncrementsCompleteExactlyTheReachedWaitersInThresholdOrder) {
+  Syncpoints s;
+  for (int i = 0; i < 5; ++i) s.Increment(7);
+  std::vector<std::shared_ptr<RecordingWaiter>> w;
+  uint32_t v;
+  // Thresholds 5+1 .. 5+100 in a scrambled order, on one syncpoint.
+  for (int i = 0; i < 100; ++i) {
+    w.push_back(std::make_shared<RecordingWaiter>());
+    uint32_t thresh = 5 + 1 + (i * 37) % 100;
+    ASSERT_EQ(s.Wait(7, thresh, -1, [&] { return w.back(); }, &v), Syncpoints::WaitStart::kParked);
+  }
+  for (int n = 1; n <= 100; ++n) {
+    s.Increment(7);
+    int reached = 0;
+    for (int i = 0; i < 100; ++i) {
+      const bool due = (i * 37) % 100 + 1 <= n;
+      EXPECT_EQ(w[i]->reached.load(), due ? 1 : 0) << "waiter " << i << " after " << n;
+      reached += w[i]->reached.load();
+    }
+    ASSERT_EQ(reached, n);
+  }
+  EXPECT_EQ(s.ParkedCount(), 0u);
+}
+
+TEST(Syncpoints, WaitersAcrossTheWrapCompleteWhenReached) {
+  Syncpoints s;
+  uint32_t v;
+  // Move the counter near 2^32 in two jumps (SetMinEqMax moves only forwards, by less than
+  // 2^31), then wait across the wrap.
+  s.IncrementMax(8, 0x7FFFFFF8u);
+  ASSERT_EQ(s.SetMinEqMax(8), 0x7FFFFFF8u);
+  s.IncrementMax(8, 0x7FFFFFF8u);
+  ASSERT_EQ(s.SetMinEqMax(8), 0xFFFFFFF0u);
+  auto before = std::make_shared<RecordingWaiter>(), after = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(s.Wait(8, 0xFFFFFFFAu, -1, [&] { return before; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(8, 0x00000005u, -1, [&] { return after; }, &v), Syncpoints::WaitStart::kParked);
+  for (int i = 0; i < 10; ++i) s.Increment(8);  // 0xFFFFFFFA
+  EXPECT_EQ(before->reached.load(), 1);
+  EXPECT_EQ(after->reached.load(), 0);
+  for (int i = 0; i < 10; ++i) s.Increment(8);  // 0x00000004
+  EXPECT_EQ(after->reached.load(), 0);
+  s.Increment(8);
+  EXPECT_EQ(after->reached.load(), 1);
+  EXPECT_EQ(after->value, 5u);
+}
+
+TEST(Syncpoints, AShortDeadlineAmongManyEndlessWaitsFiresOnTime) {
+  Syncpoints s;
+  std::vector<std::shared_ptr<RecordingWaiter>> endless;
+  uint32_t v;
+  for (int i = 0; i < 1000; ++i) {
+    endless.push_back(std::make_shared<RecordingWaiter>());
+    ASSERT_EQ(s.Wait(9, 100, -1, [&] { return endless.back(); }, &v), Syncpoints::WaitStart::kParked);
+  }
+  auto timed = std::make_shared<RecordingWaiter>();
+  ASSERT_EQ(s.Wait(9, 100, 20, [&] { return timed; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_TRUE(timed->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_EQ(timed->timed_out.load(), 1);
+  EXPECT_EQ(s.ParkedCount(), 1000u);
+  for (auto& w : endless) EXPECT_EQ(w->timed_out.load(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,137 @@
+/* A hostile guest that does through its GPU command stream what its policy refuses it as ioctls
+ * (issue 10, "The GPU's command stream ignores the policy"):
+ *
+ *   cmdstream_guest bind-dma BYTES   ALLOC_OBJ_CTX(3D) (which the policy may refuse: it goes on),
+ *                                    then a pushbuffer that binds the DMA copy class 0xB0B5 and
+ *                                    copies BYTES bytes between two of its buffers
+ *   cmdstream_guest incr ID COUNT    a pushbuffer that increments syncpoint ID COUNT times with
+ *                                    the host class's SYNCPOINTB (ID need not be the guest's)
+ *
+ * Either way it waits for the submission's fence and prints what happened as key=value pairs:
+ * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
+ * and what the channel reports: status and info32 of GET_ERROR_NOTIFICATION, error_type and
+ * error_info1..5 of GET_ERROR_INFO. Exit 0 once everything ran (the verdict is the test's). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "nvclient.h"
+
+static struct nvc nv;
+
+static void must(const char* what, int rc) {
+  if (rc != 0) {
+    fprintf(stderr, "cmdstream_guest: %s failed: %s\n", what, nvc_strerror(&nv, rc));
+    exit(1);
+  }
+}
+
+static void* pages(uint32_t size) {
+  void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    perror("mmap");
+    exit(1);
+  }
+  return p;
+}
+
+struct gpu {
+  uint32_t nvmap, ctrl, as, ch;
+};
+
+/* A channel as libnx makes one; ALLOC_OBJ_CTX(3D)'s answer is printed, not required. */
+static void open_gpu(struct gpu* g) {
+  must("nvdrv Initialize", nvc_init(&nv, NVC_VIA_NVDRV, 0x800000));
+  must("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &g->nvmap));
+  must("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &g->ctrl));
+  must("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &g->as));
+  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  must("ALLOC_AS_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_ALLOC_AS_EX, &a));
+  must("open /dev/nvhost-gpu", nvc_open(&nv, "/dev/nvhost-gpu", &g->ch));
+  uint32_t nvmap_fd = g->nvmap;
+  must("SET_NVMAP_FD", nvc_ioctl(&nv, g->ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
+  struct nvgpu_as_bind_channel bind = {g->ch};
+  must("BIND_CHANNEL", nvc_ioctl(&nv, g->as, NVGPU_AS_BIND_CHANNEL, &bind));
+  struct nvgpu_alloc_gpfifo_ex gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 64;
+  gp.flags = 1;
+  must("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, g->ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
+  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
+  printf("alloc_obj_ctx=%d\n", nvc_ioctl(&nv, g->ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+}
+
+static uint64_t map(struct gpu* g, void* cpu, uint32_t size) {
+  uint32_t handle;
+  uint64_t va;
+  must("map memory", nvc_map_memory(&nv, g->nvmap, g->as, cpu, size, 0x1000, &handle, &va));
+  return va;
+}
+
+/* Submits the words in `pb` (copied to `push` at GPU address push_va) with a fence, waits for it
+ * and prints the channel's error reports. */
+static void run(struct gpu* g, struct nvc_push* pb, void* push, uint64_t push_va) {
+  memcpy(push, pb->words, pb->count * 4);
+  struct nvgpu_gpfifo_entry e = nvc_gpfifo_entry(push_va, pb->count);
+  struct nvgpu_fence f = {0, 0};
+  must("SUBMIT_GPFIFO", nvc_submit(&nv, g->ch, &e, 1, NVGPU_SUBMIT_FENCE_GET, &f));
+  /* A channel that stops releases its fences, so this returns either way. */
+  struct nvhost_wait_ex w = {f.id, f.value, 10000, 0};
+  must("SYNCPT_WAITEX", nvc_ioctl(&nv, g->ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+  struct nvgpu_error_notification n;
+  memset(&n, 0, sizeof n);
+  must("GET_ERROR_NOTIFICATION", nvc_ioctl(&nv, g->ch, NVGPU_CH_GET_ERROR_NOTIFICATION, &n));
+  struct nvgpu_error_info info;
+  memset(&info, 0, sizeof info);
+  must("GET_ERROR_INFO", nvc_ioctl(&nv, g->ch, NVGPU_CH_GET_ERROR_INFO, &info));
+  printf("status=%u info32=%u error_type=%u", n.status, n.info32, info.type);
+  for (int i = 0; i < 5; i++) printf(" error_info%d=0x%X", i + 1, info.info[i]);
+  printf("\n");
+}
+
+static int bind_dma(uint32_t size) {
+  struct gpu g;
+  open_gpu(&g);
+  uint8_t* src = pages(size);
+  uint8_t* dst = pages(size);
+  void* push = pages(4096);
+  for (uint32_t i = 0; i < size; i++) src[i] = (uint8_t)((i * 13) | 1); /* never 0, as dst starts */
+  const uint64_t src_va = map(&g, src, size), dst_va = map(&g, dst, size);
+  const uint64_t push_va = map(&g, push, 4096);
+  struct nvc_push pb = {0};
+  nvc_push_incr(&pb, 4, 0x000, 1, 0xB0B5u); /* SET_OBJECT: the DMA copy class */
+  nvc_push_incr(&pb, 4, 0x400, 8, (uint32_t)(src_va >> 32), (uint32_t)src_va,
+                (uint32_t)(dst_va >> 32), (uint32_t)dst_va, 4096u, 4096u, 4096u, size / 4096);
+  nvc_push_incr(&pb, 4, 0x300, 1, 2u | (1u << 7) | (1u << 8) | (1u << 9)); /* pitch, multi-line */
+  run(&g, &pb, push, push_va);
+  uint32_t copied = 0;
+  for (uint32_t i = 0; i < size; i++) copied += dst[i] == src[i];
+  printf("copied=%u\n", copied);
+  free(pb.words);
+  return 0;
+}
+
+static int incr(uint32_t id, uint32_t count) {
+  struct gpu g;
+  open_gpu(&g);
+  void* push = pages(4096);
+  const uint64_t push_va = map(&g, push, 4096);
+  struct nvc_push pb = {0};
+  for (uint32_t i = 0; i < count; i++) nvc_push_incr(&pb, 0, 0x70, 2, 0u, (id << 8) | 1u);
+  run(&g, &pb, push, push_va);
+  struct nvhost_id_value v = {id, 0};
+  must("SYNCPT_READ", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+  printf("syncpoint=%u\n", v.value);
+  free(pb.words);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "bind-dma") == 0) return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
+  if (argc == 4 && strcmp(argv[1], "incr") == 0)
+    return incr((uint32_t)strtoul(argv[2], NULL, 0), (uint32_t)strtoul(argv[3], NULL, 0));
+  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT\n");
+  return 2;
+}

@@ -1,0 +1,100 @@
+// nvsentry started by an ordinary user: no root, only an unprivileged user namespace. The demo
+// and the GPU integration tests must pass that way too. Run as root, the tests make an ordinary
+// user (useradd, once) and run nvsentry as that user with setpriv; run by an ordinary user, the
+// whole suite is already unprivileged and these skip.
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <optional>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+constexpr const char* kUser = "nvsentry-test";
+
+struct User {
+  uid_t uid;
+  gid_t gid;
+};
+
+std::optional<User> OrdinaryUser() {
+  if (const passwd* pw = getpwnam(kUser)) return User{pw->pw_uid, pw->pw_gid};
+  // Another test process may be adding it at the same moment: look again either way.
+  RunProgram({{"useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", kUser}});
+  if (const passwd* pw = getpwnam(kUser)) return User{pw->pw_uid, pw->pw_gid};
+  return std::nullopt;
+}
+
+std::vector<std::string> As(const User& u, std::vector<std::string> argv) {
+  std::vector<std::string> a = {"setpriv", "--reuid=" + std::to_string(u.uid),
+                                "--regid=" + std::to_string(u.gid), "--clear-groups", "--"};
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+class Unprivileged : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0)
+      GTEST_SKIP() << "needs root to make the ordinary user; run as an ordinary user, every "
+                      "integration test already runs nvsentry unprivileged";
+    std::optional<User> u = OrdinaryUser();
+    ASSERT_TRUE(u) << "useradd " << kUser << " failed";
+    user_ = *u;
+    RunResult reach = RunProgram({As(user_, {"test", "-x", NvsentryPath()})});
+    ASSERT_EQ(reach.exit_code, 0) << "uid " << user_.uid << " cannot run " << NvsentryPath()
+                                  << ": the build directory must be readable by other users";
+  }
+  User user_{};
+};
+
+TEST_F(Unprivileged, DemoRunsUnderNvsentryStartedByAnOrdinaryUser) {
+  RunResult r = RunProgram({As(user_, {NvsentryPath(), "run", "--", GPU_DEMO_BIN})});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("demo=ok"), std::string::npos) << r.out;
+  // Root inside, the user outside; no capability gained over the host.
+  r = RunProgram({As(user_, {NvsentryPath(), "run", "--", "sh", "-c",
+                             "id -u; cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status"})});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream words(r.out);
+  std::string id, inside, outside, count, nnp_key, nnp;
+  words >> id >> inside >> outside >> count >> nnp_key >> nnp;
+  EXPECT_EQ(id, "0") << r.out;
+  EXPECT_EQ(inside + " " + outside + " " + count, "0 " + std::to_string(user_.uid) + " 1") << r.out;
+  EXPECT_EQ(nnp, "1") << r.out;
+  // An ordinary user may map the guest only to itself.
+  r = RunProgram({As(user_, {NvsentryPath(), "run", "--uid=12345", "--", "true"})});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("can map the guest only to that"), std::string::npos) << r.err;
+  r = RunProgram({As(user_, {NvsentryPath(), "run", "--host-root", "--", "true"})});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--host-root"), std::string::npos) << r.err;
+}
+
+TEST_F(Unprivileged, GpuAndLauncherIntegrationTestsPassAsAnOrdinaryUser) {
+  // This very binary, filtered to the GPU and launcher tests, as the user; its temporary files
+  // in a directory of the user's own.
+  char exe[PATH_MAX] = {};
+  ASSERT_GT(readlink("/proc/self/exe", exe, sizeof exe - 1), 0);
+  char tmpl[] = "/tmp/nvs-unpriv-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  ASSERT_EQ(chown(tmpl, user_.uid, user_.gid), 0);
+  RunSpec spec;
+  spec.argv = As(user_, {exe, "--gtest_filter=Gpu*:Launcher.*:Signals/*"});
+  spec.extra_env = {std::string("TEST_TMPDIR=") + tmpl};
+  spec.timeout_ms = 100000;
+  RunResult r = RunProgram(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.out.substr(r.out.size() > 6000 ? r.out.size() - 6000 : 0) << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ]"), std::string::npos);
+  EXPECT_EQ(r.out.find("[  FAILED  ]"), std::string::npos);
+  RunProgram({{"rm", "-rf", tmpl}});
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
