@@ -2,6 +2,7 @@
 // Shared by every guest fd that refers to the same open (dup, fork, fd passing).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "abi/catalogue.h"
@@ -33,8 +34,19 @@ class Session {
   // Takes one open device fd from the guest's open_fds budget, given back when the session ends
   // (the last reference anywhere goes away). InsufficientMemory when the budget is spent.
   abi::NvError ChargeFd();
+  // Runs `gone` as the last step of the session's end, after its trace record, its budget and
+  // its backend are gone, on whichever thread drops the last reference (the session table counts
+  // the sessions whose end has not finished, so that the sentry's exit can wait for them).
+  void WhenGone(std::function<void()> gone) { gone_.run = std::move(gone); }
 
  private:
+  struct RunLast {
+    std::function<void()> run;
+    ~RunLast() {
+      if (run) run();
+    }
+  };
+  RunLast gone_;  // the first member: destroyed after all the others
   const abi::DeviceDesc& device_;
   std::shared_ptr<hostshim::DeviceBackend> backend_;
   std::unique_ptr<ServiceEndpoint> endpoint_;

@@ -23,6 +23,7 @@
 #include "sentry/notify_call.h"
 #include "sentry/open_path.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -203,15 +204,20 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     listener_.Fail(req.id, err);
     return;
   }
-  proxy::Session* opened = session.get();
-  auto pending = sessions_.Create(std::move(session));
+  // The worker keeps its reference until the open is finished: the session may end (the guest
+  // closed the fd, or exited) as soon as its fd is placed.
+  auto pending = sessions_.Create(session);
   if (!pending.ok()) {
     NVS_LOG_LIMITED(spdlog::level::err, "open {}: {}", np.path, pending.status().ToString());
     listener_.Fail(req.id, ENFILE);
     return;
   }
+  // The lifetime thread starts watching the session at Placed(), and the guest may close the fd
+  // the moment it is placed: the session learns its fd number before then.
   auto place = [&] {
-    return listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+    const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+    if (fd >= 0 && guest.tracer) session->TraceCloseAs(fd);
+    return fd;
   };
   const int guest_fd =
       guest.tracer ? guest.tracer->OpenPlaced({tid, np.path, -1, 0, abi::NvError::kSuccess, false,
@@ -226,9 +232,10 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     return;
   }
   sessions_.Placed(*pending);
+  if (TestHookOn(TestHook::kHoldOpenAfterPlacing))
+    sessions_.WaitUntilEnded(pending->slot, absl::Seconds(10));
   if (guest.learner != nullptr) guest.learner->Opened(*dev);
   NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, np.path, guest_fd);
-  if (guest.tracer) opened->TraceCloseAs(guest_fd);
 }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {

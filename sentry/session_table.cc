@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -77,6 +78,14 @@ SessionTable::~SessionTable() {
 }
 
 absl::StatusOr<SessionTable::Pending> SessionTable::Create(std::shared_ptr<proxy::Session> session) {
+  {
+    absl::MutexLock lock(&census_->mu);
+    ++census_->alive;
+  }
+  session->WhenGone([census = census_] {
+    absl::MutexLock lock(&census->mu);
+    --census->alive;
+  });
   int p[2];
   if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
     return absl::ResourceExhaustedError(absl::StrCat("pipe: ", strerror(errno)));
@@ -106,7 +115,9 @@ void SessionTable::Placed(const Pending& p) {
   int keep_end;
   {
     absl::MutexLock lock(&mu_);
-    keep_end = by_slot_.at(p.slot).keep_end;
+    auto it = by_slot_.find(p.slot);
+    if (it == by_slot_.end()) return;  // EndAll ended it already: the guest is gone
+    keep_end = it->second.keep_end;
   }
   // Watched only now, so the lifetime thread cannot end a session still being placed. The hang-up
   // is level-triggered: a guest that closed it already is seen at once.
@@ -135,18 +146,30 @@ void SessionTable::End(int slot) {
     by_keep_end_.erase(e.keep_end);
     doomed = std::move(e.session);
     by_slot_.erase(it);
+    if (TestHookOn(TestHook::kHoldSessionEnd) && std::this_thread::get_id() == lifetime_.get_id())
+      mu_.AwaitWithTimeout(absl::Condition(&end_all_started_), absl::Seconds(10));
   }
   if (doomed) NVS_LOG_LIMITED(spdlog::level::debug, "{}: session closed", doomed->device().path);
   // The backend's resources go with the last reference, outside the lock.
 }
 
-void SessionTable::EndAll() {
+int SessionTable::EndAll(absl::Duration patience) {
   std::vector<int> slots;
   {
     absl::MutexLock lock(&mu_);
+    end_all_started_ = true;
     for (const auto& [slot, e] : by_slot_) slots.push_back(slot);
   }
   for (int slot : slots) End(slot);  // End ignores a slot the lifetime thread ended meanwhile
+  // A slot already out of the table is not necessarily ended: the lifetime thread may be in the
+  // middle of End (it took the entry out, the session's end has not run yet), and a worker
+  // inside a call may hold the last reference. The process must not end before they finish.
+  absl::MutexLock lock(&census_->mu);
+  auto all_ended = [c = census_.get()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu) { return c->alive == 0; };
+  if (!census_->mu.AwaitWithTimeout(absl::Condition(&all_ended), patience))
+    spdlog::warn("{} device sessions still in use at exit; their ends are not recorded",
+                 census_->alive);
+  return census_->alive;
 }
 
 std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
@@ -192,6 +215,12 @@ std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, int*
   if (i == by_ino_.end()) return nullptr;
   *slot = i->second;
   return by_slot_.at(i->second).session;
+}
+
+void SessionTable::WaitUntilEnded(int slot, absl::Duration patience) {
+  absl::MutexLock lock(&mu_);
+  auto ended = [this, slot]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !by_slot_.contains(slot); };
+  mu_.AwaitWithTimeout(absl::Condition(&ended), patience);
 }
 
 size_t SessionTable::size() const {

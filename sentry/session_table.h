@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "proxy/session.h"
 
 namespace nvsentry::sentry {
@@ -43,9 +44,14 @@ class SessionTable {
   std::shared_ptr<proxy::Session> Lookup(pid_t tid, int fd);
 
   size_t size() const;
-  // Ends every session now (the guest is gone and nvsentry is about to exit): what their ends do
-  // (trace records, released budgets) happens before the process ends, not never.
-  void EndAll();
+  // For the kHoldOpenAfterPlacing test hook: waits until the session in `slot` has ended.
+  void WaitUntilEnded(int slot, absl::Duration patience);
+  // Ends every session now (the guest is gone and nvsentry is about to exit) and waits, up to
+  // `patience`, until every session this table made has finished ending, wherever its end runs:
+  // here, on the lifetime thread (a hang-up it took just before), or on a worker that held the
+  // last reference for a call. So what their ends do (trace records, released budgets) happens
+  // before the process ends, not never. The number of sessions still not ended (0 normally).
+  int EndAll(absl::Duration patience = absl::Seconds(10));
   // For tests and benchmarks: which identity check the fast path uses.
   bool kcmp_available() const { return kcmp_ok_; }
 
@@ -62,6 +68,14 @@ class SessionTable {
   void LifetimeLoop();
   void End(int slot);
 
+  // How many sessions made by Create have not finished ending. Each session's WhenGone holds it,
+  // so it outlives the table.
+  struct Census {
+    absl::Mutex mu;
+    int alive ABSL_GUARDED_BY(mu) = 0;
+  };
+  std::shared_ptr<Census> census_ = std::make_shared<Census>();
+
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int, Entry> by_slot_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<ino_t, int> by_ino_ ABSL_GUARDED_BY(mu_);
@@ -69,6 +83,7 @@ class SessionTable {
   dev_t pipefs_dev_ = 0;
   pid_t self_ = 0;
   bool kcmp_ok_ = false;
+  bool end_all_started_ ABSL_GUARDED_BY(mu_) = false;
   int lifetime_epoll_ = -1;
   int stop_fd_ = -1;
   std::thread lifetime_;

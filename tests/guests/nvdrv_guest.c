@@ -10,6 +10,7 @@
  *   policy ENTRIES INIT_SIZE [more]  a fixed set of calls the policy tests judge (see policy());
  *                   "done=1" at the end (absent when the guest was killed)
  *   hold N PATH     open PATH N times, keeping every fd; print "held=K first_error=E"
+ *   lastclose PATH  open PATH, print "fd=N", close it as the very last action and exit at once
  * Layouts are typed here from the guest ABI document, independently of the sandbox's sources. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -417,10 +418,19 @@ static int hold(int n, const char* path) {
   return 0;
 }
 
+/* The trace's session-end race: the close is the last thing the guest does before it exits. */
+static int lastclose(const char* path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) fail(path);
+  printf("fd=%d\n", fd);
+  close(fd);
+  _exit(0);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE... | "
-                    "policy ENTRIES INIT_SIZE [more] | hold N PATH\n");
+                    "policy ENTRIES INIT_SIZE [more] | hold N PATH | lastclose PATH\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -432,6 +442,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "policy") && argc >= 4)
     return policy(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 0), argc >= 5);
   if (!strcmp(argv[1], "hold") && argc >= 4) return hold(atoi(argv[2]), argv[3]);
+  if (!strcmp(argv[1], "lastclose") && argc >= 3) return lastclose(argv[2]);
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }

@@ -158,6 +158,57 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
               return j["op"] == "open" && j.value("path", "") == "/dev/nvhost-gpu";
             }),
             nullptr);
+  // Each direct session's end, as in the text trace.
+  for (const char* dev : {"/dev/nvhost-ctrl", "/dev/nvhost-gpu", "/dev/nvdrv"}) {
+    EXPECT_NE(find([dev](const nlohmann::json& j) {
+                return j["op"] == "close" && j["via"] == "direct" && j.value("path", "") == dev;
+              }),
+              nullptr)
+        << dev;
+  }
+}
+
+// The guest opens a device, closes it as its very last action and exits at once; the trace must
+// still record the session's end. `hook` holds one sentry thread where a preempted thread would
+// be (sentry/test_hooks.h), so the interleaving that lost the record happens on every run.
+void ExpectLastCloseRecorded(const std::string& hook, bool json) {
+  const std::string file = TempPath(json ? "lastclose_json" : "lastclose_text");
+  std::vector<std::string> options = {"--trace=" + file};
+  if (json) options.push_back("--trace-format=json");
+  RunResult r = RunSandboxed(options, {NVDRV_GUEST_BIN, "lastclose", "/dev/nvhost-gpu"},
+                             {"NVSENTRY_TEST_HOOKS=" + hook}, 30000);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string fd = ParseKeyValues(r.out)["fd"];
+  ASSERT_FALSE(fd.empty()) << r.out;
+  const std::string text = ReadFile(file);
+  unlink(file.c_str());
+  const auto lines = Lines(text);
+  if (!json) {
+    EXPECT_GE(Find(lines, {"open(\"/dev/nvhost-gpu\") = " + fd}), 0) << text;
+    EXPECT_GE(Find(lines, {"close(" + fd + "</dev/nvhost-gpu>)"}), 0) << text;
+    return;
+  }
+  int closes = 0;
+  for (const std::string& l : lines) {
+    ASSERT_TRUE(nlohmann::json::accept(l)) << l;
+    const nlohmann::json j = nlohmann::json::parse(l);
+    if (j["op"] == "close" && j["path"] == "/dev/nvhost-gpu" && j["fd"] == std::stoi(fd)) ++closes;
+  }
+  EXPECT_EQ(closes, 1) << text;
+}
+
+// A worker placed the fd and was preempted before it finished the open; meanwhile the guest
+// closed the fd and the lifetime thread ended the session.
+TEST(Trace, CloseIsRecordedWhenTheGuestClosesBeforeTheOpenIsFinished) {
+  ExpectLastCloseRecorded("hold-open-after-placing", false);
+  ExpectLastCloseRecorded("hold-open-after-placing", true);
+}
+
+// The lifetime thread noticed the hang-up late and was still ending the session when the guest's
+// exit path ended every session and nvsentry exited.
+TEST(Trace, CloseIsRecordedWhenTheSessionEndsAsTheGuestExits) {
+  ExpectLastCloseRecorded("hold-session-end", false);
+  ExpectLastCloseRecorded("hold-session-end", true);
 }
 
 TEST(Trace, DefaultsToStderrAndLeavesTheGuestsOutputAlone) {
