@@ -485,32 +485,32 @@ TEST_F(SimCtrlEventsTest, GetConfigShiftAndRegRdWr) {
 TEST_F(SimCtrlEventsTest, EventFdsAreChargedToOpenFds) {
   policy::Budgets limits;
   limits.open_fds = 5;
-  BudgetAccount budget(limits);
+  auto budget = std::make_shared<BudgetAccount>(limits);
   {
-    CtrlDevice dev(syncpoints_, mutexes_, &budget);
+    CtrlDevice dev(syncpoints_, mutexes_, budget);
     for (uint32_t s = 0; s < 5; ++s) ASSERT_EQ(Alloc(s, &dev), NvError::kSuccess) << s;
     EXPECT_EQ(Alloc(5, &dev), NvError::kInsufficientMemory);
-    EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 5u);
+    EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 5u);
     EXPECT_EQ(Alloc(4, &dev), NvError::kSuccess) << "allocating a slot again costs nothing";
     Slot one{1};
     ASSERT_EQ(Do(dev, ctrl::kSyncptFreeEvent, one), NvError::kSuccess);
-    EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 4u) << "FREE_EVENT closes the eventfd";
+    EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 4u) << "FREE_EVENT closes the eventfd";
     ASSERT_EQ(Alloc(5, &dev), NvError::kSuccess);
     SlotMask two{(1ull << 2) | (1ull << 3)};
     ASSERT_EQ(Do(dev, ctrl::kSyncptFreeEventBatch, two), NvError::kSuccess);
-    EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 3u);
+    EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 3u);
     // WAIT_EVENT on a reached fence takes a free slot only to give it back at once.
     syncpoints_.Increment(30);
     ctrl::SyncptWaitEx w{30, 1, -1, 0};
     ASSERT_EQ(Do(dev, ctrl::kSyncptWaitEvent, w), NvError::kSuccess);
-    EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 3u);
+    EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 3u);
     // One that arms keeps its slot's eventfd.
     ctrl::SyncptWaitEx armed{30, 5, -1, 0};
     ASSERT_EQ(Do(dev, ctrl::kSyncptWaitEvent, armed), NvError::kTimeout);
-    EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 4u);
+    EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 4u);
   }
-  EXPECT_EQ(budget.used(BudgetKind::kOpenFds), 0u) << "the session's end closes them all";
-  EXPECT_EQ(budget.peak(BudgetKind::kOpenFds), 5u);
+  EXPECT_EQ(budget->used(BudgetKind::kOpenFds), 0u) << "the session's end closes them all";
+  EXPECT_EQ(budget->peak(BudgetKind::kOpenFds), 5u);
 }
 
 }  // namespace
