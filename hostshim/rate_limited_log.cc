@@ -8,6 +8,7 @@ namespace nvsentry {
 namespace {
 
 std::atomic<LogSite*> sites{nullptr};
+std::atomic<uint32_t> site_burst{LogRateLimit::kBurst};
 
 // "hostshim/unimplemented.cc" out of the build's absolute path: the last two components.
 const char* ShortFile(const char* file) {
@@ -24,7 +25,14 @@ int64_t NowNs() {
       .count();
 }
 
+uint32_t SiteBurst() {
+  const uint32_t b = site_burst.load(std::memory_order_relaxed);
+  return b == 0 ? UINT32_MAX : b;
+}
+
 }  // namespace
+
+void SetLogBurst(uint32_t burst) { site_burst.store(burst, std::memory_order_relaxed); }
 
 bool LogRateLimit::Admit(int64_t now_ns, uint64_t* suppressed) {
   absl::MutexLock l(&mu_);
@@ -52,7 +60,7 @@ uint64_t LogRateLimit::TakeSuppressed() {
 }
 
 LogSite::LogSite(const char* file, int line, spdlog::level::level_enum level)
-    : file_(ShortFile(file)), line_(line), level_(level) {
+    : file_(ShortFile(file)), line_(line), level_(level), limit_(SiteBurst()) {
   next_ = sites.load(std::memory_order_relaxed);
   while (!sites.compare_exchange_weak(next_, this, std::memory_order_release,
                                       std::memory_order_relaxed)) {

@@ -59,6 +59,10 @@ class LogSite {
   LogSite* next_;  // the registry: a list pushed at construction, never popped
 };
 
+// The burst of every site created from now on (nvsentry sets it from --log-burst before the
+// guest starts); 0 means no limit.
+void SetLogBurst(uint32_t burst);
+
 // Logs, for every site, the lines it dropped and has not reported yet (call before exit).
 void ReportSuppressedLogs();
 

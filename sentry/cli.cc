@@ -52,6 +52,8 @@ Sandbox options for run (docs/security.md, "Launcher"):
 Options for run:
   --log-level=LEVEL  the sentry's log detail: trace, debug, info, warn (default), error, off
   --log-file=FILE    write the sentry's log to FILE (appending) instead of standard error
+  --log-burst=N      lines each place in the sentry that a guest can make log writes per
+                     10 s before it counts the rest (default 10; 0: no limit)
   --workers=N        threads serving trapped calls (default: one per CPU, at least 2)
   --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (the default
                      where the kernel has it, Linux 6.6+; see docs/benchmarks.md)
@@ -127,6 +129,11 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--log-level: '", value, "' is not one of trace, debug, info, warn, error, off"));
       o.log_level = value;
+    } else if (name == "--log-burst") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(value, &o.log_burst) || o.log_burst > 1000000)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--log-burst: '", value, "' is not a number from 0 to 1000000"));
     } else if (name == "--log-file") {
       if (auto s = need_value(); !s.ok()) return s;
       o.log_file = value;

@@ -17,6 +17,8 @@ struct RunOptions {
   std::vector<std::string> argv;  // the guest program and its arguments
   std::string log_level = "warn";
   std::string log_file;
+  // --log-burst=N: lines each log call site a guest can reach writes per 10 s (0: no limit).
+  uint32_t log_burst = 10;
   int workers = 0;
   bool sync_wakeup = true;  // used where the kernel has it (6.6+)
   // --trace[=FILE]: every device open, ioctl and close, decoded. "-" (the default) is stderr.

@@ -47,6 +47,7 @@ int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
   }
   logger->set_pattern("nvsentry: %Y-%m-%d %H:%M:%S.%e [%l] [%t] %v");
   logger->set_level(spdlog::level::from_str(o.log_level));
+  nvsentry::SetLogBurst(o.log_burst);
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
   return crash_fd;

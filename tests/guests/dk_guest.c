@@ -176,7 +176,7 @@ int main(void) {
   must("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   must("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
   must("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .as_fd = -1, .big_page_size = 0x20000};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
   int ok = 1;
 

@@ -105,7 +105,7 @@ void Sweep(const std::string& firmware) {
     const std::string trace_file = ::testing::TempDir() + "nvsentry_outcomes_" +
                                    std::to_string(getpid()) + "_" + firmware + ".trace";
     RunResult r = RunSandboxed({"--service=nvdrv:t", "--debug-mode", "--firmware=" + firmware,
-                                "--log-level=info", "--trace=" + trace_file},
+                                "--log-level=info", "--log-burst=0", "--trace=" + trace_file},
                                argv);
     const std::string trace = Slurp(trace_file);
     unlink(trace_file.c_str());

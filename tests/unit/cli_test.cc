@@ -30,6 +30,8 @@ TEST(Cli, ProgramEndsOptionsWithoutDashes) {
   EXPECT_EQ(c->run.log_level, "warn");
   EXPECT_TRUE(c->run.sync_wakeup) << "on by default";
   EXPECT_FALSE(Parse({"nvsentry", "run", "--no-sync-wakeup", "x"})->run.sync_wakeup);
+  EXPECT_EQ(c->run.log_burst, 10u) << "guest-caused log lines are rate-limited by default";
+  EXPECT_EQ(Parse({"nvsentry", "run", "--log-burst=0", "x"})->run.log_burst, 0u);
 }
 
 TEST(Cli, Errors) {
@@ -40,6 +42,8 @@ TEST(Cli, Errors) {
   EXPECT_FALSE(Parse({"nvsentry", "run", "--workers=abc", "x"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--log-level=chatty", "x"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--log-file"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--log-burst=-1", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--log-burst=many", "x"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--sync-wakeup=yes", "x"}).ok());
 }
 

@@ -69,5 +69,25 @@ TEST(LogRateLimit, OneSiteWritesItsBurstThenTheSuppressedCount) {
   EXPECT_EQ(lines, LogRateLimit::kBurst);
 }
 
+// --log-burst: sites created after SetLogBurst use its burst; 0 lets every line through.
+TEST(LogRateLimit, SetLogBurstAppliesToSitesCreatedAfterIt) {
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>(
+      "captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%v");
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  SetLogBurst(0);
+  for (int i = 0; i < 50; i++) NVS_LOG_LIMITED(spdlog::level::warn, "unlimited {}", i);
+  SetLogBurst(3);
+  for (int i = 0; i < 50; i++) NVS_LOG_LIMITED(spdlog::level::warn, "three {}", i);
+  SetLogBurst(LogRateLimit::kBurst);
+  spdlog::set_default_logger(previous);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("unlimited 49\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("three 2\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("three 3\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace nvsentry

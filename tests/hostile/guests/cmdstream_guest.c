@@ -47,7 +47,7 @@ static void open_gpu(struct gpu* g) {
   must("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &g->nvmap));
   must("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &g->ctrl));
   must("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &g->as));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .as_fd = -1, .big_page_size = 0x20000};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, g->as, NVGPU_AS_ALLOC_AS_EX, &a));
   must("open /dev/nvhost-gpu", nvc_open(&nv, "/dev/nvhost-gpu", &g->ch));
   uint32_t nvmap_fd = g->nvmap;

@@ -136,7 +136,7 @@ static void nvmap_clients(int n) {
 
 static void make_as(uint32_t* as, uint32_t big_page_size) {
   must("open as", nvc_open(&nv, "/dev/nvhost-as-gpu", as));
-  struct nvgpu_as_alloc_as_ex a = {big_page_size, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .as_fd = -1, .big_page_size = big_page_size};
   must("ALLOC_AS_EX", nvc_ioctl(&nv, *as, NVGPU_AS_ALLOC_AS_EX, &a));
 }
 

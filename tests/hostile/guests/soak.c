@@ -94,7 +94,7 @@ static void gpu_work(struct nvc* c, uint8_t* mem) {
   must("open nvmap", nvc_open(c, "/dev/nvmap", &nvmap));
   must("open ctrl", nvc_open(c, "/dev/nvhost-ctrl", &ctrl));
   must("open as", nvc_open(c, "/dev/nvhost-as-gpu", &as));
-  struct nvgpu_as_alloc_as_ex a = {0x20000, -1, 0, 0, 0, 0, 0};
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .as_fd = -1, .big_page_size = 0x20000};
   must("ALLOC_AS_EX", nvc_ioctl(c, as, NVGPU_AS_ALLOC_AS_EX, &a));
   uint32_t push_h;
   uint64_t push_va;
