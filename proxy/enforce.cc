@@ -134,7 +134,7 @@ ViolationOutcome Act(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev
                                        name, detail, rule, what);
   if (first || action == policy::Action::kKill) NVS_LOG_LIMITED(spdlog::level::warn, "{}", text);
   else NVS_LOG_LIMITED(spdlog::level::debug, "{}", text);
-  if (c.tracer != nullptr) c.tracer->Note(tid, text);
+  c.observers->Violated({tid, dev, name, rule, text});
   switch (action) {
     case policy::Action::kAudit: return ViolationOutcome::kProceed;
     case policy::Action::kKill: c.kill_guest(); return ViolationOutcome::kKilled;

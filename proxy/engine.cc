@@ -30,7 +30,7 @@ struct Completion {
   std::vector<uint8_t> out2;     // the Ioctl3 buffer the backend filled
   std::vector<uint8_t> in_copy;  // the main buffer as copied in, when tracing
   Answer answer;
-  Tracer* tracer;
+  CallObserver* observer;  // null when nothing watches
   pid_t tid;
   Clock::time_point start;
   bool parked = false;
@@ -42,10 +42,10 @@ struct Completion {
     if (writes_back && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
     if (e == 0 && writes_back && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
     if (e == 0) e = answer(err, io);
-    if (tracer != nullptr) {
+    if (observer != nullptr) {
       std::span<const uint8_t> out = writes_back && e == 0 ? std::span<const uint8_t>(arg.first(out_end))
                                                   : std::span<const uint8_t>();
-      tracer->Ioctl({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
+      observer->Finished({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
                      writes_back ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(), err, e,
                      parked, Clock::now() - start});
     }
@@ -103,8 +103,8 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
                     abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0,
                     std::span<const uint8_t> in = {}) {
   int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
-  if (Tracer* t = s.config().tracer)
-    t->Ioctl({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, in, {}, {}, {}, err, e, false,
+  if (ObserverSet& o = *s.config().observers; !o.empty())
+    o.Finished({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, in, {}, {}, {}, err, e, false,
               Clock::now() - t0});
   return {IoctlOutcome::kAnswer, e};
 }
@@ -130,130 +130,191 @@ IoctlRequest ArgumentBuffers(const IoctlRequest& req, const abi::IoctlDesc& desc
   return r;
 }
 
+// One call through the engine's stages. Each stage either lets the call go on (nullopt) or ends
+// it with the outcome the guest gets; RunIoctl below runs them in order.
+class Stages {
+ public:
+  Stages(Session& session, const IoctlRequest& sent, CallContext& ctx, const Answer& answer)
+      : session_(session),
+        dev_(session.device()),
+        config_(session.config()),
+        observers_(*config_.observers),
+        req_(sent),
+        ctx_(ctx),
+        answer_(answer),
+        t0_(Clock::now()) {}
+
+  // 1. The catalogue entry the code selects on the guest's firmware; an unknown code ends here.
+  std::optional<IoctlOutcome> Lookup() {
+    desc_ = abi::FindIoctl(dev_, req_.code, config_.firmware);
+    if (desc_ == nullptr) {
+      NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev_.path, req_.code);
+      return Reject(abi::NvError::kNotImplemented, ENOTTY);
+    }
+    req_ = ArgumentBuffers(req_, *desc_);
+    observers_.Called(*desc_);
+    return std::nullopt;
+  }
+
+  // 2. Whether the guest may make this call at all: the service command that carried it, the
+  // policy's verdict for the ioctl, and the seed's answers that follow from its identity.
+  std::optional<IoctlOutcome> Admit() {
+    if ((req_.via == abi::Via::kIoctl2 && !(desc_->flags & abi::kUsesIoctl2)) ||
+        (req_.via == abi::Via::kIoctl3 && !(desc_->flags & abi::kUsesIoctl3)))
+      return Reject(abi::NvError::kNotSupported);
+    rule_ = FindRule(config_, dev_, *desc_);
+    if (rule_.verdict == policy::Verdict::kDeny) {
+      if (auto end = Violated("ioctl denied", "the policy denies this ioctl", {})) return end;
+    }
+    if (abi::NvError id = IdentityAnswer(config_, dev_, *desc_); id != abi::NvError::kSuccess) {
+      NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev_.path,
+                      desc_->name, abi::NvErrorName(id), config_.service, config_.permission_mask,
+                      config_.policy.production_mode ? ", production mode" : "");
+      return Reject(id);
+    }
+    return std::nullopt;
+  }
+
+  // 3. The main buffer copied into sentry memory (8-byte aligned, so backends may view it as
+  // their struct) and its variable-length arrays laid out within the catalogue's limits.
+  std::optional<IoctlOutcome> CopyIn() {
+    size_ = abi::IocSize(req_.code);
+    has_in_ = abi::DirHasIn(desc_->dir());
+    has_out_ = abi::DirHasOut(desc_->dir());
+    if ((has_in_ && req_.buf.in_size < size_) || (has_out_ && req_.buf.out_size < size_))
+      return Reject(abi::NvError::kInvalidSize);
+    storage_.assign((size_ + 7) / 8, 0);
+    main_ = std::span<uint8_t>(reinterpret_cast<uint8_t*>(storage_.data()), size_);
+    if (has_in_ && size_ > 0 && !ctx_.Read(req_.buf.in, main_))
+      return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
+    const abi::BufferSizes sizes{size_, req_.via == abi::Via::kIoctl2 ? req_.buf.in2_size : 0,
+                                 req_.via == abi::Via::kIoctl3 ? req_.buf.out2_size : 0};
+    // The catalogue's limits here; the policy's lower ones are checked in CheckRules.
+    const std::vector<uint32_t> limits =
+        desc_->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config_, *desc_);
+    layout_ = abi::LayOutArrays(*desc_, req_.via, main_, sizes, limits);
+    if (layout_.err != abi::NvError::kSuccess) {
+      NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev_.path, desc_->name,
+                      layout_.problem, layout_.culprit ? " in " : "",
+                      layout_.culprit ? layout_.culprit->name : "");
+      // The header was copied: the trace shows the counts that did not fit.
+      return Reject(layout_.err, 0, Input());
+    }
+    return std::nullopt;
+  }
+
+  // 4. The policy's rules on the arguments (array limits, field rules), after the observers saw
+  // them (--learn records what the guest passed, whatever the rules say).
+  std::optional<IoctlOutcome> CheckRules() {
+    const std::span<const uint8_t> in = Input();
+    const std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc_->fixed_size()));
+    observers_.Checked(*desc_, fixed, layout_.slices);
+    if (config_.array_limits.empty() && rule_.rule == nullptr) return std::nullopt;
+    if (std::optional<Breach> b = CheckArguments(config_, *desc_, rule_.rule, fixed, layout_))
+      return Violated(b->rule, b->detail, in);
+    return std::nullopt;
+  }
+
+  // 5. The rest of the guest's data (the Ioctl2 buffer), and the last check before anything may
+  // change: the guest thread still waits for this call (the copy may also have come from a task
+  // that reused its id). A pure call changes nothing and its write-back is no safer for a check
+  // made before it, so it skips the syscall; so does the seed's fixed answer.
+  std::optional<IoctlOutcome> Commit() {
+    done_ = std::make_shared<Completion>();
+    done_->desc = desc_;
+    done_->device = &dev_;
+    done_->req = req_;
+    done_->out_end = has_out_ ? layout_.out_end : 0;
+    done_->answer = answer_;
+    done_->observer = observers_.empty() ? nullptr : &observers_;
+    done_->tid = ctx_.tid();
+    done_->start = t0_;
+    if (layout_.in2_bytes > 0) {
+      done_->in2.resize(layout_.in2_bytes);
+      if (!ctx_.Read(req_.buf.in2, done_->in2)) return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
+    }
+    done_->out2.resize(layout_.out2_bytes);
+    if (observers_.WantsInput()) done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
+    if (!desc_->pure() && !(desc_->flags & abi::kSeedAnswer) && !ctx_.StillValid())
+      return IoctlOutcome{IoctlOutcome::kDropped, 0};
+    return std::nullopt;
+  }
+
+  // 6. The answer: the seed's fixed one, the /dev/nvdrv service's command, or the backend's
+  // (which may park the call); outputs written back once, on success only.
+  IoctlOutcome Dispatch() {
+    if (desc_->flags & abi::kSeedAnswer)
+      return {IoctlOutcome::kAnswer, done_->Finish(main_, desc_->answer, ctx_)};
+    if (ServiceEndpoint* ep = session_.endpoint()) {
+      if (std::optional<IoctlOutcome> carried = ep->Command(*desc_, main_, req_, ctx_)) return *carried;
+      return {IoctlOutcome::kAnswer, done_->Finish(main_, abi::NvError::kSuccess, ctx_)};
+    }
+    absl::InlinedVector<std::span<uint8_t>, 5> arrays;
+    for (const abi::ArraySlice& sl : layout_.slices) {
+      std::span<uint8_t> buf = sl.buffer == abi::Buffer::kMain  ? main_
+                               : sl.buffer == abi::Buffer::kIn2 ? std::span<uint8_t>(done_->in2)
+                                                                : std::span<uint8_t>(done_->out2);
+      arrays.push_back(buf.subspan(sl.offset, sl.bytes));
+    }
+    EngineParker parker(main_, ctx_, done_);
+    EngineCaller caller(ctx_, req_.fd_space);
+    hostshim::Call call{*desc_, main_, parker, req_.via, arrays, done_->in2, done_->out2, &caller};
+    hostshim::Result r = session_.backend().Ioctl(call);
+    if (r.parked) return {IoctlOutcome::kParked, 0};
+    return {IoctlOutcome::kAnswer, done_->Finish(main_, r.err, ctx_)};
+  }
+
+ private:
+  // What the guest passed in the main buffer, as copied (empty for an ioctl that reads nothing).
+  std::span<const uint8_t> Input() const {
+    return has_in_ ? std::span<const uint8_t>(main_) : std::span<const uint8_t>();
+  }
+  std::optional<IoctlOutcome> Reject(abi::NvError err, int direct_errno = 0,
+                                     std::span<const uint8_t> in = {}) {
+    return proxy::Reject(session_, req_, ctx_, answer_, err, direct_errno, desc_, t0_, in);
+  }
+  // A policy violation: refused (AccessDenied), audited (the call goes on) or the guest killed
+  // (the call is never answered: the guest dies waiting for it).
+  std::optional<IoctlOutcome> Violated(std::string_view rule, std::string_view detail,
+                                       std::span<const uint8_t> in) {
+    switch (Violation(config_, ctx_.tid(), dev_, desc_, rule, detail)) {
+      case ViolationOutcome::kProceed: return std::nullopt;
+      case ViolationOutcome::kKilled: return IoctlOutcome{IoctlOutcome::kDropped, 0};
+      case ViolationOutcome::kRefuse: break;
+    }
+    return Reject(abi::NvError::kAccessDenied, 0, in);
+  }
+
+  Session& session_;
+  const abi::DeviceDesc& dev_;
+  const GuestConfig& config_;
+  ObserverSet& observers_;
+  IoctlRequest req_;
+  CallContext& ctx_;
+  const Answer& answer_;
+  const Clock::time_point t0_;
+  const abi::IoctlDesc* desc_ = nullptr;
+  RuleRef rule_{policy::Verdict::kAllow, nullptr};
+  uint32_t size_ = 0;
+  bool has_in_ = false, has_out_ = false;
+  absl::InlinedVector<uint64_t, 64> storage_;
+  std::span<uint8_t> main_;
+  abi::ArrayLayout layout_;
+  std::shared_ptr<Completion> done_;
+};
+
 }  // namespace
 
 int DirectAnswer(abi::NvError err, GuestIo&) { return abi::NvErrorToErrno(err); }
 
 IoctlOutcome RunIoctl(Session& session, const IoctlRequest& sent, CallContext& ctx,
                       const Answer& answer) {
-  const Clock::time_point t0 = Clock::now();
-  const abi::DeviceDesc& dev = session.device();
-  const abi::IoctlDesc* desc = abi::FindIoctl(dev, sent.code, session.config().firmware);
-  if (desc == nullptr) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev.path, sent.code);
-    return Reject(session, sent, ctx, answer, abi::NvError::kNotImplemented, ENOTTY, nullptr, t0);
+  Stages call(session, sent, ctx, answer);
+  for (auto stage : {&Stages::Lookup, &Stages::Admit, &Stages::CopyIn, &Stages::CheckRules,
+                     &Stages::Commit}) {
+    if (std::optional<IoctlOutcome> end = (call.*stage)()) return *end;
   }
-  const IoctlRequest req = ArgumentBuffers(sent, *desc);
-  const GuestConfig& config = session.config();
-  if (config.learner != nullptr) config.learner->Called(*desc);
-  if ((req.via == abi::Via::kIoctl2 && !(desc->flags & abi::kUsesIoctl2)) ||
-      (req.via == abi::Via::kIoctl3 && !(desc->flags & abi::kUsesIoctl3))) {
-    return Reject(session, req, ctx, answer, abi::NvError::kNotSupported, 0, desc, t0);
-  }
-  // The policy: a violation is refused (AccessDenied), audited (goes on) or kills the guest (the
-  // call is never answered: the guest dies waiting for it).
-  auto violation = [&](std::string_view rule, std::string_view detail,
-                       std::span<const uint8_t> in) -> std::optional<IoctlOutcome> {
-    switch (Violation(config, ctx.tid(), dev, desc, rule, detail)) {
-      case ViolationOutcome::kProceed: return std::nullopt;
-      case ViolationOutcome::kKilled: return IoctlOutcome{IoctlOutcome::kDropped, 0};
-      case ViolationOutcome::kRefuse: break;
-    }
-    return Reject(session, req, ctx, answer, abi::NvError::kAccessDenied, 0, desc, t0, in);
-  };
-  const RuleRef rule = FindRule(config, dev, *desc);
-  if (rule.verdict == policy::Verdict::kDeny) {
-    if (auto out = violation("ioctl denied", "the policy denies this ioctl", {})) return *out;
-  }
-  // What the guest's identity (permission mask, production mode) answers, whatever the action.
-  if (abi::NvError id = IdentityAnswer(config, dev, *desc); id != abi::NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev.path, desc->name,
-                  abi::NvErrorName(id), config.service, config.permission_mask,
-                  config.policy.production_mode ? ", production mode" : "");
-    return Reject(session, req, ctx, answer, id, 0, desc, t0);
-  }
-
-  // The main buffer, 8-byte aligned so backends may view it as their struct.
-  const uint32_t size = abi::IocSize(req.code);
-  const bool has_in = abi::DirHasIn(desc->dir()), has_out = abi::DirHasOut(desc->dir());
-  if ((has_in && req.buf.in_size < size) || (has_out && req.buf.out_size < size))
-    return Reject(session, req, ctx, answer, abi::NvError::kInvalidSize, 0, desc, t0);
-  absl::InlinedVector<uint64_t, 64> storage((size + 7) / 8, 0);
-  std::span<uint8_t> main(reinterpret_cast<uint8_t*>(storage.data()), size);
-  if (has_in && size > 0 && !ctx.Read(req.buf.in, main)) return {IoctlOutcome::kAnswer, EFAULT};
-
-  const abi::BufferSizes sizes{size, req.via == abi::Via::kIoctl2 ? req.buf.in2_size : 0,
-                               req.via == abi::Via::kIoctl3 ? req.buf.out2_size : 0};
-  // The catalogue's limits here; the policy's lower ones are checked below, as a violation.
-  const std::vector<uint32_t> limits =
-      desc->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config, *desc);
-  abi::ArrayLayout layout = abi::LayOutArrays(*desc, req.via, main, sizes, limits);
-  if (layout.err != abi::NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev.path, desc->name, layout.problem,
-                  layout.culprit ? " in " : "", layout.culprit ? layout.culprit->name : "");
-    // The header was copied: the trace shows the counts that did not fit.
-    return Reject(session, req, ctx, answer, layout.err, 0, desc, t0,
-                  has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>());
-  }
-
-  if (config.learner != nullptr) {
-    if (!layout.slices.empty()) config.learner->Arrays(*desc, layout.slices);
-    if (has_in) config.learner->Fields(*desc, std::span<const uint8_t>(main).first(
-                                                  std::min<size_t>(size, desc->fixed_size())));
-  }
-  if (!config.array_limits.empty() || rule.rule != nullptr) {
-    std::span<const uint8_t> in =
-        has_in ? std::span<const uint8_t>(main) : std::span<const uint8_t>();
-    std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc->fixed_size()));
-    if (std::optional<Breach> b = CheckArguments(config, *desc, rule.rule, fixed, layout)) {
-      if (auto out = violation(b->rule, b->detail, in)) return *out;
-    }
-  }
-
-  auto done = std::make_shared<Completion>();
-  done->desc = desc;
-  done->device = &dev;
-  done->req = req;
-  done->out_end = has_out ? layout.out_end : 0;
-  done->answer = answer;
-  done->tracer = config.tracer;
-  done->tid = ctx.tid();
-  done->start = t0;
-  if (layout.in2_bytes > 0) {
-    done->in2.resize(layout.in2_bytes);
-    if (!ctx.Read(req.buf.in2, done->in2)) return {IoctlOutcome::kAnswer, EFAULT};
-  }
-  done->out2.resize(layout.out2_bytes);
-  if (done->tracer != nullptr) done->in_copy.assign(main.begin(), has_in ? main.end() : main.begin());
-
-  // Nothing may change before we know the guest thread still waits for this call (the copy may
-  // also have come from a task that reused its id). A pure call changes nothing, and its
-  // write-back is no safer for a check made before it, so it skips the syscall.
-  const bool fixed_answer = (desc->flags & abi::kSeedAnswer) != 0;
-  if (!desc->pure() && !fixed_answer && !ctx.StillValid()) return {IoctlOutcome::kDropped, 0};
-
-  abi::NvError err = desc->answer;
-  if (!fixed_answer) {
-    absl::InlinedVector<std::span<uint8_t>, 5> arrays;
-    for (const abi::ArraySlice& sl : layout.slices) {
-      std::span<uint8_t> buf = sl.buffer == abi::Buffer::kMain  ? main
-                               : sl.buffer == abi::Buffer::kIn2 ? std::span<uint8_t>(done->in2)
-                                                                : std::span<uint8_t>(done->out2);
-      arrays.push_back(buf.subspan(sl.offset, sl.bytes));
-    }
-    if (ServiceEndpoint* ep = session.endpoint()) {
-      std::optional<IoctlOutcome> carried = ep->Command(*desc, main, req, ctx);
-      if (carried) return *carried;
-      return {IoctlOutcome::kAnswer, done->Finish(main, abi::NvError::kSuccess, ctx)};
-    }
-    EngineParker parker(main, ctx, done);
-    EngineCaller caller(ctx, req.fd_space);
-    hostshim::Call call{*desc, main, parker, req.via, arrays, done->in2, done->out2, &caller};
-    hostshim::Result r = session.backend().Ioctl(call);
-    if (r.parked) return {IoctlOutcome::kParked, 0};
-    err = r.err;
-  }
-  return {IoctlOutcome::kAnswer, done->Finish(main, err, ctx)};
+  return call.Dispatch();
 }
 
 }  // namespace nvsentry::proxy

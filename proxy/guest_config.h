@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/policy.h"
+#include "proxy/call_observer.h"
 #include "proxy/budget.h"
 
 namespace nvsentry::proxy {
@@ -52,7 +53,9 @@ struct GuestConfig {
   abi::Firmware firmware = abi::kLatestFirmware;
   uint32_t permission_mask = 0;  // NvDrvPermission bits
   bool debug_mode = false;
-  Tracer* tracer = nullptr;  // null: no tracing
+  // What watches the calls (proxy/call_observer.h): the tracer and the learner when there are.
+  std::shared_ptr<ObserverSet> observers = std::make_shared<ObserverSet>();
+  Tracer* tracer = nullptr;  // opens, closes and service notes; null: no tracing
   // Lowered limits for variable-length arrays: for an ioctl listed here, one maximum count per
   // entry of its `arrays` (the catalogue's max_count for the others). Limits only ever tighten
   // what the catalogue allows; a count above one is a policy violation (proxy/enforce.h).
@@ -63,7 +66,8 @@ struct GuestConfig {
   // Kills the whole guest (policy action "kill"); set by the launcher. Without it a "kill"
   // violation is refused like "errno".
   std::function<void()> kill_guest;
-  // --learn: records what the guest does (not owned; null when not learning).
+  // --learn: records the opens, nvdrv Initialize sizes and bound classes (not owned; null when
+  // not learning); its calls come through `observers`.
   Learner* learner = nullptr;
   // The driver's state for DumpStatus (objects, pins, budgets in use); set by the sentry.
   std::function<std::string()> driver_status;

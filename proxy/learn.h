@@ -13,16 +13,24 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/policy.h"
+#include "proxy/call_observer.h"
 #include "proxy/budget.h"
 
 namespace nvsentry::proxy {
 
-class Learner {
+class Learner final : public CallObserver {
  public:
+  // As a CallObserver: what the guest called, and the arguments of the calls that passed the
+  // catalogue's checks.
+  void Called(const abi::IoctlDesc& desc) override;
+  void Checked(const abi::IoctlDesc& desc, std::span<const uint8_t> fixed,
+               std::span<const abi::ArraySlice> slices) override {
+    if (!slices.empty()) Arrays(desc, slices);
+    if (!fixed.empty()) Fields(desc, fixed);
+  }
+
   // A device session was made (a Linux open or an nvdrv Open).
   void Opened(const abi::DeviceDesc& dev);
-  // The guest called `desc` (any outcome: the learned policy must give it the same answer).
-  void Called(const abi::IoctlDesc& desc);
   // A call of `desc` passed the catalogue's array checks with these counts.
   void Arrays(const abi::IoctlDesc& desc, std::span<const abi::ArraySlice> slices);
   // The copied fixed part of a call of `desc`: the values of its learnable fields (see

@@ -16,11 +16,10 @@
 #include "abi/nverror.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
+#include "proxy/call_observer.h"
 
 namespace nvsentry::proxy {
 
-// How an ioctl reached the engine (abi::Via); through /dev/nvdrv the fd is an nvdrv fd.
-using Via = abi::Via;
 const char* ViaName(Via v);
 
 struct TraceOpen {
@@ -40,27 +39,11 @@ struct TraceClose {
   bool nvdrv = false;
 };
 
-// One ioctl. `desc` is null for a code the device does not know. The byte spans hold the
-// sentry's copies: `in` as copied from the guest (main buffer), `out` as written back (empty when
-// nothing was written), `in2`/`out2` the extra buffers of Ioctl2/Ioctl3.
-struct TraceIoctl {
-  pid_t tid;
-  int fd;
-  const abi::DeviceDesc* device;
-  const abi::IoctlDesc* desc;
-  uint32_t code;
-  Via via;
-  std::span<const uint8_t> in;
-  std::span<const uint8_t> in2;
-  std::span<const uint8_t> out;
-  std::span<const uint8_t> out2;
-  abi::NvError nverr;
-  int err;  // errno the guest sees (direct) or 0 with nverr set (service commands)
-  bool parked = false;  // finished later by a wake-up, timer or signal
-  std::chrono::nanoseconds took{0};
+// One ioctl (proxy/call_observer.h).
+using TraceIoctl = CallRecord;
 };
 
-class Tracer {
+class Tracer final : public CallObserver {
  public:
   enum class Format { kText, kJson };
   // Takes ownership of `out` (closed on destruction unless it is stderr/stdout).
@@ -76,6 +59,10 @@ class Tracer {
   int OpenPlaced(TraceOpen r, absl::FunctionRef<int()> place);
   void Close(const TraceClose& r);
   void Ioctl(const TraceIoctl& r);
+  // As a CallObserver: every finished call, and each violation as a note.
+  bool WantsInput() const override { return true; }
+  void Finished(const CallRecord& r) override { Ioctl(r); }
+  void Violated(const ViolationEvent& v) override { Note(v.tid, v.text); }
   // Anything else worth a line (a service command other than the ioctls, a note).
   void Note(pid_t tid, std::string_view what);
 

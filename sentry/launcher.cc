@@ -87,6 +87,7 @@ absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
     // Learning never refuses what the policy would: every violation is only logged.
     pol.action = policy::Action::kAudit;
     c.learner = new proxy::Learner();  // lives as long as the sentry
+    c.observers->Add(c.learner);
   }
   proxy::ApplyPolicy(c, std::move(pol));
   if (options.trace) {
@@ -101,6 +102,7 @@ absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
     // Lives as long as the sentry (never destroyed, like it).
     c.tracer = new proxy::Tracer(
         out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText);
+    c.observers->Add(c.tracer);
   }
   return c;
 }

@@ -661,8 +661,10 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   const abi::DeviceDesc& prelude_dev = devices[r.U8() % devices.size()];
   config.permission_mask = (flags & kFlagNoPerms) ? 0 : ~0u;
   config.debug_mode = (flags & kFlagDebug) != 0;
-  if (flags & kFlagTrace)
+  if (flags & kFlagTrace) {
     config.tracer = (flags & kFlagTraceJson) ? globals->json.get() : globals->text.get();
+    config.observers->Add(config.tracer);
+  }
 
   FakeGuest guest;
   // Simulated devices with state get a GPU of their own (runs stay independent); the others share

@@ -241,6 +241,7 @@ TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
   {
     Tracer tracer(mem, Tracer::Format::kText);
     config.tracer = &tracer;
+    config.observers->Add(&tracer);
     policy::Policy p = Base();
     p.action = policy::Action::kAudit;
     p.ioctls[&Ioctl(abi::DeviceId::kNvhostCtrl, ctrl::kSyncptIncr)].verdict = policy::Verdict::kDeny;
@@ -252,6 +253,7 @@ TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
     EXPECT_EQ(config.violations->count(), 2u);
     s.reset();
     config.tracer = nullptr;
+    config.observers = std::make_shared<ObserverSet>();
   }
   std::string trace(buf, len);
   free(buf);
