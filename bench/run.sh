@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the benchmarks need and runs them; the report goes to standard output.
 #   bench/run.sh [--rounds=N]        (build directory: ./build, or $BUILD_DIR)
-# Needs root, as nvsentry itself does. Takes about a minute on 2 cores once built.
+# Takes about three minutes on 2 cores once built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -16,7 +16,7 @@ case "$build_type" in
   Release|RelWithDebInfo) ;;
   *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
 esac
-targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench)
+targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench)
 [ -f "$BUILD_DIR/bench/CMakeFiles/gpu_bench.dir/build.make" ] && targets+=(gpu_bench)
 cmake --build "$BUILD_DIR" --target "${targets[@]}" -j"$(nproc)" >&2
 "$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@"
@@ -28,3 +28,9 @@ if [ -x "$BUILD_DIR/bench/gpu_bench" ]; then
   echo "## The command processor in process (pushbuffer decode, DMA engine)"
   "$BUILD_DIR/bench/gpu_bench"
 fi
+echo
+echo "## Parked waits (5,000 SYNCPT_WAITEX parked in the sentry)"
+"$BUILD_DIR/bench/parked_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/parked_guest"
+echo
+echo "## Unmap and teardown at scale (in process)"
+"$BUILD_DIR/bench/teardown_bench"

@@ -41,7 +41,6 @@ struct TraceClose {
 
 // One ioctl (proxy/call_observer.h).
 using TraceIoctl = CallRecord;
-};
 
 class Tracer final : public CallObserver {
  public:

@@ -98,7 +98,7 @@ TEST(Launcher, GuestSignallingItsProcessGroupReachesItOnce) {
 }
 
 TEST(Launcher, GuestInheritsNoSentryFds) {
-  std::string log = ::testing::TempDir() + "/fds.log";
+  std::string log = ::testing::TempDir() + "/fds." + std::to_string(getpid()) + ".log";
   RunResult native = RunProgram({{"sh", "-c", "ls /proc/self/fd | wc -l"}});
   RunResult boxed = RunSandboxed({"--log-level=debug", "--log-file=" + log},
                                  {"sh", "-c", "ls /proc/self/fd | wc -l"});
@@ -159,7 +159,7 @@ TEST(Launcher, BadCommandLinesAreRefusedClearly) {
 }
 
 TEST(Launcher, LogFileRecordsDeviceOpens) {
-  std::string log = ::testing::TempDir() + "/opens.log";
+  std::string log = ::testing::TempDir() + "/opens." + std::to_string(getpid()) + ".log";
   unlink(log.c_str());
   RunResult r = RunSandboxed({"--log-level=debug", "--log-file=" + log}, {CtrlGuestPath(), "basic"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

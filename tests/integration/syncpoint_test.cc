@@ -1,4 +1,6 @@
 // Syncpoints through the real sentry: a guest program drives /dev/nvhost-ctrl.
+#include <unistd.h>
+
 #include <cerrno>
 #include <string>
 
@@ -56,7 +58,7 @@ TEST(Syncpoint, FewWorkersStillServeManyParkedWaits) {
 }
 
 TEST(Syncpoint, SignalsInterruptParkedWaits) {
-  std::string log = ::testing::TempDir() + "/signal.log";
+  std::string log = ::testing::TempDir() + "/signal." + std::to_string(getpid()) + ".log";
   unlink(log.c_str());
   RunResult r = Guest("signal", {"--log-level=debug", "--log-file=" + log});
   ASSERT_EQ(r.exit_code, 0) << r.err;
