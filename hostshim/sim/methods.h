@@ -1,6 +1,6 @@
 // Method offsets and field layouts of the GM20B classes the command processor models, as byte
 // offsets (the command word carries offset / 4). Facts from NVIDIA's public class headers
-// (clb06f.h, clb197.h, clb0b5.h, cla140.h) as collected in ../shared/reference/gpu-methods.md.
+// (open-gpu-doc: clb06f.h, clb197.h, clb0b5.h, cla140.h); docs/simulated-gpu.md lists them.
 #pragma once
 
 #include <cstdint>

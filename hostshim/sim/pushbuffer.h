@@ -1,5 +1,5 @@
 // Field layouts of GPFIFO entries and pushbuffer command words (clb06f.h's GP_ENTRY and DMA_*
-// formats, ../shared/reference/gpu-methods.md). Pure bit arithmetic: no state, no checks.
+// formats, NVIDIA's open-gpu-doc). Pure bit arithmetic: no state, no checks.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The simulated GPU's command processor on hand-built pushbuffers. Command words are encoded
-// here from the reference's layout (../shared/reference/gpu-methods.md, seed 003): mode 31:29,
+// here from the layout of NVIDIA's open-gpu-doc (clb06f.h, the DMA_* formats): mode 31:29,
 // count or immediate data 28:16, subchannel 15:13, method index (byte offset / 4) 11:0.
 #include "hostshim/sim/command_processor.h"
 
