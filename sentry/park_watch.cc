@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -112,6 +113,13 @@ ParkWatch::Stats ParkWatch::stats() const {
   return stats_;
 }
 
+bool Dying(const ThreadSignals& s) {
+  // A status read between kill(SIGKILL) and the death shows the kill pending: answering the call
+  // as interrupted would be wasted on a thread that never runs again.
+  constexpr uint64_t kKill = uint64_t{1} << (SIGKILL - 1);
+  return s.dead || ((s.thread | s.process) & kKill) != 0;
+}
+
 ParkWatch::Verdict ParkWatch::Check(WatchedCall& call, Entry& e) {
   if (!call.Waiting()) return Verdict::kEnded;
   if (e.fd < 0 && !e.by_path) {
@@ -136,7 +144,7 @@ ParkWatch::Verdict ParkWatch::Check(WatchedCall& call, Entry& e) {
   if (n <= 0) return Verdict::kGone;  // ESRCH: the thread is gone
   ThreadSignals s;
   if (!ParseThreadStatus(std::string_view(buf, static_cast<size_t>(n)), &s)) return Verdict::kWaiting;
-  if (s.dead) return Verdict::kGone;
+  if (Dying(s)) return Verdict::kGone;
   if (s.thread != 0) return Verdict::kInterruptedThread;
   if (s.process != 0) return Verdict::kInterruptedProcess;
   // The file was opened by tid, so it could be another thread's if the call's thread died before

@@ -57,6 +57,9 @@ struct ThreadSignals {
 };
 // Parses the text of /proc/TID/status; false if it lacks the signal lines.
 bool ParseThreadStatus(std::string_view text, ThreadSignals* out);
+// True when the thread will never return to user space: a zombie, or SIGKILL pending for it or
+// its process (a parked call of such a thread is gone, not interrupted).
+bool Dying(const ThreadSignals& s);
 
 class ParkWatch {
  public:

@@ -92,6 +92,24 @@ TEST(ThreadStatus, PendingSignalsLessBlockedAndIgnored) {
   EXPECT_FALSE(ParseThreadStatus("State:\tS\n", &s)) << "no signal lines";
 }
 
+// A status read between kill(SIGKILL) and the death (ParkWatch.DeathDropsTheCallAndItsFile saw
+// it once in a full suite run): a dying thread's call is gone, not interrupted.
+TEST(ThreadStatus, APendingKillMeansDying) {
+  ThreadSignals s;
+  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000000\n"
+                                "ShdPnd:\t0000000000000100\nSigBlk:\t0\nSigIgn:\t0\n",
+                                &s));
+  EXPECT_TRUE(Dying(s)) << "SIGKILL pending for the process";
+  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000100\n"
+                                "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
+                                &s));
+  EXPECT_TRUE(Dying(s)) << "SIGKILL pending for the thread";
+  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000200\n"
+                                "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
+                                &s));
+  EXPECT_FALSE(Dying(s)) << "SIGUSR1 interrupts, it does not kill";
+}
+
 TEST(ParkWatch, ASignalPendingForAProcessInterruptsItsCall) {
   StoppedChild child;
   ParkWatch watch(Fast());
