@@ -184,8 +184,7 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
   absl::MutexLock l(&mu_);
   if (devtools) {
     if (!initialized_) return NvError::kNotInitialized;
-    devtools_size_ = c.size;
-    return NvError::kSuccess;
+    return NvError::kSuccess;  // the size is the devtools' memory: nothing here keeps it
   }
   if (initialized_) return NvError::kInvalidState;
   if (config_.learner != nullptr) config_.learner->Initialized(c.size);
@@ -197,7 +196,6 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
   }
   initialized_ = true;
   budget_ = c.size;
-  transfer_memory_ = c.transfer_memory;
   return NvError::kSuccess;
 }
 

@@ -56,10 +56,7 @@ class NvdrvService : public ServiceEndpoint {
   uint32_t budget_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t used_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t peak_used_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t transfer_memory_ ABSL_GUARDED_BY(mu_) = 0;
-  uint32_t devtools_size_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t aruid_ ABSL_GUARDED_BY(mu_) = 0;
-  pid_t aruid_pid_ ABSL_GUARDED_BY(mu_) = 0;
   bool margin_enabled_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t next_fd_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<uint32_t, std::shared_ptr<Session>> fds_ ABSL_GUARDED_BY(mu_);

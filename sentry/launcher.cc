@@ -111,9 +111,6 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
 
 namespace {
 
-// Set when the policy's "kill" action killed the guest: nvsentry then exits 137 (SIGKILL).
-std::atomic<bool> killed_by_policy{false};
-
 // --learn: writes the learned policy when the guest has ended. False (with a message) when the
 // file cannot be written.
 bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
@@ -280,9 +277,11 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     waitpid(static_cast<pid_t>(pid), nullptr, 0);
     return kSandboxFailed;
   }
-  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace.
-  guest->kill_guest = [pidfd] {
-    if (!killed_by_policy.exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
+  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
+  // 137 (SIGKILL) whatever init reports.
+  auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
+  guest->kill_guest = [pidfd, killed_by_policy] {
+    if (!killed_by_policy->exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
 
@@ -372,7 +371,7 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
     tty.TakeBack();
     sentry->sessions().EndAll();
-    if (killed_by_policy) return 128 + SIGKILL;
+    if (*killed_by_policy) return 128 + SIGKILL;
     if (exit_status >= 0 || (report_fd >= 0 && ReadExitReport(report_fd, &exit_status)))
       return StatusToExitCode(exit_status);
     // Init died without reporting: killed from outside, or it could not start the program.

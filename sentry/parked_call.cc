@@ -51,14 +51,10 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
     // Before the answer: a guest that parks again the moment it has it finds the charge back.
     hold_.Release();
     watch_.Forget(ticket_);
-    bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
-    if (sent) {
-      GlobalParkStats().finished++;
-    } else {
-      GlobalParkStats().dropped++;
-      NVS_LOG_LIMITED(spdlog::level::debug, "dropped parked {} of thread {}: finished after its thread went away", what_,
-                    tid_);
-    }
+    const bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
+    if (!sent)
+      NVS_LOG_LIMITED(spdlog::level::debug,
+                      "dropped parked {} of thread {}: finished after its thread went away", what_, tid_);
   }
 
   // The holder forgets the call once it ended here without it.
@@ -73,14 +69,12 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
     // A thread-directed signal: restart semantics, as an interrupted driver wait has. A
     // process-directed one may be taken by another thread, so only EINTR is safe to report.
     l_.Fail(id_, thread_directed ? kErestartSys : EINTR);
-    GlobalParkStats().interrupted++;
     NVS_LOG_LIMITED(spdlog::level::debug, "{} of thread {}: interrupted by a signal", what_, tid_);
   }
 
   void Gone() override {
     if (done_.exchange(true)) return;
     Ended();
-    GlobalParkStats().dropped++;
     NVS_LOG_LIMITED(spdlog::level::debug, "dropped parked {} of thread {}: its thread went away", what_, tid_);
   }
 
@@ -107,23 +101,16 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
 
 }  // namespace
 
-ParkStats& GlobalParkStats() {
-  static ParkStats stats;
-  return stats;
-}
-
 std::shared_ptr<hostshim::Continuation> ParkCall(const Listener& listener, const Parking& parking,
                                                  uint64_t id, pid_t tid, std::string_view what,
                                                  std::vector<uint8_t> arg, proxy::Finisher finish) {
   auto call = std::make_shared<ParkedIoctl>(listener, parking.watch, id, tid, what, std::move(arg),
                                             std::move(finish));
   if (!call->Charge(parking.budget)) {
-    GlobalParkStats().refused++;
     NVS_LOG_LIMITED(spdlog::level::debug, "{} of thread {}: not parked, the parked_waits budget is spent", what, tid);
     return nullptr;
   }
   call->StartWatch(call);
-  GlobalParkStats().parked++;
   return call;
 }
 

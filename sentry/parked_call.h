@@ -34,14 +34,4 @@ std::shared_ptr<hostshim::Continuation> ParkCall(const Listener& listener, const
                                                  uint64_t id, pid_t tid, std::string_view what,
                                                  std::vector<uint8_t> arg, proxy::Finisher finish);
 
-// Parked calls ever made and how they ended; for logs and tests.
-struct ParkStats {
-  std::atomic<uint64_t> parked{0};
-  std::atomic<uint64_t> finished{0};
-  std::atomic<uint64_t> interrupted{0};
-  std::atomic<uint64_t> dropped{0};
-  std::atomic<uint64_t> refused{0};
-};
-ParkStats& GlobalParkStats();
-
 }  // namespace nvsentry::sentry

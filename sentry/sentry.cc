@@ -170,7 +170,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
     listener_.Fail(req.id, EEXIST);
     return;
   }
-  if (getenv("NVSENTRY_TEST_CRASH_ON_OPEN") != nullptr) CrashForTest();
+  if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
   if (!listener_.IdValid(req.id)) return;
 
   std::shared_ptr<proxy::Session> session;

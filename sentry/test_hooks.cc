@@ -11,6 +11,7 @@ namespace {
 struct Hooks {
   bool hold_open_after_placing = false;
   bool hold_session_end = false;
+  bool crash_on_open = false;
 };
 
 Hooks Read() {
@@ -20,6 +21,7 @@ Hooks Read() {
   for (absl::string_view name : absl::StrSplit(env, ',')) {
     if (name == "hold-open-after-placing") h.hold_open_after_placing = true;
     if (name == "hold-session-end") h.hold_session_end = true;
+    if (name == "crash-on-open") h.crash_on_open = true;
   }
   return h;
 }
@@ -31,6 +33,7 @@ bool TestHookOn(TestHook hook) {
   switch (hook) {
     case TestHook::kHoldOpenAfterPlacing: return hooks.hold_open_after_placing;
     case TestHook::kHoldSessionEnd: return hooks.hold_session_end;
+    case TestHook::kCrashOnOpen: return hooks.crash_on_open;
   }
   return false;
 }

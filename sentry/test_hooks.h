@@ -14,6 +14,9 @@ enum class TestHook {
   // table, waits until the guest's exit path has begun ending every session before it lets the
   // session go (as a hang-up noticed late, after the guest's exit, would).
   kHoldSessionEnd,
+  // "crash-on-open": the worker serving a device open crashes the sentry (the crash report and
+  // the guest's fate when the sentry dies: tests/integration/launcher_test.cc).
+  kCrashOnOpen,
 };
 
 bool TestHookOn(TestHook hook);

@@ -61,13 +61,6 @@ class WaitCompletion : public SyncpointWaiter {
 
 }  // namespace
 
-static ModuleMutexes& FallbackMutexes() {
-  static ModuleMutexes* m = new ModuleMutexes();
-  return *m;
-}
-
-CtrlDevice::CtrlDevice(Syncpoints& syncpoints) : CtrlDevice(syncpoints, FallbackMutexes()) {}
-
 CtrlDevice::~CtrlDevice() { mutexes_.ReleaseAll(this); }
 
 abi::NvError CtrlDevice::QueryEvent(uint32_t id, int* eventfd) {

@@ -22,8 +22,6 @@ class CtrlDevice : public DeviceBackend {
   CtrlDevice(Syncpoints& syncpoints, ModuleMutexes& mutexes,
              std::shared_ptr<BudgetAccount> budget = nullptr)
       : syncpoints_(syncpoints), mutexes_(mutexes), events_(syncpoints, std::move(budget)) {}
-  // Until the GPU passes its own ModuleMutexes: one table for the whole sentry.
-  explicit CtrlDevice(Syncpoints& syncpoints);
   ~CtrlDevice() override;
   Result Ioctl(Call& call) override;
   // Syncpoint events 0x10000000 | slot (bits 16-27, the syncpoint of WAIT_EVENT's answer, are

@@ -124,7 +124,7 @@ TEST(Launcher, GuestThatForksAndExecs) {
 TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
   std::string dur = UniqueSleep();
   RunResult r = RunSandboxed({}, {CtrlGuestPath(), "crash_victim", dur},
-                             {"NVSENTRY_TEST_CRASH_ON_OPEN=1"}, 30000);
+                             {"NVSENTRY_TEST_HOOKS=crash-on-open"}, 30000);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
   EXPECT_NE(r.out.find("victim_ready"), std::string::npos);
