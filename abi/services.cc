@@ -26,7 +26,7 @@ constexpr std::string_view kServices[] = {"nvdrv", "nvdrv:a", "nvdrv:s", "nvdrv:
 
 uint32_t Known(std::string_view service, Firmware fw) {
   const bool v3 = fw >= Fw(3, 0, 0);
-  if (service == "nvdrv") return fw >= Fw(11, 0, 0) ? 0xA83B : v3 ? 0xA82B : 0x2B;
+  if (service == "nvdrv") return fw >= Fw(11, 0, 0) ? kDefaultServiceMask : v3 ? 0xA82B : 0x2B;
   if (service == "nvdrv:a") return v3 ? 0x10A9 : 0xA9;
   if (service == "nvdrv:s") return v3 ? 0x439E : 0x39E;
   return 0;

@@ -37,6 +37,9 @@ struct PermissionBitDesc {
 };
 std::span<const PermissionBitDesc> PermissionBits();
 
+// nvdrv's mask on the latest firmware: what the simulated GPU assumes when nobody says.
+inline constexpr uint32_t kDefaultServiceMask = 0xA83B;
+
 // "nvdrv", "nvdrv:a", "nvdrv:s", "nvdrv:t".
 std::span<const std::string_view> ServiceNames();
 

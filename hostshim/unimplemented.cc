@@ -1,5 +1,6 @@
 #include "hostshim/unimplemented.h"
 
+#include "abi/device_events.h"
 #include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
@@ -15,27 +16,10 @@ Result Unimplemented(const abi::IoctlDesc& desc) {
 
 namespace nvsentry::hostshim {
 
-abi::NvError EventIdVerdict(const abi::DeviceDesc& device, uint32_t id) {
-  switch (device.id) {
-    case abi::DeviceId::kNvhostGpu:  // 1 SM breakpoint, 2 SM pause, 3 error notifier
-      return id >= 1 && id <= 3 ? abi::NvError::kSuccess : abi::NvError::kBadParameter;
-    case abi::DeviceId::kNvhostCtrlGpu:  // 1 error event, 2 (unnamed in the seed)
-      return id >= 1 && id <= 2 ? abi::NvError::kSuccess : abi::NvError::kBadParameter;
-    case abi::DeviceId::kNvhostDbgGpu:
-    case abi::DeviceId::kNvhostProfGpu:  // the id is ignored: one event
-      return abi::NvError::kSuccess;
-    case abi::DeviceId::kNvhostCtrl:  // syncpoint events: 0x10000000 | slot, slot < 64
-      return (id >> 28) == 1 && (id & 0x0FFFFFFF) < 64 ? abi::NvError::kSuccess
-                                                        : abi::NvError::kBadParameter;
-    default: return abi::NvError::kNotSupported;
-  }
-}
-
 abi::NvError UnimplementedDevice::QueryEvent(uint32_t id, int* eventfd) {
-  abi::NvError v = EventIdVerdict(device_, id);
+  abi::NvError v = abi::EventIdVerdict(device_, id);
   if (v != abi::NvError::kSuccess) return v;
-  bool single = device_.id == abi::DeviceId::kNvhostDbgGpu || device_.id == abi::DeviceId::kNvhostProfGpu;
-  int fd = events_.Get(single ? 0 : id);
+  int fd = events_.Get(abi::SingleEvent(device_) ? 0 : id);
   if (fd < 0) return abi::NvError::kInsufficientMemory;
   *eventfd = fd;
   return abi::NvError::kSuccess;

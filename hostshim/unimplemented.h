@@ -24,8 +24,4 @@ class UnimplementedDevice : public DeviceBackend {
   EventSet events_;
 };
 
-// Which event ids seed 000 gives a device's QueryEvent: NotSupported for devices without events,
-// BadParameter for an id the device does not have, Success otherwise.
-abi::NvError EventIdVerdict(const abi::DeviceDesc& device, uint32_t id);
-
 }  // namespace nvsentry::hostshim

@@ -10,9 +10,7 @@ abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
   // mask does not grant is AccessDenied and the debuggers without debug mode NotSupported, so a
   // policy that lists such a device as "deny" (as `policy init` and --learn write them) answers
   // exactly as the service does.
-  if (dev->permission_bit != abi::kNoPermissionBit &&
-      (config.permission_mask & (1u << dev->permission_bit)) == 0)
-    return abi::NvError::kAccessDenied;
+  if (!config.permissions().MayOpen(*dev)) return abi::NvError::kAccessDenied;
   if ((dev->flags & abi::kNeedsDebugMode) && !config.debug_mode) return abi::NvError::kNotSupported;
   // backend = "deny" on a device the identity allows: the node does not exist for the guest (not
   // a violation: there is nothing to open, whatever the policy's action).

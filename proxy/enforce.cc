@@ -42,13 +42,12 @@ RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::Io
 
 abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
                             const abi::IoctlDesc& desc) {
-  auto granted = [&](int bit) { return (c.permission_mask & (1u << bit)) != 0; };
   if (dev.id == abi::DeviceId::kNvmap) {
     switch (desc.code) {
       case abi::nvmap::kExportForAruid:
       case abi::nvmap::kRemoveExportForAruid:
-        return granted(abi::kPermExportForAruid) ? abi::NvError::kSuccess
-                                                 : abi::NvError::kAccessDenied;
+        return c.permissions().MayExportForAruid() ? abi::NvError::kSuccess
+                                                   : abi::NvError::kAccessDenied;
       default: break;
     }
     // NVMAP_IOC_FROM_ID is not refused here: bits 9 and 12 are about other processes' objects,

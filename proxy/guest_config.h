@@ -14,6 +14,7 @@
 
 #include "abi/catalogue.h"
 #include "abi/firmware.h"
+#include "abi/permissions.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
@@ -52,6 +53,7 @@ struct GuestConfig {
   std::string service = "nvdrv";
   abi::Firmware firmware = abi::kLatestFirmware;
   uint32_t permission_mask = 0;  // NvDrvPermission bits
+  abi::Permissions permissions() const { return abi::Permissions(permission_mask); }
   bool debug_mode = false;
   // What watches the calls (proxy/call_observer.h): the tracer and the learner when there are.
   std::shared_ptr<ObserverSet> observers = std::make_shared<ObserverSet>();

@@ -22,7 +22,6 @@ T& As(std::span<uint8_t> cmd) {
   return *reinterpret_cast<T*>(cmd.data());
 }
 
-bool Granted(const GuestConfig& c, int bit) { return (c.permission_mask & (1u << bit)) != 0; }
 
 }  // namespace
 
@@ -232,7 +231,7 @@ NvError NvdrvService::GetStatus(std::span<uint8_t> cmd) {
 
 NvError NvdrvService::SetAruid(std::span<uint8_t> cmd, bool unchecked) {
   auto& c = As<nv::SetAruid>(cmd);
-  if (unchecked && !Granted(config_, abi::kPermNoCheckedAruid)) return NvError::kAccessDenied;
+  if (unchecked && !config_.permissions().MaySetUncheckedAruid()) return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
   aruid_ = c.aruid;
   return NvError::kSuccess;
@@ -240,7 +239,7 @@ NvError NvdrvService::SetAruid(std::span<uint8_t> cmd, bool unchecked) {
 
 NvError NvdrvService::SetMargin(std::span<uint8_t> cmd) {
   auto& c = As<nv::SetGraphicsFirmwareMemoryMarginEnabled>(cmd);
-  if (!Granted(config_, abi::kPermGraphicsFirmwareMemoryMargin)) return NvError::kAccessDenied;
+  if (!config_.permissions().MaySetMemoryMargin()) return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
   // Seed 000: only the "nvdrv" service takes the value; the others keep it off.
   margin_enabled_ = config_.service == "nvdrv" && c.value != 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "abi/permissions.h"
 #include "absl/container/flat_hash_map.h"
 #include "hostshim/sim/channel_device.h"
 #include "hostshim/unimplemented.h"
@@ -13,7 +14,6 @@ using abi::NvError;
 
 namespace {
 
-constexpr uint32_t kBit13 = 1u << 13, kBit15 = 1u << 15;
 // Seed 000's numbers for bit 13, in 4 KiB (small) pages (see as_device.h).
 constexpr uint64_t kLowWindowEnd = uint64_t{0xC0000} << 12;   // 3 GiB
 constexpr uint64_t kHighWindowEnd = uint64_t{0x580000} << 12;  // 22 GiB
@@ -24,12 +24,12 @@ constexpr uint64_t kNarrowDeviceWindow = 0x11FA50000 - 0x100000000;
 }  // namespace
 
 VaWindow PermissionVaWindow(uint32_t permission_mask) {
-  if (permission_mask & kBit13) return {kLowWindowEnd, kHighWindowEnd};
+  if (abi::Permissions(permission_mask).HighGpuVa()) return {kLowWindowEnd, kHighWindowEnd};
   return {0, kLowWindowEnd};
 }
 
 uint64_t PermissionObjectBytesLimit(uint32_t permission_mask) {
-  return (permission_mask & kBit15) ? kWideDeviceWindow : kNarrowDeviceWindow;
+  return abi::Permissions(permission_mask).FullVaRanges() ? kWideDeviceWindow : kNarrowDeviceWindow;
 }
 
 abi::NvError MakeAsLayout(uint32_t big_page_size, uint64_t start, uint64_t split, uint64_t end,

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "abi/catalogue.h"
+#include "abi/device_events.h"
 #include "abi/devices/nvhost_ctrl_gpu.h"
 #include "hostshim/sim/channel_device.h"
 #include "hostshim/sim/gm20b.h"
@@ -55,7 +56,7 @@ uint32_t GpuControlState::PgControls(uint32_t mask) const {
 }
 
 NvError CtrlGpuDevice::QueryEvent(uint32_t id, int* eventfd) {
-  NvError v = EventIdVerdict(abi::Device(abi::DeviceId::kNvhostCtrlGpu), id);
+  NvError v = abi::EventIdVerdict(abi::Device(abi::DeviceId::kNvhostCtrlGpu), id);
   if (v != NvError::kSuccess) return v;
   int fd = events_.Get(id);
   if (fd < 0) return NvError::kInsufficientMemory;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "abi/catalogue.h"
+#include "abi/services.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
 #include "hostshim/sim/stream_policy.h"
@@ -30,7 +31,7 @@ struct GpuOptions {
   // The guest's budgets; null: the policy defaults.
   std::shared_ptr<BudgetAccount> budget;
   // NvDrvPermission bits: FROM_ID (9, 12), the VA windows (13, 15). Default: nvdrv's latest.
-  uint32_t permission_mask = 0xA83B;
+  uint32_t permission_mask = abi::kDefaultServiceMask;
   uint64_t aruid = 0;  // the guest's applet resource user id (FROM_ID of exported objects)
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).

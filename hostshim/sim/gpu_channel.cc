@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "abi/device_events.h"
 #include "abi/devices/channel.h"
 #include "abi/gpu_classes.h"
 #include "hostshim/unimplemented.h"
@@ -61,7 +62,8 @@ NvError GpuChannel::BindAddressSpace(std::shared_ptr<AddressSpace> as) {
 }
 
 NvError GpuChannel::QueryEvent(uint32_t id, int* eventfd) {
-  if (id < kEventSmBreakpoint || id > kEventErrorNotifier) return NvError::kBadParameter;
+  if (NvError v = abi::EventIdVerdict(abi::Device(abi::DeviceId::kNvhostGpu), id); v != NvError::kSuccess)
+    return v;
   int fd = engine_->EventFd(id);
   if (fd < 0) return NvError::kInsufficientMemory;
   *eventfd = fd;

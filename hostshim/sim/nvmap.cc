@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "abi/services.h"
+#include "abi/permissions.h"
 #include "hostshim/sim/nvmap_hugepages.h"
 #include "hostshim/sim/nvmap_reaper.h"
 #include "hostshim/rate_limited_log.h"
@@ -196,9 +196,9 @@ NvError Nvmap::FromId(pid_t tgid, uint32_t id, uint32_t* handle) {
       // caller's pid is the caller: a pid is not reused while its process lives).
       const bool own = d != c->dups.end() ||
                        (entry.creator && entry.creator->pid() == tgid && entry.creator->Alive());
-      const bool any = permission_mask_ & (1u << abi::kPermImportMemory);
-      const bool exported = (permission_mask_ & (1u << abi::kPermImportExported)) &&
-                            entry.exported_to.contains(aruid_);
+      const abi::Permissions may(permission_mask_);
+      const bool any = may.MayImportAnyObject();
+      const bool exported = may.MayImportExportedObject() && entry.exported_to.contains(aruid_);
       if (!own && !any && !exported) {
         err = NvError::kAccessDenied;
       } else if (d != c->dups.end() && d->second >= kMaxDuplicates) {

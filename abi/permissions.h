@@ -1,0 +1,45 @@
+// What a guest's NvDrvPermission mask grants. Every part of nvsentry that asks "may this guest do
+// X" because of its service's mask asks here (the open check, the nvdrv service commands, nvmap's
+// imports and exports, the address-space windows), so the meaning of each bit is written once.
+// The bits and the masks per service and firmware: abi/services.h; docs/guest-abi.md.
+#pragma once
+
+#include <cstdint>
+
+#include "abi/catalogue.h"
+#include "abi/services.h"
+
+namespace nvsentry::abi {
+
+class Permissions {
+ public:
+  constexpr Permissions() = default;  // nothing granted
+  constexpr explicit Permissions(uint32_t mask) : mask_(mask) {}
+  constexpr uint32_t mask() const { return mask_; }
+  constexpr bool Has(PermissionBit bit) const { return ((mask_ >> bit) & 1u) != 0; }
+
+  // The device's node opens (a device no bit guards always does).
+  constexpr bool MayOpen(const DeviceDesc& dev) const {
+    return dev.permission_bit == kNoPermissionBit ||
+           Has(static_cast<PermissionBit>(dev.permission_bit));
+  }
+  // nvmap FROM_ID of another process's object: any object (bit 9), or one exported to this
+  // guest's applet resource user id (bit 12). The caller's own objects need neither.
+  constexpr bool MayImportAnyObject() const { return Has(kPermImportMemory); }
+  constexpr bool MayImportExportedObject() const { return Has(kPermImportExported); }
+  // nvmap EXPORT_FOR_ARUID and REMOVE_EXPORT_FOR_ARUID (bit 14).
+  constexpr bool MayExportForAruid() const { return Has(kPermExportForAruid); }
+  // nvdrv SetAruid without the aruid check (bit 10), SetGraphicsFirmwareMemoryMarginEnabled
+  // (bit 11).
+  constexpr bool MaySetUncheckedAruid() const { return Has(kPermNoCheckedAruid); }
+  constexpr bool MaySetMemoryMargin() const { return Has(kPermGraphicsFirmwareMemoryMargin); }
+  // Address spaces: the high GPU VA window (bit 13; docs/guest-abi.md says how nvsentry reads it
+  // so that every service keeps a big-page region), and the wide device window (bit 15).
+  constexpr bool HighGpuVa() const { return Has(kPermGpuVaHigh); }
+  constexpr bool FullVaRanges() const { return Has(kPermFullVaRanges); }
+
+ private:
+  uint32_t mask_ = 0;
+};
+
+}  // namespace nvsentry::abi
