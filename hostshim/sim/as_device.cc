@@ -89,7 +89,8 @@ std::shared_ptr<NvmapObject> AsDevice::Resolve(Call& call, uint32_t handle) cons
   return nvmap_.Resolve(call.caller->tgid(), handle);
 }
 
-abi::NvError AsDevice::BindChannel(Call& call, AddressSpace& as) {
+abi::NvError AsDevice::BindChannel(Call& call, AddressSpace* space) {
+  AddressSpace& as = *space;
   const auto& a = ArgAs<as::BindChannel>(call.arg);
   if (call.caller == nullptr) return NvError::kBadParameter;
   // The fd must be a channel of this GPU; anything else (another device, a host passthrough
@@ -101,7 +102,8 @@ abi::NvError AsDevice::BindChannel(Call& call, AddressSpace& as) {
   return channel->BindAddressSpace(as.shared_from_this());
 }
 
-abi::NvError AsDevice::GetVaRegions(Call& call, const AddressSpace& as) {
+abi::NvError AsDevice::GetVaRegions(Call& call, AddressSpace* space) {
+  const AddressSpace& as = *space;
   auto& a = ArgAs<as::GetVaRegions>(call.arg);
   const auto regions = as.Regions();
   a.buf_size = sizeof(a.regions);  // seed 000: forced to 2 * sizeof(va_region)
@@ -113,7 +115,8 @@ abi::NvError AsDevice::GetVaRegions(Call& call, const AddressSpace& as) {
   return NvError::kSuccess;
 }
 
-abi::NvError AsDevice::MapBuffer(Call& call, AddressSpace& as) {
+abi::NvError AsDevice::MapBuffer(Call& call, AddressSpace* space) {
+  AddressSpace& as = *space;
   auto& a = ArgAs<as::MapBuffer>(call.arg);
   AddressSpace::MapArgs m;
   m.object = Resolve(call, a.mem_id);
@@ -127,7 +130,8 @@ abi::NvError AsDevice::MapBuffer(Call& call, AddressSpace& as) {
   return e;
 }
 
-abi::NvError AsDevice::MapBufferEx(Call& call, AddressSpace& as) {
+abi::NvError AsDevice::MapBufferEx(Call& call, AddressSpace* space) {
+  AddressSpace& as = *space;
   // MAP_BUFFER_EX2 starts with MAP_BUFFER_EX's fields; its vma_addr and pages describe the
   // CPU side of the mapping, which the simulator has no use for.
   auto& a = ArgAs<as::MapBufferEx>(call.arg);
@@ -153,7 +157,8 @@ abi::NvError AsDevice::MapBufferEx(Call& call, AddressSpace& as) {
   return e;
 }
 
-abi::NvError AsDevice::Remap(Call& call, AddressSpace& as) {
+abi::NvError AsDevice::Remap(Call& call, AddressSpace* space) {
+  AddressSpace& as = *space;
   if (call.arrays.empty()) return NvError::kBadParameter;
   auto ops = call.Array<as::RemapOp>(0);
   std::vector<AddressSpace::RemapArgs> args(ops.size());
@@ -170,58 +175,68 @@ abi::NvError AsDevice::Remap(Call& call, AddressSpace& as) {
   return as.Remap(args);
 }
 
+std::span<const IoctlHandler<AsDevice::Handler>> AsDevice::Handlers() {
+  // `needs_space` false: the handler makes the address space (it gets null); true: it needs one
+  // (NotInitialized before ALLOC_AS).
+  static constexpr IoctlHandler<Handler> kTable[] = {
+      {as::kAllocAs, {&AsDevice::HandleAllocAs, false}},
+      {as::kAllocAsEx, {&AsDevice::HandleAllocAsEx, false}},
+      {as::kBindChannel, {&AsDevice::BindChannel, true}},
+      {as::kGetVaRegions, {&AsDevice::GetVaRegions, true}},
+      {as::kAllocSpace, {&AsDevice::AllocSpace, true}},
+      {as::kFreeSpace, {&AsDevice::FreeSpace, true}},
+      {as::kMapBuffer, {&AsDevice::MapBuffer, true}},
+      {as::kMapBufferEx, {&AsDevice::MapBufferEx, true}},
+      {as::kMapBufferEx2, {&AsDevice::MapBufferEx, true}},
+      {as::kUnmapBuffer, {&AsDevice::UnmapBuffer, true}},
+      {as::kRemap, {&AsDevice::Remap, true}},
+  };
+  return kTable;
+}
+
+IoctlTableInfo AsDevice::Table() {
+  // Every address-space ioctl that reaches a backend is served: none left unimplemented.
+  static const std::vector<uint32_t> handled = [] {
+    std::vector<uint32_t> v;
+    for (const auto& h : Handlers()) v.push_back(h.code);
+    return v;
+  }();
+  return {handled, {}};
+}
+
 Result AsDevice::Ioctl(Call& call) {
-  const uint32_t code = call.desc.code;
-  if (code == as::kAllocAs) {
-    const auto& a = ArgAs<as::AllocAs>(call.arg);
-    return Result::Done(AllocAs(a.big_page_size, 0, 0, 0));
+  const IoctlHandler<Handler>* h = FindHandler(Handlers(), call.desc.code);
+  if (h == nullptr) return Unimplemented(call.desc);
+  std::shared_ptr<AddressSpace> space;
+  if (h->handle.needs_space) {
+    space = address_space();
+    if (!space) return Result::Done(NvError::kNotInitialized);
   }
-  if (code == as::kAllocAsEx) {
-    const auto& a = ArgAs<as::AllocAsEx>(call.arg);
-    return Result::Done(AllocAs(a.big_page_size, a.va_range_start, a.va_range_split,
-                                a.va_range_end));
-  }
-  std::shared_ptr<AddressSpace> space = address_space();
-  switch (code) {
-    case as::kBindChannel:
-    case as::kGetVaRegions:
-    case as::kAllocSpace:
-    case as::kFreeSpace:
-    case as::kMapBuffer:
-    case as::kMapBufferEx:
-    case as::kMapBufferEx2:
-    case as::kUnmapBuffer:
-    case as::kRemap:
-      if (!space) return Result::Done(NvError::kNotInitialized);
-      break;
-    default:
-      return Unimplemented(call.desc);
-  }
-  AddressSpace& s = *space;
-  switch (code) {
-    case as::kBindChannel:
-      return Result::Done(BindChannel(call, s));
-    case as::kGetVaRegions:
-      return Result::Done(GetVaRegions(call, s));
-    case as::kAllocSpace: {
-      auto& a = ArgAs<as::AllocSpace>(call.arg);
-      return Result::Done(s.AllocSpace(a.pages, a.page_size, a.flags, &a.offset_or_align));
-    }
-    case as::kFreeSpace: {
-      const auto& a = ArgAs<as::FreeSpace>(call.arg);
-      return Result::Done(s.FreeSpace(a.offset, a.pages, a.page_size));
-    }
-    case as::kMapBuffer:
-      return Result::Done(MapBuffer(call, s));
-    case as::kMapBufferEx:
-    case as::kMapBufferEx2:
-      return Result::Done(MapBufferEx(call, s));
-    case as::kUnmapBuffer:
-      return Result::Done(s.Unmap(ArgAs<as::UnmapBuffer>(call.arg).offset));
-    case as::kRemap:
-      return Result::Done(Remap(call, s));
-  }
-  return Unimplemented(call.desc);
+  return Result::Done((this->*h->handle.fn)(call, space.get()));
+}
+
+NvError AsDevice::HandleAllocAs(Call& call, AddressSpace*) {
+  const auto& a = ArgAs<as::AllocAs>(call.arg);
+  return AllocAs(a.big_page_size, 0, 0, 0);
+}
+
+NvError AsDevice::HandleAllocAsEx(Call& call, AddressSpace*) {
+  const auto& a = ArgAs<as::AllocAsEx>(call.arg);
+  return AllocAs(a.big_page_size, a.va_range_start, a.va_range_split, a.va_range_end);
+}
+
+NvError AsDevice::AllocSpace(Call& call, AddressSpace* s) {
+  auto& a = ArgAs<as::AllocSpace>(call.arg);
+  return s->AllocSpace(a.pages, a.page_size, a.flags, &a.offset_or_align);
+}
+
+NvError AsDevice::FreeSpace(Call& call, AddressSpace* s) {
+  const auto& a = ArgAs<as::FreeSpace>(call.arg);
+  return s->FreeSpace(a.offset, a.pages, a.page_size);
+}
+
+NvError AsDevice::UnmapBuffer(Call& call, AddressSpace* s) {
+  return s->Unmap(ArgAs<as::UnmapBuffer>(call.arg).offset);
 }
 
 }  // namespace nvsentry::hostshim::sim

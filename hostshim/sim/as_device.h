@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
+#include "hostshim/ioctl_table.h"
 #include "hostshim/sim/address_space.h"
 #include "hostshim/sim/nvmap.h"
 
@@ -56,17 +57,30 @@ class AsDevice : public DeviceBackend {
   // `nvmap` and `budget` (may be null) outlive the device.
   AsDevice(Nvmap& nvmap, BudgetAccount* budget, uint32_t permission_mask);
   Result Ioctl(Call& call) override;
+  // The codes its table binds and those it leaves unimplemented (the catalogue check).
+  static IoctlTableInfo Table();
 
   // The address space, once ALLOC_AS(_EX) made it (null before).
   std::shared_ptr<AddressSpace> address_space() const;
 
  private:
+  // A handler gets the address space (null for those that make it).
+  struct Handler {
+    abi::NvError (AsDevice::*fn)(Call& call, AddressSpace* space);
+    bool needs_space;
+  };
+  static std::span<const IoctlHandler<Handler>> Handlers();
+  abi::NvError HandleAllocAs(Call& call, AddressSpace* space);
+  abi::NvError HandleAllocAsEx(Call& call, AddressSpace* space);
   abi::NvError AllocAs(uint32_t big_page_size, uint64_t start, uint64_t split, uint64_t end);
-  abi::NvError BindChannel(Call& call, AddressSpace& as);
-  abi::NvError GetVaRegions(Call& call, const AddressSpace& as);
-  abi::NvError MapBuffer(Call& call, AddressSpace& as);
-  abi::NvError MapBufferEx(Call& call, AddressSpace& as);
-  abi::NvError Remap(Call& call, AddressSpace& as);
+  abi::NvError BindChannel(Call& call, AddressSpace* space);
+  abi::NvError GetVaRegions(Call& call, AddressSpace* space);
+  abi::NvError AllocSpace(Call& call, AddressSpace* space);
+  abi::NvError FreeSpace(Call& call, AddressSpace* space);
+  abi::NvError MapBuffer(Call& call, AddressSpace* space);
+  abi::NvError MapBufferEx(Call& call, AddressSpace* space);
+  abi::NvError UnmapBuffer(Call& call, AddressSpace* space);
+  abi::NvError Remap(Call& call, AddressSpace* space);
   std::shared_ptr<NvmapObject> Resolve(Call& call, uint32_t handle) const;
 
   Nvmap& nvmap_;

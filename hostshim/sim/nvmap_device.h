@@ -4,6 +4,7 @@
 #pragma once
 
 #include "hostshim/backend.h"
+#include "hostshim/ioctl_table.h"
 #include "hostshim/sim/nvmap.h"
 
 namespace nvsentry::hostshim::sim {
@@ -13,8 +14,22 @@ class NvmapDevice : public DeviceBackend {
   explicit NvmapDevice(Nvmap& nvmap) : nvmap_(nvmap) {}
   // A call without a live calling process (no caller, tgid < 0) is BadParameter.
   Result Ioctl(Call& call) override;
+  // The codes its table binds and those it leaves unimplemented (the catalogue check).
+  static IoctlTableInfo Table();
 
  private:
+  using Handler = abi::NvError (NvmapDevice::*)(Call& call, pid_t tgid);
+  static std::span<const IoctlHandler<Handler>> Handlers();
+  abi::NvError Create(Call& call, pid_t tgid);
+  abi::NvError FromId(Call& call, pid_t tgid);
+  abi::NvError Alloc(Call& call, pid_t tgid);
+  abi::NvError Free(Call& call, pid_t tgid);
+  abi::NvError Param(Call& call, pid_t tgid);
+  abi::NvError GetId(Call& call, pid_t tgid);
+  abi::NvError ExportForAruid(Call& call, pid_t tgid);
+  abi::NvError IsOwnedByAruid(Call& call, pid_t tgid);
+  abi::NvError RemoveExportForAruid(Call& call, pid_t tgid);
+
   Nvmap& nvmap_;
 };
 
