@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "proxy/nvdrv_service.h"
+
 namespace nvsentry::proxy {
 
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
@@ -17,6 +19,21 @@ abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
   if (config.policy.Device(dev->id).backend == policy::Backend::kDeny)
     return abi::NvError::kDeviceNotFound;
   return abi::NvError::kSuccess;
+}
+
+NewSession MakeSession(const GuestConfig& config, const abi::DeviceDesc& dev,
+                       const BackendFactory& factory) {
+  NewSession out;
+  if (dev.id == abi::DeviceId::kNvdrv) {
+    out.session = std::make_shared<Session>(dev, std::make_unique<NvdrvService>(config, factory), config);
+  } else if (std::unique_ptr<hostshim::DeviceBackend> b = factory(dev, &out.refused)) {
+    out.session = std::make_shared<Session>(dev, std::move(b), config);
+  } else {
+    return out;  // the driver cannot keep another session of this kind
+  }
+  // The open_fds budget counts direct sessions and nvdrv fds together.
+  if (abi::NvError e = out.session->ChargeFd(); e != abi::NvError::kSuccess) return {nullptr, e};
+  return out;
 }
 
 int OpenErrno(abi::NvError err) {

@@ -29,6 +29,17 @@ using BackendFactory = std::function<std::unique_ptr<hostshim::DeviceBackend>(
 // The open_fds budget is charged separately, when the session is made (Session::ChargeFd).
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev);
 
+// A new session of `dev` (after MayOpen said yes), charged to the open_fds budget: the /dev/nvdrv
+// endpoint, or a backend from `factory`. Null with the driver's reason when the device's own
+// budget (e.g. `channels`) or open_fds is spent (InsufficientMemory). The one way both the Linux
+// open and the nvdrv Open command make a session.
+struct NewSession {
+  std::shared_ptr<Session> session;
+  abi::NvError refused = abi::NvError::kSuccess;
+};
+NewSession MakeSession(const GuestConfig& config, const abi::DeviceDesc& dev,
+                       const BackendFactory& factory);
+
 // errno for a Linux open refused with `err` (ENOENT, EACCES, EOPNOTSUPP).
 int OpenErrno(abi::NvError err);
 

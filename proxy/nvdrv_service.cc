@@ -134,16 +134,13 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
     else if (fds_.size() >= kMaxFds) verdict = NvError::kResourceError;
     else if (budget_ - used_ < kOpenCost) verdict = NvError::kInsufficientTransferMemory;
     else {
-      std::unique_ptr<hostshim::DeviceBackend> backend = factory_(*dev, &verdict);
-      auto session =
-          backend ? std::make_shared<Session>(*dev, std::move(backend), config_) : nullptr;
-      // The open_fds budget counts nvdrv fds with the direct sessions.
-      if (session) verdict = session->ChargeFd();
-      if (verdict == NvError::kSuccess) {
+      NewSession made = MakeSession(config_, *dev, factory_);
+      verdict = made.refused;
+      if (made.session) {
         fd = next_fd_++;
         used_ += kOpenCost;
         peak_used_ = std::max(peak_used_, used_);
-        fds_[fd] = std::move(session);
+        fds_[fd] = std::move(made.session);
       }
     }
   }

@@ -1,11 +1,5 @@
 #include "sentry/sentry.h"
 
-#include "proxy/device_open.h"
-#include "proxy/enforce.h"
-#include "proxy/learn.h"
-#include "proxy/nvdrv_service.h"
-#include "proxy/trace.h"
-
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <signal.h>
@@ -17,17 +11,22 @@
 #include <cstdlib>
 
 #include "abi/catalogue.h"
+#include "hostshim/rate_limited_log.h"
+#include "proxy/device_open.h"
 #include "proxy/engine.h"
+#include "proxy/enforce.h"
+#include "proxy/learn.h"
+#include "proxy/trace.h"
 #include "sentry/crash.h"
 #include "sentry/guest_memory.h"
 #include "sentry/notify_call.h"
-#include "sentry/open_path.h"
-#include "hostshim/rate_limited_log.h"
 #include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::optional<std::string> ReadLink(const std::string& path) {
   char buf[PATH_MAX];
@@ -103,129 +102,127 @@ void Sentry::Handle(const seccomp_notif& req) {
   }
 }
 
-void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
-  const auto t0 = std::chrono::steady_clock::now();
+// The open's path and flags as the guest passed them, for any of the four calls; nullopt when the
+// arguments cannot be read (the kernel then reports that itself).
+std::optional<Sentry::OpenArgs> Sentry::DecodeOpen(const seccomp_notif& req, TrappedCall kind) {
   const pid_t tid = static_cast<pid_t>(req.pid);
   const __u64* a = req.data.args;
-  int dirfd = AT_FDCWD;
-  uint64_t path_addr = 0;
-  uint64_t flags = 0;
+  OpenArgs o;
   switch (kind) {
-    case TrappedCall::kOpen: path_addr = a[0]; flags = a[1]; break;
-    case TrappedCall::kCreat: path_addr = a[0]; flags = O_CREAT | O_WRONLY | O_TRUNC; break;
-    case TrappedCall::kOpenat: dirfd = static_cast<int>(a[0]); path_addr = a[1]; flags = a[2]; break;
+    case TrappedCall::kOpen: o.path_addr = a[0]; o.flags = a[1]; break;
+    case TrappedCall::kCreat: o.path_addr = a[0]; o.flags = O_CREAT | O_WRONLY | O_TRUNC; break;
+    case TrappedCall::kOpenat: o.dirfd = static_cast<int>(a[0]); o.path_addr = a[1]; o.flags = a[2]; break;
     case TrappedCall::kOpenat2: {
-      dirfd = static_cast<int>(a[0]);
-      path_addr = a[1];
+      o.dirfd = static_cast<int>(a[0]);
+      o.path_addr = a[1];
       open_how how{};
       if (a[3] < sizeof(uint64_t) ||
-          !ReadGuest(tid, a[2], std::span(reinterpret_cast<uint8_t*>(&how), sizeof(uint64_t)))) {
-        listener_.Continue(req.id);  // the kernel reports the bad argument itself
-        return;
-      }
-      flags = how.flags;
+          !ReadGuest(tid, a[2], std::span(reinterpret_cast<uint8_t*>(&how), sizeof(uint64_t))))
+        return std::nullopt;
+      o.flags = how.flags;
       break;
     }
     default: break;
   }
-  // Unreadable paths continue: the kernel fails them the same way on its own read.
-  std::optional<std::string> path = ReadGuestString(tid, path_addr, PATH_MAX - 1);
-  if (!path || !MayNameNvidiaNode(*path)) {
-    listener_.Continue(req.id);
-    return;
-  }
+  return o;
+}
+
+// The absolute, normalised path the open names when it may be a device node of the catalogue's
+// namespace; nullopt for everything else (unreadable paths too: the kernel fails them the same
+// way on its own read).
+std::optional<NormalPath> Sentry::DevicePath(pid_t tid, const OpenArgs& o) {
+  std::optional<std::string> path = ReadGuestString(tid, o.path_addr, PATH_MAX - 1);
+  if (!path || !MayNameNvidiaNode(*path)) return std::nullopt;
   std::string base;
   if ((*path)[0] != '/') {
-    std::string link = dirfd == AT_FDCWD
+    std::string link = o.dirfd == AT_FDCWD
                            ? "/proc/" + std::to_string(tid) + "/cwd"
-                           : "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
+                           : "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(o.dirfd);
     auto resolved = ReadLink(link);
-    if (!resolved || (*resolved)[0] != '/') {
-      listener_.Continue(req.id);
-      return;
-    }
+    if (!resolved || (*resolved)[0] != '/') return std::nullopt;
     base = *resolved;
   }
   NormalPath np = NormalizePath(base, *path);
-  if (!abi::LooksLikeNvidiaNode(np.path)) {
+  if (!abi::LooksLikeNvidiaNode(np.path)) return std::nullopt;
+  return np;
+}
+
+// An open refused by the driver's rules: logged (rate-limited), traced, answered with `err`.
+void Sentry::RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict,
+                        int err, std::string_view why, Clock::time_point t0) {
+  NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", path, why);
+  if (proxy::Tracer* t = options_.guest.tracer)
+    t->Open({static_cast<pid_t>(req.pid), path, -1, err, verdict, false, Clock::now() - t0});
+  listener_.Fail(req.id, err);
+}
+
+void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
+  const auto t0 = Clock::now();
+  const pid_t tid = static_cast<pid_t>(req.pid);
+  const proxy::GuestConfig& guest = options_.guest;
+  // 1. What the guest asked for: anything but a catalogue-namespace path continues natively.
+  std::optional<OpenArgs> args = DecodeOpen(req, kind);
+  std::optional<NormalPath> np = args ? DevicePath(tid, *args) : std::nullopt;
+  if (!np) {
     listener_.Continue(req.id);
     return;
   }
-  const abi::DeviceDesc* dev = abi::FindDeviceByPath(np.path);
-  const proxy::GuestConfig& guest = options_.guest;
+  // 2. The guest contract's answer for this device (identity, firmware, policy) and the flags.
+  const abi::DeviceDesc* dev = abi::FindDeviceByPath(np->path);
   if (abi::NvError verdict = proxy::MayOpen(guest, dev); verdict != abi::NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", np.path,
-                 dev == nullptr ? "not a device the catalogue has"
-                                : abi::NvErrorName(verdict));
-    int e = proxy::OpenErrno(verdict);
-    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, e, verdict, false, std::chrono::steady_clock::now() - t0});
-    listener_.Fail(req.id, e);
+    RefuseOpen(req, np->path, verdict, proxy::OpenErrno(verdict),
+               dev == nullptr ? "not a device the catalogue has" : abi::NvErrorName(verdict), t0);
     return;
   }
-  if (np.trailing_slash || (flags & O_DIRECTORY)) {
+  if (np->trailing_slash || (args->flags & O_DIRECTORY)) {
     listener_.Fail(req.id, ENOTDIR);
     return;
   }
-  if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+  if ((args->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
     listener_.Fail(req.id, EEXIST);
     return;
   }
   if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
   if (!listener_.IdValid(req.id)) return;
-
-  std::shared_ptr<proxy::Session> session;
-  if (dev->id == abi::DeviceId::kNvdrv) {
-    session = std::make_shared<proxy::Session>(
-        *dev,
-        std::make_unique<proxy::NvdrvService>(
-            guest,
-            [this](const abi::DeviceDesc& d, abi::NvError* refused) { return gpu_.Open(d, refused); }),
-        guest);
-  } else {
-    abi::NvError refused = abi::NvError::kSuccess;
-    std::unique_ptr<hostshim::DeviceBackend> backend = gpu_.Open(*dev, &refused);
-    if (!backend) {
-      // The driver cannot keep another session of this kind (e.g. the channels budget).
-      const int err = abi::NvErrorToErrno(refused);
-      NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", np.path, abi::NvErrorName(refused));
-      if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, refused, false, std::chrono::steady_clock::now() - t0});
-      listener_.Fail(req.id, err);
-      return;
-    }
-    session = std::make_shared<proxy::Session>(*dev, std::move(backend), guest);
-  }
-  // The open_fds budget (direct sessions and nvdrv fds together): ENOMEM, the errno of seed
-  // 000's InsufficientMemory, as a driver that cannot keep another open answers.
-  if (abi::NvError e = session->ChargeFd(); e != abi::NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::info, "open {}: the open_fds budget ({}) is spent", np.path,
-                 guest.budget->limit(proxy::BudgetKind::kOpenFds));
-    const int err = abi::NvErrorToErrno(e);
-    if (guest.tracer) guest.tracer->Open({tid, np.path, -1, err, e, false, std::chrono::steady_clock::now() - t0});
-    listener_.Fail(req.id, err);
+  // 3. The session, as the nvdrv Open command makes one: its backend and its open_fds charge.
+  proxy::NewSession made = proxy::MakeSession(
+      guest, *dev,
+      [this](const abi::DeviceDesc& d, abi::NvError* refused) { return gpu_.Open(d, refused); });
+  if (!made.session) {
+    RefuseOpen(req, np->path, made.refused, abi::NvErrorToErrno(made.refused),
+               "the driver cannot keep another (the device's own budget or open_fds)", t0);
     return;
   }
+  // 4. Its fd in the guest.
+  PlaceSession(req, np->path, *dev, std::move(made.session), (args->flags & O_CLOEXEC) != 0, t0);
+}
+
+void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
+                          std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0) {
+  const pid_t tid = static_cast<pid_t>(req.pid);
+  const proxy::GuestConfig& guest = options_.guest;
   // The worker keeps its reference until the open is finished: the session may end (the guest
   // closed the fd, or exited) as soon as its fd is placed.
   auto pending = sessions_.Create(session);
   if (!pending.ok()) {
-    NVS_LOG_LIMITED(spdlog::level::err, "open {}: {}", np.path, pending.status().ToString());
+    NVS_LOG_LIMITED(spdlog::level::err, "open {}: {}", path, pending.status().ToString());
     listener_.Fail(req.id, ENFILE);
     return;
   }
   // The lifetime thread starts watching the session at Placed(), and the guest may close the fd
   // the moment it is placed: the session learns its fd number before then.
   auto place = [&] {
-    const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end, (flags & O_CLOEXEC) != 0);
+    const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end, cloexec);
     if (fd >= 0 && guest.tracer) session->TraceCloseAs(fd);
     return fd;
   };
   const int guest_fd =
-      guest.tracer ? guest.tracer->OpenPlaced({tid, np.path, -1, 0, abi::NvError::kSuccess, false,
-                                               std::chrono::steady_clock::now() - t0},
+      guest.tracer ? guest.tracer->OpenPlaced({tid, path, -1, 0, abi::NvError::kSuccess, false,
+                                               Clock::now() - t0},
                                               place)
                    : place();
   if (guest_fd < 0) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", np.path, strerror(-guest_fd));
+    NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", path, strerror(-guest_fd));
     sessions_.Abandon(*pending);
     // EMFILE and the like are the guest's to see; a vanished call has nobody to answer.
     if (guest_fd != -ENOENT) listener_.Fail(req.id, -guest_fd);
@@ -234,8 +231,8 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   sessions_.Placed(*pending);
   if (TestHookOn(TestHook::kHoldOpenAfterPlacing))
     sessions_.WaitUntilEnded(pending->slot, absl::Seconds(10));
-  if (guest.learner != nullptr) guest.learner->Opened(*dev);
-  NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, np.path, guest_fd);
+  if (guest.learner != nullptr) guest.learner->Opened(dev);
+  NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, path, guest_fd);
 }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {

@@ -4,14 +4,20 @@
 // guest: waits are parked and answered by whoever completes them.
 #pragma once
 
+#include <fcntl.h>
 #include <linux/seccomp.h>
 
+#include <chrono>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "hostshim/sim/gpu.h"
 #include "proxy/guest_config.h"
+#include "proxy/session.h"
+#include "sentry/open_path.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
 #include "sentry/park_watch.h"
@@ -35,7 +41,21 @@ class Sentry {
  private:
   void WorkerLoop();
   void Handle(const seccomp_notif& req);
+  using Clock = std::chrono::steady_clock;
+  // A trapped open, in steps: what the guest asked for, the device path it names, the contract's
+  // answer, the session, its fd in the guest.
+  struct OpenArgs {
+    int dirfd = AT_FDCWD;
+    uint64_t path_addr = 0;
+    uint64_t flags = 0;
+  };
   void HandleOpen(const seccomp_notif& req, TrappedCall kind);
+  static std::optional<OpenArgs> DecodeOpen(const seccomp_notif& req, TrappedCall kind);
+  static std::optional<NormalPath> DevicePath(pid_t tid, const OpenArgs& args);
+  void RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict, int err,
+                  std::string_view why, Clock::time_point t0);
+  void PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
+                    std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0);
   void HandleIoctl(const seccomp_notif& req);
 
   Listener listener_;
