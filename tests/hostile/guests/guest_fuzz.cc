@@ -359,6 +359,8 @@ void Fork(Rng& r) {
   g->counters->forks++;
   std::lock_guard<std::mutex> l(g->mu);
   g->children.push_back(pid);
+  // Reap as it goes: zombies hold pids, and the host's are shared (pid_max).
+  std::erase_if(g->children, [](pid_t c) { return waitpid(c, nullptr, WNOHANG) == c; });
 }
 
 void Loop(uint64_t seed, int rounds, bool in_child) {
