@@ -44,6 +44,8 @@ Sandbox options for run (docs/security.md, "Launcher"):
                      the private /tmp (--private-tmp), where it is made
   --ro-bind SRC DST  the same, read-only
   --no-network       an empty network namespace: no interface but loopback
+  --max-tasks=N      processes and threads the program may have at once, zombies included
+                     (default 4096; 0: no limit); a fork or thread past it fails with EAGAIN
   --chdir DIR        start the program in DIR (default: the current directory, or / if the
                      program's view has no such directory)
   Without them the program sees the host's tree and network as they are, with its identity's
@@ -192,6 +194,11 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.ro_root = true;
     } else if (name == "--private-tmp" && !has_value) {
       o.private_tmp = true;
+    } else if (name == "--max-tasks") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(value, &o.max_tasks) || o.max_tasks > 4194304)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--max-tasks: '", value, "' is not a number from 0 to 4194304"));
     } else if (name == "--no-network" && !has_value) {
       o.no_network = true;
     } else if ((name == "--bind" || name == "--ro-bind") && !has_value) {

@@ -47,6 +47,9 @@ struct RunOptions {
   std::vector<BindMount> binds;  // --bind/--ro-bind SRC DST, in order (SRC as given)
   bool no_network = false;
   std::string chdir;  // empty: the caller's current directory
+  // --max-tasks=N: processes and threads the guest may hold at once (zombies count until
+  // reaped), RLIMIT_NPROC in its user namespace; 0: no limit. Host pids are shared with the host.
+  uint32_t max_tasks = 4096;
 };
 
 struct Command {

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +101,14 @@ void RunGuestInit(const GuestInitArgs& a) {
     // A change of credentials clears the parent-death signal: set it again. (The sentry cannot
     // have died meanwhile unnoticed: it holds the other end of control_fd, checked below.)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+  }
+  // The host's pids are shared: a guest that forks (or leaves zombies) without end would take
+  // them all. RLIMIT_NPROC counts this user namespace's tasks (threads and unreaped zombies
+  // too); its root holds no CAP_SYS_RESOURCE over the host, so it cannot raise it. (With
+  // --host-root the kernel exempts root: no limit.)
+  if (a.max_tasks != 0) {
+    const rlimit tasks = {a.max_tasks, a.max_tasks};
+    if (setrlimit(RLIMIT_NPROC, &tasks) != 0) Fail(a.control_fd, "setting RLIMIT_NPROC (--max-tasks)", errno);
   }
   // Whatever the guest execs, it gains no privilege (setuid and file capabilities do nothing).
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(a.control_fd, "setting no_new_privs", errno);

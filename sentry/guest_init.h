@@ -33,6 +33,7 @@ struct GuestInitArgs {
   bool loopback;           // in a network namespace of its own: bring its loopback up
   std::string workdir;     // where the guest starts, as a path in its own view
   bool workdir_required;   // --chdir: a workdir that does not exist there is an error
+  uint32_t max_tasks;      // RLIMIT_NPROC of the guest (0: unlimited)
 };
 
 // What init tells the sentry, one fixed-size record per write (atomic on a pipe).

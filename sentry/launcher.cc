@@ -252,7 +252,8 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
     close(control[0]);
     close(status_pipe[0]);
     RunGuestInit({argv.data(), std::move(mounts), &*filter, control[1], status_pipe[1], original,
-                  sentry_pid, *identity, options.no_network, workdir, !options.chdir.empty()});
+                  sentry_pid, *identity, options.no_network, workdir, !options.chdir.empty(),
+                  options.max_tasks});
   }
   close(control[1]);
   close(status_pipe[1]);

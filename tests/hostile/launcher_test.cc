@@ -248,6 +248,29 @@ TEST(LauncherPrivileges, GuestStartedByRootHoldsNoCapabilityOverTheHost) {
   EXPECT_EQ(kv["nice"], "-1/" + std::to_string(EACCES));
 }
 
+// A guest that takes pids without end (zombies it never reaps) takes them from the host: this
+// VM's pid_max is 32,768, and a guest fuzzer's 32,432 zombies once left a concurrent process on
+// the host unable to start a thread. --max-tasks (RLIMIT_NPROC in the guest's user namespace)
+// stops it at the limit with EAGAIN, and the guest cannot raise it.
+TEST(LauncherTasks, AGuestTakingPidsStopsAtMaxTasks) {
+  RunResult r = RunSandboxed({"--max-tasks=64"}, {TASKS_GUEST_BIN, "10000"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["error"], std::to_string(EAGAIN)) << r.out;
+  // 64 tasks of its user: init, the guest itself and 62 children.
+  EXPECT_EQ(kv["made"], "62") << r.out;
+  EXPECT_EQ(kv["raise"], "-1/" + std::to_string(EPERM)) << r.out;
+}
+
+TEST(LauncherTasks, TheDefaultLimitHoldsAndZeroLiftsIt) {
+  auto kv = ParseKeyValues(RunSandboxed({}, {TASKS_GUEST_BIN, "6000"}).out);
+  EXPECT_EQ(kv["made"], "4094") << "the default --max-tasks is 4096";
+  EXPECT_EQ(kv["error"], std::to_string(EAGAIN));
+  kv = ParseKeyValues(RunSandboxed({"--max-tasks=0"}, {TASKS_GUEST_BIN, "6000"}).out);
+  EXPECT_EQ(kv["made"], "6000");
+  EXPECT_EQ(kv["error"], "0");
+}
+
 // The opt-out really restores the host's root (so the probes above can see a privilege).
 TEST(LauncherPrivileges, HostRootOptOutGivesThemBack) {
   if (geteuid() != 0) GTEST_SKIP() << "--host-root needs root";

@@ -44,6 +44,10 @@ TEST(Cli, Errors) {
   EXPECT_FALSE(Parse({"nvsentry", "run", "--log-file"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--log-burst=-1", "x"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--log-burst=many", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--max-tasks=-3", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--max-tasks", "lots", "x"}).ok());
+  EXPECT_EQ(Parse({"nvsentry", "run", "--max-tasks=64", "x"})->run.max_tasks, 64u);
+  EXPECT_EQ(Parse({"nvsentry", "run", "x"})->run.max_tasks, 4096u) << "bounded by default";
   EXPECT_FALSE(Parse({"nvsentry", "run", "--sync-wakeup=yes", "x"}).ok());
 }
 
