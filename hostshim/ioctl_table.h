@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace nvsentry::hostshim {
 
@@ -22,6 +23,14 @@ const IoctlHandler<Fn>* FindHandler(std::span<const IoctlHandler<Fn>> table, uin
   for (const IoctlHandler<Fn>& h : table)
     if (h.code == code) return &h;
   return nullptr;
+}
+
+// The codes a table binds, in its order.
+template <typename Fn>
+std::vector<uint32_t> BoundCodes(std::span<const IoctlHandler<Fn>> table) {
+  std::vector<uint32_t> codes;
+  for (const IoctlHandler<Fn>& h : table) codes.push_back(h.code);
+  return codes;
 }
 
 // What a device says about its table, for the catalogue check: the codes it handles and the

@@ -196,11 +196,7 @@ std::span<const IoctlHandler<AsDevice::Handler>> AsDevice::Handlers() {
 
 IoctlTableInfo AsDevice::Table() {
   // Every address-space ioctl that reaches a backend is served: none left unimplemented.
-  static const std::vector<uint32_t> handled = [] {
-    std::vector<uint32_t> v;
-    for (const auto& h : Handlers()) v.push_back(h.code);
-    return v;
-  }();
+  static const std::vector<uint32_t> handled = BoundCodes(Handlers());
   return {handled, {}};
 }
 

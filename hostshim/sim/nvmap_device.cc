@@ -33,11 +33,7 @@ std::span<const IoctlHandler<NvmapDevice::Handler>> NvmapDevice::Handlers() {
 }
 
 IoctlTableInfo NvmapDevice::Table() {
-  static const std::vector<uint32_t> handled = [] {
-    std::vector<uint32_t> v;
-    for (const auto& h : Handlers()) v.push_back(h.code);
-    return v;
-  }();
+  static const std::vector<uint32_t> handled = BoundCodes(Handlers());
   return {handled, kLeftUnimplemented};
 }
 
