@@ -37,7 +37,7 @@ constexpr uint8_t kMagicCtrlGpu[] = {0x47};
 // host1x ioctls use 0, nvgpu channel ioctls 'H', SET/GET_USER_DATA 'G'
 constexpr uint8_t kMagicChannel[] = {0x00, 0x47, 0x48};
 
-// NvDrvPermission bits (seed 000): 0 Gpu, 1 GpuDebug, 2 GpuSchedule, 3 VIC, 4 VideoEncoder,
+// NvDrvPermission bits (Switchbrew): 0 Gpu, 1 GpuDebug, 2 GpuSchedule, 3 VIC, 4 VideoEncoder,
 // 5 VideoDecoder, 6 TSEC, 7 JPEG, 8 Display.
 const std::vector<DeviceDesc>& Table() {
   static const std::vector<DeviceDesc> kDevices = {

@@ -98,22 +98,22 @@ enum IoctlFlags : uint32_t {
   kPure = 1u << 1,
   // The size bits of the code vary with the call (header plus arrays); `code` holds them as 0.
   kVariable = 1u << 2,
-  // The seed gives this ioctl a fixed answer (e.g. "Returns NotSupported"): the engine answers
+  // Switchbrew gives this ioctl a fixed answer (e.g. "Returns NotSupported"): the engine answers
   // `answer` after validating the call, without the backend.
-  kSeedAnswer = 1u << 3,
+  kFixedAnswer = 1u << 3,
   kUsesIoctl2 = 1u << 4,  // may arrive through the Ioctl2 service command (has a kIn2 array)
   kUsesIoctl3 = 1u << 5,  // may arrive through the Ioctl3 service command (has a kOut2 array)
-  // The seed names the ioctl but gives no layout: `fields` is one opaque byte array.
+  // Switchbrew names the ioctl but gives no layout: `fields` is one opaque byte array.
   kOpaque = 1u << 6,
   // A Timeout answer carries outputs too (the syncpoint event waits name the armed event in
   // `value`): the engine writes them back on Timeout as on Success.
   kOutputsOnTimeout = 1u << 7,
 };
 
-// A code a public client sends for an ioctl with other direction bits than seed 000's (same
+// A code a public client sends for an ioctl with other direction bits than Switchbrew's (same
 // magic, number and size). The driver dispatches on the number (docs/guest-abi.md, "Where
-// nvsentry follows real clients over the seed"), so the alias selects the seed's entry and is
-// served exactly as it: the seed's direction and fields say what is read and written. Only the
+// nvsentry follows real clients over Switchbrew"), so the alias selects Switchbrew's entry and is
+// served exactly as it: Switchbrew's direction and fields say what is read and written. Only the
 // variants listed here are served; any other direction variant stays an unknown code.
 struct CodeAlias {
   uint32_t code;
@@ -128,7 +128,7 @@ struct IoctlDesc {
   std::span<const ArrayDesc> arrays = {};
   uint16_t header_size = 0;  // kVariable only: bytes before the first inline array
   FwRange fw = {};           // firmware versions that use this code
-  NvError answer = NvError::kSuccess;  // kSeedAnswer only
+  NvError answer = NvError::kSuccess;  // kFixedAnswer only
   std::string_view summary = {};       // one line for docs and `nvsentry abi show`
   std::span<const CodeAlias> aliases = {};  // fixed-size ioctls only
 
@@ -173,13 +173,13 @@ enum class DeviceId : uint8_t {
   kNvhostVic,
   kNvhostDisplay,
   kNvhostTsec,
-  kNvdrv,  // the service endpoint (not a device of seed 000: the service commands as ioctls)
+  kNvdrv,  // the service endpoint (not a device of Switchbrew: the service commands as ioctls)
 };
 
 constexpr int kNoPermissionBit = -1;
 
 enum DeviceFlags : uint32_t {
-  kNeedsDebugMode = 1u << 0,  // opening answers NotSupported unless debug mode is on (seed 000)
+  kNeedsDebugMode = 1u << 0,  // opening answers NotSupported unless debug mode is on (Switchbrew)
 };
 
 struct DeviceDesc {
@@ -187,7 +187,7 @@ struct DeviceDesc {
   std::string_view path;              // the node the guest opens
   int permission_bit;                 // NvDrvPermission bit that grants it, or kNoPermissionBit
   std::span<const uint8_t> magics;    // ioctl magics its codes use (drives the trap filter)
-  std::span<const IoctlDesc> ioctls;  // every ioctl of seed 000, all firmware variants
+  std::span<const IoctlDesc> ioctls;  // every ioctl of Switchbrew, all firmware variants
   uint32_t flags = 0;
   FwRange fw = {};  // firmware versions that have the device
 };

@@ -16,7 +16,7 @@ constexpr Firmware Fw(uint32_t major, uint32_t minor, uint32_t micro) {
 }
 constexpr Firmware kLatestFirmware = Fw(20, 0, 0);
 
-// [min, end): seed 000 writes "[1.0.0-6.1.0]" for a code that 6.1.0 already replaced (its own
+// [min, end): Switchbrew writes "[1.0.0-6.1.0]" for a code that 6.1.0 already replaced (its own
 // notes say "[6.1.0+] modified"; same for GET_NEXT_OVERRUN_EVENT at 3.0.0), so the upper bound
 // of a range is the first version that no longer has it.
 struct FwRange {

@@ -63,7 +63,7 @@ constexpr bool IoctlIsSound(const IoctlDesc& d) {
   if (d.variable() && (d.code & kIocSizeMask) != 0) return false;
   if (!d.variable() && d.header_size != 0) return false;
   if (!FieldsFit(d.fields, d.fixed_size())) return false;
-  if ((d.flags & kSeedAnswer) != 0 && d.answer == NvError::kSuccess && !d.fields.empty() &&
+  if ((d.flags & kFixedAnswer) != 0 && d.answer == NvError::kSuccess && !d.fields.empty() &&
       DirHasOut(d.dir()))
     return false;  // a fixed success answer would return whatever the guest passed in
   return ArraysSound(d);

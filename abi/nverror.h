@@ -1,4 +1,4 @@
-// NvError, the nvdrv result code (seed 000), and the one table that maps it to a Linux errno for
+// NvError, the nvdrv result code (Switchbrew), and the one table that maps it to a Linux errno for
 // guests that speak the Linux ioctl convention.
 #pragma once
 
@@ -70,10 +70,10 @@ struct NvErrorInfo {
   int err;  // the errno a Linux guest sees; 0 for Success
 };
 
-// Every NvError of seed 000, in code order.
+// Every NvError of Switchbrew, in code order.
 const NvErrorInfo* AllNvErrors(size_t* count);
 
-std::string_view NvErrorName(NvError e);  // "Unknown" for a code seed 000 does not list
-int NvErrorToErrno(NvError e);             // EIO for a code seed 000 does not list
+std::string_view NvErrorName(NvError e);  // "Unknown" for a code Switchbrew does not list
+int NvErrorToErrno(NvError e);             // EIO for a code Switchbrew does not list
 
 }  // namespace nvsentry::abi

@@ -69,9 +69,9 @@ void IoctlSection(const IoctlDesc& d, std::string& md) {
   for (const CodeAlias& a : d.aliases)
     absl::StrAppend(&md, "Also served as `", absl::StrFormat("0x%08X", a.code), "` (",
                     DirName(IocDir(a.code)), "), the code ", S(a.client),
-                    " sends: the same ioctl, read and written as above (the seed's direction).\n\n");
-  if (d.flags & kSeedAnswer)
-    absl::StrAppend(&md, "Seed 000 gives a fixed answer: ", S(NvErrorName(d.answer)),
+                    " sends: the same ioctl, read and written as above (Switchbrew's direction).\n\n");
+  if (d.flags & kFixedAnswer)
+    absl::StrAppend(&md, "Switchbrew gives a fixed answer: ", S(NvErrorName(d.answer)),
                     absl::StrFormat(" (0x%X)", static_cast<uint32_t>(d.answer)), ".\n\n");
   if (d.fields.empty()) {
     md += "No argument.\n\n";
@@ -107,7 +107,7 @@ std::string TypeName(const Field& f) {
 std::string IoctlFlagsString(const IoctlDesc& d) {
   static constexpr std::pair<uint32_t, const char*> kNames[] = {
       {kPure, "pure"},           {kMayBlock, "may block"},      {kVariable, "variable"},
-      {kSeedAnswer, "seed answer"}, {kUsesIoctl2, "Ioctl2"},    {kUsesIoctl3, "Ioctl3"},
+      {kFixedAnswer, "fixed answer"}, {kUsesIoctl2, "Ioctl2"},    {kUsesIoctl3, "Ioctl3"},
       {kOpaque, "opaque"},
   };
   std::string out;
@@ -175,8 +175,8 @@ std::string IoctlReferenceMarkdown() {
       "Directions are the caller's: `in` is read by the driver, `out` written by it, `none` is "
       "padding or a reserved word. Codes use the Linux `_IOC` layout. Firmware ranges are "
       "`[first-end)`, `[first+]`, or `all`. Flags: `pure` changes no driver state, `may block` "
-      "may wait, `variable` has arrays after a fixed header (the code's size bits vary), `seed "
-      "answer` gets a fixed answer, `Ioctl2`/`Ioctl3` may come through those nvdrv commands with "
+      "may wait, `variable` has arrays after a fixed header (the code's size bits vary), `fixed "
+      "answer` is answered with Switchbrew's fixed NvError before any backend, `Ioctl2`/`Ioctl3` may come through those nvdrv commands with "
       "a second buffer, `opaque` has no known layout. An `alias` is a code a public client sends "
       "for the same ioctl with other direction bits; it is served as the entry, read and written "
       "as the entry's direction says (docs/guest-abi.md).\n\n"

@@ -1,4 +1,4 @@
-// The nvdrv services of seed 000 and the NvDrvPermission mask each grants per firmware version.
+// The nvdrv services of Switchbrew and the NvDrvPermission mask each grants per firmware version.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 namespace nvsentry::abi {
 
-// NvDrvPermission bits (seed 000).
+// NvDrvPermission bits (Switchbrew).
 enum PermissionBit : int {
   kPermGpu = 0,
   kPermGpuDebug = 1,
@@ -43,7 +43,7 @@ inline constexpr uint32_t kDefaultServiceMask = 0xA83B;
 // "nvdrv", "nvdrv:a", "nvdrv:s", "nvdrv:t".
 std::span<const std::string_view> ServiceNames();
 
-// The mask `service` has on firmware `fw`, or nullopt for an unknown service. Seed 000 gives no
+// The mask `service` has on firmware `fw`, or nullopt for an unknown service. Switchbrew gives no
 // mask for the factory service nvdrv:t; nvsentry gives it the union of the other three services'
 // masks on the same firmware (a factory tool exercises every block).
 std::optional<uint32_t> ServiceMask(std::string_view service, Firmware fw);

@@ -1,5 +1,5 @@
 /* A small nvdrv client for guest programs, written the way a homebrew client library drives the
- * driver: the codes and layouts of seed 000 typed out here (guests share no definitions with the
+ * driver: the codes and layouts of Switchbrew typed out here (guests share no definitions with the
  * sandbox), one call per ioctl, and a pushbuffer builder. Every call goes either through the
  * /dev/nvdrv service endpoint (Initialize, Open, Ioctl/Ioctl2, QueryEvent: what a real nvdrv
  * client does) or straight to the Linux device nodes (open + ioctl). Calls return 0 or an error:
@@ -80,7 +80,7 @@ struct nvgpu_as_map_ex {
   uint64_t buffer_offset, mapping_size, offset;
 };
 /* The field order real clients send (libnx's nvioctlNvhostAsGpu_InitializeEx passes flags 1);
- * seed 000 lists big_page_size first (docs/guest-abi.md). */
+ * Switchbrew lists big_page_size first (docs/guest-abi.md). */
 struct nvgpu_as_alloc_as_ex {
   uint32_t flags;
   int32_t as_fd;
@@ -160,7 +160,7 @@ int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entrie
 int nvc_submit(struct nvc* c, uint32_t ch, const struct nvgpu_gpfifo_entry* entries, uint32_t n,
                uint32_t flags, struct nvgpu_fence* fence);
 
-/* ---- pushbuffers (command words of seed 003 / the GM20B) ---- */
+/* ---- pushbuffers (command words as Switchbrew's GPU page and the GM20B class headers give them) ---- */
 struct nvc_push {
   uint32_t* words;
   uint32_t count, capacity;

@@ -40,7 +40,7 @@ class BudgetAccount {
  public:
   explicit BudgetAccount(const policy::Budgets& limits);
 
-  // Takes `amount` from the budget; InsufficientMemory (seed 000's error for a driver that cannot
+  // Takes `amount` from the budget; InsufficientMemory (Switchbrew's error for a driver that cannot
   // keep more; InsufficientTransferMemory for transfer_memory) when that would pass the limit,
   // and then nothing is taken.
   abi::NvError Charge(BudgetKind k, uint64_t amount = 1);

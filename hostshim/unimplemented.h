@@ -10,7 +10,7 @@ namespace nvsentry::hostshim {
 Result Unimplemented(const abi::IoctlDesc& desc);
 
 // Serves a device whose ioctls are not simulated yet: every call is Unimplemented. QueryEvent
-// already answers as seed 000 says for the device (the events exist; nothing signals them yet).
+// already answers as Switchbrew says for the device (the events exist; nothing signals them yet).
 class UnimplementedDevice : public DeviceBackend {
  public:
   // `budget` (may be null) is charged for the session's event fds (open_fds).

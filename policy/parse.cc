@@ -226,7 +226,7 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
       else if (auto b = r.OneOf(*n, {"simulated", "deny"})) {
         rule.backend = *b == "deny" ? Backend::kDeny : Backend::kSimulated;
         // Saying "simulated" for a node the guest can never open is a mistake worth naming (a
-        // missing debug_mode is not: that node opens and answers NotSupported, as in seed 000).
+        // missing debug_mode is not: that node opens and answers NotSupported, as in Switchbrew).
         if (rule.backend == Backend::kSimulated) CheckOpens(r, *n, *dev, p);
       }
     }

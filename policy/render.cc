@@ -63,7 +63,7 @@ std::string WhyNot(const Policy& p, const abi::DeviceDesc& dev) {
 
 // What the guest gets from an allowed ioctl before any backend runs, when that is not the ioctl
 // itself: the permission bits and modes the sentry applies (proxy/enforce.cc,
-// proxy/nvdrv_service.cc) and the seed's fixed answers. "" when it runs.
+// proxy/nvdrv_service.cc) and Switchbrew's fixed answers. "" when it runs.
 std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::IoctlDesc& d) {
   auto missing = [&](std::initializer_list<int> bits) {
     std::vector<std::string> names;
@@ -89,8 +89,8 @@ std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::Ioctl
   else if (dev.id == abi::DeviceId::kNvhostCtrl && d.code == abi::nvhost_ctrl::kGetConfig &&
            p.production_mode)
     why = "NotSupported: production_mode";
-  else if (d.flags & abi::kSeedAnswer)
-    why = absl::StrCat(S(abi::NvErrorName(d.answer)), ": seed 000's fixed answer");
+  else if (d.flags & abi::kFixedAnswer)
+    why = absl::StrCat(S(abi::NvErrorName(d.answer)), ": Switchbrew's fixed answer");
   return why.empty() ? why : absl::StrCat(" (answers ", why, ")");
 }
 

@@ -1,6 +1,6 @@
 // Enforcing the guest's policy on one ioctl (the copy engine calls these) and what a violation
 // does. Two kinds of refusal:
-//  - the seed's own answers, which follow from the guest's identity (permission mask, production
+//  - Switchbrew's own answers, which follow from the guest's identity (permission mask, production
 //    mode) and are the same whatever the policy's action: NVMAP_IOC_EXPORT_FOR_ARUID and
 //    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is
 //    NotSupported in production mode. (NVMAP_IOC_FROM_ID's bits 9 and 12 concern other
@@ -32,7 +32,7 @@ struct RuleRef {
 };
 RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::IoctlDesc& desc);
 
-// The seed's answer that the guest's identity gives this ioctl before anything else happens
+// Switchbrew's answer that the guest's identity gives this ioctl before anything else happens
 // (Success: none).
 abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
                             const abi::IoctlDesc& desc);

@@ -109,12 +109,12 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
   return {IoctlOutcome::kAnswer, e};
 }
 
-// The call with its buffers as the seed's entry reads them. What is read and written is the
+// The call with its buffers as Switchbrew's entry reads them. What is read and written is the
 // entry's (its direction and fields); which of the call's buffers hold the argument is the
 // guest's code's. A direction variant (a catalogue alias) carried by an nvdrv Ioctl passes its
 // argument only in the buffers its own direction names (libnx nvIoctl: the input buffer for
 // "write", the output buffer for "read"), so a direction the variant lacks uses the one buffer it
-// gave. For the seed's own code, and for a Linux ioctl (one pointer for both), nothing changes.
+// gave. For Switchbrew's own code, and for a Linux ioctl (one pointer for both), nothing changes.
 IoctlRequest ArgumentBuffers(const IoctlRequest& req, const abi::IoctlDesc& desc) {
   IoctlRequest r = req;
   if (desc.variable() || req.code == desc.code) return r;
@@ -157,7 +157,7 @@ class Stages {
   }
 
   // 2. Whether the guest may make this call at all: the service command that carried it, the
-  // policy's verdict for the ioctl, and the seed's answers that follow from its identity.
+  // policy's verdict for the ioctl, and Switchbrew's answers that follow from its identity.
   std::optional<IoctlOutcome> Admit() {
     if ((req_.via == abi::Via::kIoctl2 && !(desc_->flags & abi::kUsesIoctl2)) ||
         (req_.via == abi::Via::kIoctl3 && !(desc_->flags & abi::kUsesIoctl3)))
@@ -218,7 +218,7 @@ class Stages {
   // 5. The rest of the guest's data (the Ioctl2 buffer), and the last check before anything may
   // change: the guest thread still waits for this call (the copy may also have come from a task
   // that reused its id). A pure call changes nothing and its write-back is no safer for a check
-  // made before it, so it skips the syscall; so does the seed's fixed answer.
+  // made before it, so it skips the syscall; so does Switchbrew's fixed answer.
   std::optional<IoctlOutcome> Commit() {
     done_ = std::make_shared<Completion>();
     done_->desc = desc_;
@@ -235,15 +235,15 @@ class Stages {
     }
     done_->out2.resize(layout_.out2_bytes);
     if (observers_.WantsInput()) done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
-    if (!desc_->pure() && !(desc_->flags & abi::kSeedAnswer) && !ctx_.StillValid())
+    if (!desc_->pure() && !(desc_->flags & abi::kFixedAnswer) && !ctx_.StillValid())
       return IoctlOutcome{IoctlOutcome::kDropped, 0};
     return std::nullopt;
   }
 
-  // 6. The answer: the seed's fixed one, the /dev/nvdrv service's command, or the backend's
+  // 6. The answer: Switchbrew's fixed one, the /dev/nvdrv service's command, or the backend's
   // (which may park the call); outputs written back once, on success only.
   IoctlOutcome Dispatch() {
-    if (desc_->flags & abi::kSeedAnswer)
+    if (desc_->flags & abi::kFixedAnswer)
       return {IoctlOutcome::kAnswer, done_->Finish(main_, desc_->answer, ctx_)};
     if (ServiceEndpoint* ep = session_.endpoint()) {
       if (std::optional<IoctlOutcome> carried = ep->Command(*desc_, main_, req_, ctx_)) return *carried;

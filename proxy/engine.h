@@ -3,7 +3,7 @@
 // commands. It finds the ioctl's description, copies the guest's buffers once into sentry memory
 // (main buffer, and the Ioctl2 input buffer), lays out and checks the variable-length arrays,
 // confirms the call is still live before anything can change (pure calls change nothing),
-// dispatches to the backend (or answers the seed's fixed answer), and writes the outputs back once,
+// dispatches to the backend (or answers Switchbrew's fixed answer), and writes the outputs back once,
 // on success only. Backends only ever see the sentry's copy.
 #pragma once
 

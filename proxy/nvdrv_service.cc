@@ -57,7 +57,7 @@ std::optional<IoctlOutcome> NvdrvService::Command(const abi::IoctlDesc& desc,
       break;
     }
     case nv::kMapSharedMem: {
-      // The seed does not say what the mapping does; until nvmap objects exist (issue 5) the
+      // Switchbrew does not say what the mapping does; until nvmap objects exist (issue 5) the
       // command checks its fd and answers NotSupported.
       auto& c = As<nv::MapSharedMem>(cmd);
       err = SessionOf(c.fd) ? NvError::kNotSupported : NvError::kBadParameter;
@@ -238,7 +238,7 @@ NvError NvdrvService::SetMargin(std::span<uint8_t> cmd) {
   auto& c = As<nv::SetGraphicsFirmwareMemoryMarginEnabled>(cmd);
   if (!config_.permissions().MaySetMemoryMargin()) return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
-  // Seed 000: only the "nvdrv" service takes the value; the others keep it off.
+  // Switchbrew: only the "nvdrv" service takes the value; the others keep it off.
   margin_enabled_ = config_.service == "nvdrv" && c.value != 0;
   return NvError::kSuccess;
 }

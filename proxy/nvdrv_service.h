@@ -1,5 +1,5 @@
 // The nvdrv service behind one open of /dev/nvdrv: its own table of nvdrv fds (device sessions
-// opened with the Open command), the Initialize budget, the aruid, and the commands of seed 000.
+// opened with the Open command), the Initialize budget, the aruid, and the commands of Switchbrew.
 // Device ioctls carried by Ioctl/Ioctl2/Ioctl3 run through the same copy engine as Linux ioctls;
 // their NvError lands in the command's error word.
 #pragma once

@@ -101,10 +101,10 @@ std::string ShowIoctl(const abi::IoctlDesc& d, const std::vector<const abi::Devi
   if (std::string flags = abi::IoctlFlagsString(d); !flags.empty())
     absl::StrAppend(&out, "  flags     ", flags, "\n");
   if (!d.summary.empty()) absl::StrAppend(&out, "  summary   ", S(d.summary), "\n");
-  if (d.flags & abi::kSeedAnswer)
+  if (d.flags & abi::kFixedAnswer)
     absl::StrAppend(&out, "  answer    ", S(abi::NvErrorName(d.answer)),
                     absl::StrFormat(" (0x%X)", static_cast<uint32_t>(d.answer)),
-                    ", fixed by seed 000 (given without reaching the GPU)\n");
+                    ", fixed by Switchbrew (given without reaching the GPU)\n");
   if (d.fields.empty()) {
     out += "  layout    no argument\n";
   } else {

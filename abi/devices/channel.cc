@@ -151,7 +151,7 @@ constexpr IoctlDesc kIoctls[] = {
      "Submits GPFIFO entries that follow the header inline; returns the fence."},
     {kAllocObjCtx, "NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX", kAllocObjF, 0, {}, 0, {}, kOk,
      "Binds an engine class (2D, 3D, compute, DMA...) to the channel; one at a time."},
-    {kFreeObjCtx, "NVHOST_IOCTL_CHANNEL_FREE_OBJ_CTX", kFreeObjF, kSeedAnswer, {}, 0, {},
+    {kFreeObjCtx, "NVHOST_IOCTL_CHANNEL_FREE_OBJ_CTX", kFreeObjF, kFixedAnswer, {}, 0, {},
      NvError::kNotSupported, "Answers NotSupported."},
     {kZcullBind, "NVGPU_IOCTL_CHANNEL_ZCULL_BIND", kZcullF, 0, {}, 0, {}, kOk,
      "Binds a ZCULL context buffer to the channel."},

@@ -1,5 +1,5 @@
 // The channel devices (/dev/nvhost-gpu, -msenc, -nvdec, -nvjpg, -vic, -display, -tsec): one table
-// of host1x channel ioctls (magic 0) and nvgpu channel ioctls (magics 'H' and 'G') (seed 000).
+// of host1x channel ioctls (magic 0) and nvgpu channel ioctls (magics 'H' and 'G') (Switchbrew).
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@ namespace {
 using enum FieldType;
 constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut;
 
-// Opaque payloads: the seed names these ioctls but shows no struct.
+// Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kIn1[] = {{"data", 0, kU8, 1, I}};
 constexpr Field kIn4[] = {{"data", 0, kU8, 4, I}};
 constexpr Field kOut76[] = {{"data", 0, kU8, 76, O}};

@@ -1,4 +1,4 @@
-// /dev/nvcec-ctrl: HDMI CEC (consumer electronics control) messages and addresses (seed 000).
+// /dev/nvcec-ctrl: HDMI CEC (consumer electronics control) messages and addresses (Switchbrew).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ constexpr uint32_t kRead = 0xC04C0305;
 constexpr uint32_t kGetConnectionStatus = 0x804C0306;
 constexpr uint32_t kGetWriteStatus = 0x804C0307;
 
-// The seed gives no argument layouts for this device: every entry is opaque.
+// Switchbrew gives no argument layouts for this device: every entry is opaque.
 
 std::span<const IoctlDesc> Ioctls();
 

@@ -8,9 +8,9 @@ namespace {
 using enum FieldType;
 constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut;
 
-// Opaque payloads: the seed names these ioctls but shows no struct.
+// Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kIn1[] = {{"data", 0, kU8, 1, I}};
-// The seed's size column says 1056 but its code 0x42040503 encodes 0x204 = 516 bytes; the code is
+// Switchbrew's size column says 1056 but its code 0x42040503 encodes 0x204 = 516 bytes; the code is
 // what the guest passes, so the code's size is used.
 constexpr Field kEdidF[] = {{"data", 0, kU8, 516, I}};
 constexpr Field kModeF[] = {{"data", 0, kU8, 60, O}};

@@ -1,4 +1,4 @@
-// /dev/nvdcutil-disp0/1: display test hooks (CRC, virtual EDID, DSI packets, DP tests) (seed 000).
+// /dev/nvdcutil-disp0/1: display test hooks (CRC, virtual EDID, DSI packets, DP tests) (Switchbrew).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@ constexpr uint32_t kDpElectricTestEn = 0x40010509;        // 10.0.0+
 constexpr uint32_t kDpElectricTestSettings = 0xC020050A;  // 10.0.0+
 constexpr uint32_t kDpConfRead = 0x8070050B;              // 11.0.0+
 
-// The seed gives no argument layouts for this device: every entry is opaque.
+// Switchbrew gives no argument layouts for this device: every entry is opaque.
 
 std::span<const IoctlDesc> Ioctls();
 

@@ -24,7 +24,7 @@ constexpr Field kGetModeF[] = {
     {"pclkKHz", 40, kU32, 1, O},
     {"bitsPerPixel", 44, kU32, 1, O},
     {"vmode", 48, kU32, 1, O},
-    {"reserved", 52, kU32, 1, N},  // tail word the seed's struct does not list
+    {"reserved", 52, kU32, 1, N},  // tail word Switchbrew's struct does not list
 };
 constexpr Field kSetModeF[] = {
     {"hActive", 0, kU32, 1, I},
@@ -40,7 +40,7 @@ constexpr Field kSetModeF[] = {
     {"pclkKHz", 40, kU32, 1, I},
     {"bitsPerPixel", 44, kU32, 1, I},
     {"vmode", 48, kU32, 1, I},
-    {"reserved", 52, kU32, 1, N},  // tail word the seed's struct does not list
+    {"reserved", 52, kU32, 1, N},  // tail word Switchbrew's struct does not list
 };
 constexpr Field kValidateModeF[] = {
     {"hActive", 0, kU32, 1, IO},
@@ -56,7 +56,7 @@ constexpr Field kValidateModeF[] = {
     {"pclkKHz", 40, kU32, 1, IO},
     {"bitsPerPixel", 44, kU32, 1, IO},
     {"vmode", 48, kU32, 1, IO},
-    {"reserved", 52, kU32, 1, N},  // tail word the seed's struct does not list
+    {"reserved", 52, kU32, 1, N},  // tail word Switchbrew's struct does not list
 };
 
 constexpr Field kBacklightRangeF[] = {{"min", 0, kU32, 1, O}, {"max", 4, kU32, 1, O}};
@@ -71,7 +71,7 @@ constexpr Field kGetPanelDataF[] = {{"cmd", 0, kU32, 1, I},
                                     {"size", 8, kU32, 1, I},
                                     {"msg", 12, kU32, 4, O, nullptr, false, H}};
 
-// Opaque payloads: the seed names these ioctls but shows no struct.
+// Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kIn4[] = {{"data", 0, kU8, 4, I}};
 constexpr Field kFlipF[] = {{"data", 0, kU8, 1224, IO}};
 constexpr Field kSetLutF[] = {{"data", 0, kU8, 780, I}};
@@ -95,8 +95,8 @@ constexpr FwRange k1100{Fw(11, 0, 0)};
 constexpr NvError OK = NvError::kSuccess;
 constexpr uint32_t kOp = kOpaque;
 
-// FLIP: the seed's direction column says In, but its code 0xC4C80203 is read/write; the opaque
-// payload follows the code. It is marked neither pure nor blocking: the seed says nothing of waits.
+// FLIP: Switchbrew's direction column says In, but its code 0xC4C80203 is read/write; the opaque
+// payload follows the code. It is marked neither pure nor blocking: Switchbrew says nothing of waits.
 constexpr IoctlDesc kIoctls[] = {
     {kGetWindow, "NVDISP_GET_WINDOW", kIn4, kOp, {}, 0, {}, OK,
      "Claims a hardware window of the head."},

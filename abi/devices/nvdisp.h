@@ -1,4 +1,4 @@
-// /dev/nvdisp-disp0/1: one display head each: windows, flips, modes, colour, backlight (seed 000).
+// /dev/nvdisp-disp0/1: one display head each: windows, flips, modes, colour, backlight (Switchbrew).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,7 @@ constexpr uint32_t kGetPanelData = 0xC01C0226;          // 11.0.0+
 
 // Argument structs, as the guest lays them out.
 
-// GET_MODE (all out), SET_MODE (all in), VALIDATE_MODE (all inout). The seed lists 13 words;
+// GET_MODE (all out), SET_MODE (all in), VALIDATE_MODE (all inout). Switchbrew lists 13 words;
 // the code's size is 56, so the last word is unnamed tail space.
 struct Mode {
   uint32_t h_active;
@@ -56,7 +56,7 @@ struct Mode {
   uint32_t pclk_khz;
   uint32_t bits_per_pixel;  // GET_MODE reports 0
   uint32_t vmode;           // GET_MODE reports 0
-  uint32_t reserved;        // not in the seed's struct
+  uint32_t reserved;        // not in Switchbrew's struct
 };
 struct BacklightRange {
   uint32_t min;

@@ -8,7 +8,7 @@ namespace {
 using enum FieldType;
 constexpr Dir O = Dir::kOut, IO = Dir::kInOut;
 
-// Opaque payloads: the seed names these ioctls but shows no struct.
+// Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kOut4[] = {{"data", 0, kU8, 4, O}};
 constexpr Field kInOut20[] = {{"data", 0, kU8, 20, IO}};
 constexpr Field kInOut272[] = {{"data", 0, kU8, 272, IO}};

@@ -1,4 +1,4 @@
-// /dev/nvdisp-ctrl: display controller queries: outputs, EDID, hotplug, vblank events (seed 000).
+// /dev/nvdisp-ctrl: display controller queries: outputs, EDID, hotplug, vblank events (Switchbrew).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ constexpr uint32_t kGetVblankHead1Event = 0xC0100219;
 constexpr uint32_t kSuspend = 0xC0040220;
 constexpr uint32_t kIsDisplayOled = 0x80010224;  // 11.0.0+
 
-// The seed gives no argument layouts for this device: every entry is opaque.
+// Switchbrew gives no argument layouts for this device: every entry is opaque.
 
 std::span<const IoctlDesc> Ioctls();
 

@@ -1,4 +1,4 @@
-// /dev/nvdrv: the nvdrv service commands of seed 000 that are not plain device ioctls, as ioctls
+// /dev/nvdrv: the nvdrv service commands of Switchbrew that are not plain device ioctls, as ioctls
 // on one node (magic 'n', nr = the command id). Each command's struct ends in an `error` word
 // that carries the command's NvError; the ioctl itself fails only when the command struct cannot
 // be read or written (EFAULT) or is malformed. nvdrv fds are small integers private to one open

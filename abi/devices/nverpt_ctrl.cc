@@ -58,7 +58,7 @@ constexpr Field kSubmitDisplayDataF[] = {
     {"VideoDecState", 176, kU32, 1, I},
     {"VideoLog", 180, kU8, 3712, I},
     {"VideoLog_size", 3892, kU32, 1, I},
-    {"unknown", 3896, kU8, 32, N},  // beyond the seed's members, up to the code's size
+    {"unknown", 3896, kU8, 32, N},  // beyond Switchbrew's members, up to the code's size
 };
 
 constexpr FwRange kFrom300{Fw(3, 0, 0)};

@@ -59,7 +59,7 @@ struct TelemetrySubmitDisplayData {
   uint32_t video_dec_state;
   uint8_t video_log[3712];
   uint32_t video_log_size;
-  // The seed's members end at 3896 bytes; the code encodes 3928. The rest is not described.
+  // Switchbrew's members end at 3896 bytes; the code encodes 3928. The rest is not described.
   uint8_t unknown[32];
 };
 

@@ -8,7 +8,7 @@ namespace {
 using enum FieldType;
 constexpr Dir I = Dir::kIn, IO = Dir::kInOut;
 
-// Opaque payloads: the seed names these ioctls but shows no struct.
+// Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kInOut1160[] = {{"data", 0, kU8, 1160, IO}};
 constexpr Field kIn1[] = {{"data", 0, kU8, 1, I}};
 constexpr Field kInOut8[] = {{"data", 0, kU8, 8, IO}};

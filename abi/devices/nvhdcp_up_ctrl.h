@@ -1,4 +1,4 @@
-// /dev/nvhdcp_up-ctrl: HDCP link protection status and control for the external output (seed 000).
+// /dev/nvhdcp_up-ctrl: HDCP link protection status and control for the external output (Switchbrew).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ constexpr uint32_t kEnable = 0x40010403;
 constexpr uint32_t kCtrlStateTransitEventData = 0xC0080404;
 constexpr uint32_t kCtrlStateCb = 0xC0010405;
 
-// The seed gives no argument layouts for this device: every entry is opaque.
+// Switchbrew gives no argument layouts for this device: every entry is opaque.
 
 std::span<const IoctlDesc> Ioctls();
 

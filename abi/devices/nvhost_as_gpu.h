@@ -72,8 +72,8 @@ struct GetVaRegions {
   VaRegion regions[2];
 };
 // The clients' field order (libnx nvioctlNvhostAsGpu_InitializeEx, which passes flags = 1; yuzu's
-// IoctlAllocAsEx reads the same); seed 000 lists big_page_size first (docs/guest-abi.md, "Where
-// nvsentry follows real clients over the seed").
+// IoctlAllocAsEx reads the same); Switchbrew lists big_page_size first (docs/guest-abi.md, "Where
+// nvsentry follows real clients over Switchbrew").
 struct AllocAsEx {
   uint32_t flags;
   int32_t as_fd;

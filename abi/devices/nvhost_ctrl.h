@@ -1,4 +1,4 @@
-// /dev/nvhost-ctrl: syncpoints and syncpoint events (seed 000).
+// /dev/nvhost-ctrl: syncpoints and syncpoint events (Switchbrew).
 #pragma once
 
 #include <span>

@@ -1,4 +1,4 @@
-// /dev/nvhost-ctrl-gpu: GPU-wide queries and controls that need no channel (seed 000).
+// /dev/nvhost-ctrl-gpu: GPU-wide queries and controls that need no channel (Switchbrew).
 #pragma once
 
 #include <cstdint>

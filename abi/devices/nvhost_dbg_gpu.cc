@@ -10,7 +10,7 @@ constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut, N = Dir::kNone;
 constexpr Fmt H = Fmt::kHex;
 constexpr NvError kOk = NvError::kSuccess;
 
-// REG_OPS (layout from the nvgpu exec_reg_ops arguments; the seed gives none).
+// REG_OPS (layout from the nvgpu exec_reg_ops arguments; Switchbrew gives none).
 constexpr Field kRegOpsHeaderF[] = {{"ops", 0, kU64, 1, N, nullptr, false, H},
                                     {"num_ops", 8, kU32, 1, I},
                                     {"pad", 12, kU32, 1, N}};
@@ -28,7 +28,7 @@ constexpr Field kRegOpF[] = {{"op", 0, kU8, 1, I},
 constexpr StructDesc kRegOp{"reg_op", 32, kRegOpF};
 constexpr ArrayDesc kRegOpsA[] = {{"ops", &kRegOp, IO, Buffer::kMain, CountFrom::kField, 8, 4096}};
 
-// Elements of the second (Ioctl2/Ioctl3) buffers; the seed names no element type.
+// Elements of the second (Ioctl2/Ioctl3) buffers; Switchbrew names no element type.
 constexpr Field kByteOutF[] = {{"value", 0, kU8, 1, O, nullptr, false, H}};
 constexpr Field kByteInF[] = {{"value", 0, kU8, 1, I, nullptr, false, H}};
 constexpr Field kWordOutF[] = {{"value", 0, kU32, 1, O, nullptr, false, H}};
@@ -46,7 +46,7 @@ constexpr ArrayDesc kReadComptagsA[] = {
 constexpr ArrayDesc kWriteComptagsA[] = {
     {"comptags", &kByteIn, I, Buffer::kIn2, CountFrom::kRest, 0, kMaxBytes}};
 
-// Layouts the seed does not give.
+// Layouts Switchbrew does not give.
 constexpr Field kIn4[] = {{"data", 0, kU8, 4, I}};
 constexpr Field kIn8[] = {{"data", 0, kU8, 8, I}};
 constexpr Field kOut4[] = {{"data", 0, kU8, 4, O}};

@@ -39,7 +39,7 @@ constexpr uint32_t kGetSettings = 0xC084441C;            // 11.0.0+
 constexpr uint32_t kGetSerialNumber = 0xC018441D;        // 11.0.0+
 constexpr uint32_t kGetGpuVaRangePages = 0xC020441E;     // 11.0.0+
 
-// REG_OPS: this header, then num_ops RegOp entries in the same buffer. The seed gives no layout;
+// REG_OPS: this header, then num_ops RegOp entries in the same buffer. Switchbrew gives no layout;
 // these follow the nvgpu exec_reg_ops arguments (the pointer is not used on the Switch).
 struct RegOpsHeader {
   uint64_t ops;  // ignored

@@ -28,19 +28,19 @@ constexpr Field kParamF[] = {{"handle", 0, kU32, 1, I, nullptr, false, H}, {"par
 constexpr Field kGetIdF[] = {{"id", 0, kU32, 1, O, nullptr, false, H}, {"handle", 4, kU32, 1, I, nullptr, false, H}};
 constexpr Field kAruidF[] = {{"aruid", 0, kU64, 1, I}, {"handle", 8, kU32, 1, I, nullptr, false, H},
                              {"pad", 12, kU8, 4, N}};
-// Layouts the seed does not give (every one of them answers NotSupported).
+// Layouts Switchbrew does not give (every one of them answers NotSupported).
 constexpr Field kOpaque40[] = {{"data", 0, kU8, 40, IO}};
 constexpr Field kOpaque16[] = {{"data", 0, kU8, 16, IO}};
 constexpr Field kOpaque8[] = {{"data", 0, kU8, 8, IO}};
 constexpr Field kOpaque4[] = {{"data", 0, kU8, 4, IO}};
 constexpr Field kOpaqueIn4[] = {{"data", 0, kU8, 4, I}};
 
-constexpr uint32_t kNsFlags = kSeedAnswer | kOpaque;
+constexpr uint32_t kNsFlags = kFixedAnswer | kOpaque;
 
 constexpr IoctlDesc kIoctls[] = {
     {kCreate, "NVMAP_IOC_CREATE", kCreateF, 0, {}, 0, {}, NvError::kSuccess,
      "Creates an nvmap object of `size` bytes (no memory yet); returns its handle."},
-    {kClaim, "NVMAP_IOC_CLAIM", {}, kSeedAnswer, {}, 0, {}, kNs, "Answers NotSupported."},
+    {kClaim, "NVMAP_IOC_CLAIM", {}, kFixedAnswer, {}, 0, {}, kNs, "Answers NotSupported."},
     {kFromId, "NVMAP_IOC_FROM_ID", kFromIdF, 0, {}, 0, {}, NvError::kSuccess,
      "Returns a new handle to the object with global id `id`."},
     {kAlloc, "NVMAP_IOC_ALLOC", kAllocF, 0, {}, 0, {}, NvError::kSuccess,
@@ -61,7 +61,7 @@ constexpr IoctlDesc kIoctls[] = {
     {kFromIvcId, "NVMAP_IOC_FROM_IVC_ID", kOpaque4, kNsFlags, {}, 0, {}, kNs, "Answers NotSupported."},
     {kSetAllocationTagLabel, "NVMAP_IOC_SET_ALLOCATION_TAG_LABEL", kOpaqueIn4, kNsFlags, {}, 0, {}, kNs,
      "Answers NotSupported."},
-    {kReserve, "NVMAP_IOC_RESERVE", {}, kSeedAnswer, {}, 0, {}, kNs, "Answers NotSupported."},
+    {kReserve, "NVMAP_IOC_RESERVE", {}, kFixedAnswer, {}, 0, {}, kNs, "Answers NotSupported."},
     {kExportForAruid, "NVMAP_IOC_EXPORT_FOR_ARUID", kAruidF, 0, {}, 0, {}, NvError::kSuccess,
      "Binds an object to an applet resource user id."},
     {kIsOwnedByAruid, "NVMAP_IOC_IS_OWNED_BY_ARUID", kAruidF, kPure, {}, 0, {}, NvError::kSuccess,

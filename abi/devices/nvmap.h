@@ -1,5 +1,5 @@
 // /dev/nvmap: memory objects (handles) that back GPU buffers, their ids and their export to
-// applet resource user ids (seed 000).
+// applet resource user ids (Switchbrew).
 #pragma once
 
 #include <cstdint>

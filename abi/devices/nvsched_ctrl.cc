@@ -29,7 +29,7 @@ constexpr Field kOverrunF[] = {{"runlist_id", 0, kU64, 1, O},
 constexpr Field kFlipFenceF[] = {{"fence_id", 0, kU32, 1, I},
                                  {"fence_value", 4, kU32, 1, I},
                                  {"swap_interval", 8, kU32, 1, I}};
-// Layouts the seed does not give.
+// Layouts Switchbrew does not give.
 constexpr Field kOpaqueIn16[] = {{"data", 0, kU8, 16, I}};
 constexpr Field kOpaqueIn1[] = {{"data", 0, kU8, 1, I}};
 

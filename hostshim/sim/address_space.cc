@@ -207,7 +207,7 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
   if (!attr.allocated) return NvError::kBadValue;
   auto kind = Kind(a.kind, attr.kind);
   if (!kind) return NvError::kBadValue;
-  // Seed 000: an unaligned size makes the real service panic; here it is refused.
+  // Switchbrew: an unaligned size makes the real service panic; here it is refused.
   if (a.buffer_offset % kSmallPageSize != 0 || a.mapping_size % kSmallPageSize != 0) {
     return NvError::kBadValue;
   }
@@ -229,7 +229,7 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
             false, false};
   uint64_t va;
   if (a.flags & kMapFixed) {
-    // A fixed mapping goes into a reservation (seed 003), at its page size.
+    // A fixed mapping goes into a reservation (Switchbrew, GPU command submission), at its page size.
     va = a.offset_or_align;
     auto r = ReservationHolding(va, 1);
     if (r == reservations_.end()) return NvError::kBadValue;

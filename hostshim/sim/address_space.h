@@ -54,7 +54,7 @@ inline constexpr uint64_t kGpuVaEnd = uint64_t{1} << 40;  // GM20B: 40-bit GPU V
 // ALLOC_SPACE flags (client start-up sequence, step 3).
 inline constexpr uint32_t kAllocSpaceFixed = 1u << 0;
 inline constexpr uint32_t kAllocSpaceSparse = 1u << 1;
-// MAP_BUFFER* flags (seed 000; modify from the client library).
+// MAP_BUFFER* flags (Switchbrew; modify from the client library).
 inline constexpr uint32_t kMapFixed = 1u << 0;
 inline constexpr uint32_t kMapCacheable = 1u << 2;
 inline constexpr uint32_t kMapModify = 1u << 8;

@@ -14,7 +14,7 @@ using abi::NvError;
 
 namespace {
 
-// Seed 000's numbers for bit 13, in 4 KiB (small) pages (see as_device.h).
+// Switchbrew's numbers for bit 13, in 4 KiB (small) pages (see as_device.h).
 constexpr uint64_t kLowWindowEnd = uint64_t{0xC0000} << 12;   // 3 GiB
 constexpr uint64_t kHighWindowEnd = uint64_t{0x580000} << 12;  // 22 GiB
 // Bit 15's GPU device windows: [0, 0x100000000) with it, [0x100000000, 0x11FA50000) without.
@@ -106,7 +106,7 @@ abi::NvError AsDevice::GetVaRegions(Call& call, AddressSpace* space) {
   const AddressSpace& as = *space;
   auto& a = ArgAs<as::GetVaRegions>(call.arg);
   const auto regions = as.Regions();
-  a.buf_size = sizeof(a.regions);  // seed 000: forced to 2 * sizeof(va_region)
+  a.buf_size = sizeof(a.regions);  // Switchbrew: forced to 2 * sizeof(va_region)
   for (size_t i = 0; i < regions.size(); i++) a.regions[i] = regions[i];
   if (!call.arrays.empty()) {  // through Ioctl3 the second output buffer gets them as well
     auto out = call.Array<as::VaRegion>(0);

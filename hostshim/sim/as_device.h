@@ -5,8 +5,8 @@
 // in the calling process's nvmap client. Any call but ALLOC_AS(_EX) before the space exists
 // answers NotInitialized.
 //
-// VA windows from the permission mask (seed 000 NvDrvPermission):
-// - Bit 13's numbers are small-page numbers (4 KiB, the unit the seed's 0xC0000 and 0x580000
+// VA windows from the permission mask (Switchbrew NvDrvPermission):
+// - Bit 13's numbers are small-page numbers (4 KiB, the unit Switchbrew's 0xC0000 and 0x580000
 //   count in) and bound the small-page region: without the bit it lies in GPU VA [0, 3 GiB)
 //   (pages 0x0-0xC0000), with it in [3 GiB, 22 GiB) (pages 0xC0000-0x580000). The big-page
 //   region, whose pages those numbers do not count, is the layout's own for every client. This

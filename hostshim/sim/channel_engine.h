@@ -41,7 +41,7 @@
 
 namespace nvsentry::hostshim::sim {
 
-// GET_ERROR_INFO word 0 (seed 000).
+// GET_ERROR_INFO word 0 (Switchbrew).
 enum class ChannelErrorKind : uint32_t { kNone = 0, kMmu = 1, kGr = 2, kPbdma = 3, kTimeout = 4 };
 
 // Error notifier info32 codes (Linux nvgpu uapi, struct nvgpu_notification).
@@ -49,10 +49,10 @@ inline constexpr uint32_t kNotifierIdleTimeout = 8;
 inline constexpr uint32_t kNotifierGrException = 13;
 inline constexpr uint32_t kNotifierMmuFault = 31;
 inline constexpr uint32_t kNotifierPbdmaError = 32;
-// The notifier's status once the driver wrote an error (seed 000, Linux).
+// The notifier's status once the driver wrote an error (Switchbrew, Linux).
 inline constexpr uint16_t kNotifierStatusError = 0xFFFF;
 
-// QueryEvent ids of /dev/nvhost-gpu (seed 000).
+// QueryEvent ids of /dev/nvhost-gpu (Switchbrew).
 inline constexpr uint32_t kEventSmBreakpoint = 1, kEventSmPause = 2, kEventErrorNotifier = 3;
 
 // The error the channel stopped with.

@@ -12,7 +12,7 @@ using abi::NvError;
 
 namespace {
 
-// The layouts of seed 000 the catalogue header does not spell out as structs.
+// The layouts of Switchbrew the catalogue header does not spell out as structs.
 struct ModuleMutexArg {
   uint32_t id;
   uint32_t lock;  // 0 unlock, 1 lock
@@ -37,7 +37,7 @@ static_assert(sizeof(EventSlotMaskArg) == abi::IocSize(ctrl::kSyncptFreeEventBat
 static_assert(sizeof(GetShiftArg) == abi::IocSize(ctrl::kSyncptGetShift));
 static_assert(sizeof(GetConfigArg) == abi::IocSize(ctrl::kGetConfig));
 
-// The simulated host1x has no syncpoint FIFO: seed 000's shift for "FIFO disabled".
+// The simulated host1x has no syncpoint FIFO: Switchbrew's shift for "FIFO disabled".
 constexpr uint32_t kSyncptShift = 0;
 
 bool Terminated(const char* s, size_t n) { return std::memchr(s, 0, n) != nullptr; }
@@ -112,7 +112,7 @@ Result CtrlDevice::Ioctl(Call& call) {
       return Result::Done(mutexes_.Request(this, a.id, a.lock));
     }
     case ctrl::kModuleRegRdWr:
-      // Seed 000: the firmware keeps the 32-bit layout and the call does not work; the simulator
+      // Switchbrew: the firmware keeps the 32-bit layout and the call does not work; the simulator
       // has no module registers to offer either.
       return Result::Done(NvError::kNotSupported);
     case ctrl::kGetConfig: {

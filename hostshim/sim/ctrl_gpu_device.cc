@@ -178,7 +178,7 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
 
 NvError CtrlGpuDevice::GetCharacteristics(Call& call) {
   auto& a = ArgAs<cg::GetCharacteristics>(call.arg);
-  // Seed 000: the size and the (unused) address must both be nonzero.
+  // Switchbrew: the size and the (unused) address must both be nonzero.
   if (a.gpu_characteristics_buf_size == 0 || a.gpu_characteristics_buf_addr == 0)
     return NvError::kBadParameter;
   a.gc = gm20b::Characteristics();
@@ -193,7 +193,7 @@ NvError CtrlGpuDevice::GetCharacteristics(Call& call) {
 
 NvError CtrlGpuDevice::GetTpcMasks(Call& call) {
   auto& a = ArgAs<cg::GetTpcMasks>(call.arg);
-  if (a.mask_buf_size == 0) return NvError::kBadParameter;  // seed 000: must not be zero
+  if (a.mask_buf_size == 0) return NvError::kBadParameter;  // Switchbrew: must not be zero
   a.mask_buf = gm20b::kTpcMaskGpc0;  // GPC 0 in the low word; there is no GPC 1
   if (!call.arrays.empty()) {
     std::span<uint32_t> out2 = call.Array<uint32_t>(0);  // one mask per GPC

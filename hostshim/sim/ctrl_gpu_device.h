@@ -1,7 +1,7 @@
 // /dev/nvhost-ctrl-gpu on the simulated GPU: the GM20B's self-description (characteristics, TPC
 // masks, ZCULL, SMs), the GPU-wide ZBC table, cache and debug controls, clock- and power-gating
-// controls, and the GPU clock. Every ioctl answers as seed 000 says for a GM20B, and where the
-// seed is silent as NVIDIA's Linux nvgpu driver does. Sessions are cheap views of one
+// controls, and the GPU clock. Every ioctl answers as Switchbrew says for a GM20B, and where
+// Switchbrew is silent as NVIDIA's Linux nvgpu driver does. Sessions are cheap views of one
 // GpuControlState, which holds what is GPU-wide.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The simulated GPU's fixed facts: what a Tegra X1 GM20B reports about itself through
-// /dev/nvhost-ctrl-gpu. Values are seed 000's GM20B answers where the seed gives them, otherwise
+// /dev/nvhost-ctrl-gpu. Values are Switchbrew's GM20B answers where Switchbrew gives them, otherwise
 // what NVIDIA's Linux nvgpu driver derives for one GPC with two TPCs (one SM each).
 #pragma once
 
@@ -31,7 +31,7 @@ inline constexpr uint64_t kTpcExceptionEnSmMask = (1u << kNumSm) - 1;
 // run; public emulators answer 1, and nothing in the simulator reads the buffer.
 inline constexpr uint32_t kZcullCtxSize = 1;
 
-// ZBC_GET_ACTIVE_SLOT_MASK: the seed gives slot 7; public emulators report mask 1.
+// ZBC_GET_ACTIVE_SLOT_MASK: Switchbrew gives slot 7; public emulators report mask 1.
 inline constexpr uint32_t kZbcActiveSlot = 0x07;
 inline constexpr uint32_t kZbcActiveMask = 0x01;
 

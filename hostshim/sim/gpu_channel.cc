@@ -98,7 +98,7 @@ Result GpuChannel::Ioctl(Call& call) {
       return SetErrorNotifier(call);
     case ch::kSetPriority: {
       uint32_t p = ArgAs<ch::U32Arg>(call.arg).value;
-      // Low, medium, high (seed 000); the Linux driver refuses anything else.
+      // Low, medium, high (Switchbrew); the Linux driver refuses anything else.
       if (p != 0x32 && p != 0x64 && p != 0x96) return Result::Done(NvError::kBadParameter);
       absl::MutexLock l(&mu_);
       priority_ = p;
@@ -142,7 +142,7 @@ Result GpuChannel::Ioctl(Call& call) {
     }
     case ch::kZcullBind: {
       const auto a = ArgAs<ch::ZcullBind>(call.arg);
-      if (a.mode > 3) return Result::Done(NvError::kBadParameter);  // seed: modes 0..3
+      if (a.mode > 3) return Result::Done(NvError::kBadParameter);  // Switchbrew: modes 0..3
       absl::MutexLock l(&mu_);
       zcull_va_ = a.gpu_va;
       zcull_mode_ = a.mode;
@@ -151,7 +151,7 @@ Result GpuChannel::Ioctl(Call& call) {
     case ch::kCycleStats:
     case ch::kCycleStatsSnapshot:
     case ch::kFreeObjCtx:
-      // No performance counters are simulated; FREE_OBJ_CTX is NotSupported in seed 000.
+      // No performance counters are simulated; FREE_OBJ_CTX is NotSupported in Switchbrew.
       return Result::Done(NvError::kNotSupported);
     default:
       // The host1x channel ioctls (SUBMIT, GET_SYNCPOINT, ...) belong to the multimedia engines.
@@ -227,7 +227,7 @@ Result GpuChannel::Submit(Call& call) {
     promised += 2;
   }
   if (flags & kIncrementByValue) promised += h.fence.value;
-  // Both GPFIFO formats are the seed's two words per entry: nothing to convert (bit 2).
+  // Both GPFIFO formats are Switchbrew's two words per entry: nothing to convert (bit 2).
   job.entries.assign(entries.begin(), entries.end());
   ch::Fence fence{};
   NvError err = engine_->Submit(std::move(job), promised, &fence);
@@ -303,8 +303,8 @@ Result GpuChannel::GetErrorInfo(Call& call) {
   auto& a = ArgAs<ch::ErrorInfo>(call.arg);
   std::memset(&a, 0, sizeof a);
   ChannelError e = engine_->error();
-  // Word 0 is the seed's error kind, word 1 the notifier code. The rest as deko3d's error decoder
-  // (Queue::checkError) reads it, clients over the seed (docs/guest-abi.md has the layout):
+  // Word 0 is Switchbrew's error kind, word 1 the notifier code. The rest as deko3d's error decoder
+  // (Queue::checkError) reads it, clients over Switchbrew (docs/guest-abi.md has the layout):
   // - an MMU fault: the VA's high word, its low word, the access (2 a write, 1 a read), and the
   //   fault kind (MmuFault::Kind);
   // - a method the GPU refused: its byte offset, 0, its value, its class.
@@ -329,7 +329,7 @@ Result GpuChannel::GetErrorNotification(Call& call) {
   std::memset(&a, 0, sizeof a);
   ChannelError e = engine_->error();
   if (e.kind == ChannelErrorKind::kNone) return Result::Done(NvError::kSuccess);
-  // The system tick (seed 000: armGetSystemTick) when the error happened.
+  // The system tick (Switchbrew: armGetSystemTick) when the error happened.
   a.timestamp = CpuTicksFromNs(e.monotonic_ns);
   a.info32 = e.notifier_code;
   a.info16 = 0;

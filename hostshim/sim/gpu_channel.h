@@ -1,8 +1,8 @@
 // /dev/nvhost-gpu on the simulated GPU: one GPU channel per open. This is the ioctl side: it checks
-// each request against what the seed and the Linux driver accept and hands the work to the
+// each request against what Switchbrew and the Linux driver accept and hands the work to the
 // channel's ChannelEngine (channel_engine.h), which runs it on the GPU's engine threads.
 //
-// Decisions where seed 000 is silent (docs/simulated-gpu.md has the table):
+// Decisions where Switchbrew is silent (docs/simulated-gpu.md has the table):
 // - The channel takes its kChannels budget charge and its own syncpoint when it is opened
 //   (InsufficientMemory when either is exhausted); both come back when the channel is gone.
 // - ALLOC_GPFIFO: 1..65536 entries (BadParameter otherwise); the plain form rounds up to a power of

@@ -23,7 +23,7 @@ constexpr uint64_t kPage = 4096;
 // CREATE's u32 size rounded up must still fit the u32 fields of FREE and PARAM.
 constexpr uint32_t kMaxCreateSize = 0xFFFFF000;
 constexpr uint32_t kAllocFlagUncached = 1u << 1;  // ALLOC's flags bit 1
-constexpr uint32_t kFreeFlagWasUncached = 1;      // FREE's flags value (seed 000)
+constexpr uint32_t kFreeFlagWasUncached = 1;      // FREE's flags value (Switchbrew)
 constexpr uint32_t kHeapIovmm = 0x40000000;       // PARAM HEAP once allocated
 
 uint64_t Cookie(pid_t tgid, uint32_t serial) {

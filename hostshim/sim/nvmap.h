@@ -13,7 +13,7 @@
 // transfer_memory. CREATE charges nvmap_objects. All three go back when the last handle goes.
 // Each client holds a pidfd of its process (exit watch), charged to open_fds while it exists.
 //
-// Answers where the seed is silent: a bad, unknown or foreign handle is BadValue (FREE of one is
+// Answers where Switchbrew is silent: a bad, unknown or foreign handle is BadValue (FREE of one is
 // never a success); CREATE of 0 or of more than 0xFFFFF000 bytes is BadValue; a second ALLOC is
 // InsufficientMemory (one public emulator's answer; silently keeping the first memory would hide
 // the guest's mistake); ALLOC's address not 4 KiB aligned is BadParameter, a range not mapped in

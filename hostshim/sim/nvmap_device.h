@@ -1,6 +1,6 @@
 // /dev/nvmap on the simulated GPU: one device session, a thin dispatcher that hands each nvmap
 // ioctl to the shared Nvmap on behalf of the calling guest process (handles belong to the
-// process, not to the fd). Ioctls seed 000 answers with NotSupported stay NotSupported.
+// process, not to the fd). Ioctls Switchbrew answers with NotSupported stay NotSupported.
 #pragma once
 
 #include "hostshim/backend.h"

@@ -7,7 +7,7 @@
 // timeout and, giving up, cancels the armed wait with CLEAR_EVENT_WAIT. Every slot index from
 // the guest is checked against 64 before it is used.
 //
-// Encodings (seed 000): WAIT_EVENT (the driver picks the slot) answers
+// Encodings (Switchbrew): WAIT_EVENT (the driver picks the slot) answers
 // 0x10000000 | (id & 0xFFF) << 16 | slot; WAIT_EVENT_EX (the guest names the slot) answers
 // id << 4 | slot. QueryEvent and CLEAR_EVENT_WAIT take the first form (the syncpoint bits are
 // ignored); CLEAR_EVENT_WAIT also takes a bare slot.

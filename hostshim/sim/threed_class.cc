@@ -1,5 +1,5 @@
 // The 3D class 0xB197 (and, for the report semaphore, compute 0xB1C0, which has the same methods):
-// - the report semaphore: seed 003's QUERY_ADDRESS_HIGH/LOW, QUERY_SEQUENCE and QUERY_GET. A
+// - the report semaphore: Switchbrew's (GPU command submission page) QUERY_ADDRESS_HIGH/LOW, QUERY_SEQUENCE and QUERY_GET. A
 //   release writes the payload as one word or as a four-word structure (64-bit value, 64-bit
 //   timestamp); an acquire waits like the host's. The simulator renders nothing (draws are
 //   refused), so counter reports are truly zero.

@@ -91,7 +91,7 @@ Level MakeLevel(const proxy::IoctlRequest& req, Window err) {
   if (abi::DirHasIn(dir)) l.in = {req.buf.in, std::min<uint64_t>(size, req.buf.in_size)};
   if (abi::DirHasOut(dir)) l.out = {req.buf.out, std::min<uint64_t>(size, req.buf.out_size)};
   // A direction variant passes its argument in the buffer its direction names (a Linux ioctl: the
-  // one pointer); the seed's input may then be read from the output buffer (and outputs written
+  // one pointer); Switchbrew's input may then be read from the output buffer (and outputs written
   // to the input one).
   if (IsAlias(req.code)) {
     if (!abi::DirHasIn(dir)) l.in = {req.buf.out, std::min<uint64_t>(size, req.buf.out_size)};
@@ -263,7 +263,7 @@ hostshim::Result RecordingBackend::Ioctl(hostshim::Call& c) {
   const abi::IoctlDesc& d = c.desc;
   s.backend_desc = &d;
   EXPECT(d.Matches(l.req.code), "backend got a description the code does not select");
-  EXPECT((d.flags & abi::kSeedAnswer) == 0, "an ioctl with a fixed answer reached the backend");
+  EXPECT((d.flags & abi::kFixedAnswer) == 0, "an ioctl with a fixed answer reached the backend");
   EXPECT(c.via == l.req.via, "backend got another via");
   EXPECT(c.arg.size() == abi::IocSize(l.req.code), "arg size is not the code's size");
   EXPECT(c.arg.size() >= d.fixed_size(), "arg shorter than the fixed part");

@@ -1,4 +1,4 @@
-/* What the test guests know of /dev/nvhost-ctrl: seed 000's codes and layouts, written out by
+/* What the test guests know of /dev/nvhost-ctrl: Switchbrew's codes and layouts, written out by
  * hand so the tests do not share a single definition with the code they test. */
 #pragma once
 #include <stdint.h>

@@ -49,7 +49,7 @@ struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
 #define NVDRV_IOCTL3 IOC(RW, 'n', 12, sizeof(struct nvdrv_ioctl3))
 #define NVDRV_SET_MARGIN IOC(RW, 'n', 13, sizeof(struct nvdrv_aruid))
 
-/* Device ioctls (seed 000). */
+/* Device ioctls (Switchbrew). */
 #define SYNCPT_READ 0xC0080014u
 #define SYNCPT_INCR 0x40040015u
 #define GET_CHARACTERISTICS 0xC0B04705u
@@ -236,7 +236,7 @@ static int variable(void) {
   int plain2_empty = ioctl(gpu, SUBMIT_GPFIFO2, &s) == 0 ? 0 : errno;
   printf("matching=%d more=%d fewer=%d huge=%d short_header=%d gpfifo2_plain=%d gpfifo2_empty=%d\n",
          ok, more, fewer, huge, shorthdr, plain2, plain2_empty);
-  /* Fixed answers of seed 000 ("Returns NotSupported"). */
+  /* Fixed answers of Switchbrew ("Returns NotSupported"). */
   uint64_t obj = 0;
   int free_obj = ioctl(gpu, FREE_OBJ_CTX, &obj) == 0 ? 0 : errno;
   int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
@@ -267,7 +267,7 @@ static int variable(void) {
   if (ioctl(nvdrv, NVDRV_IOCTL2, &g2bad) != 0) fail("IOCTL2 bad");
   uint32_t cg = nv_open(nvdrv, "/dev/nvhost-ctrl-gpu");
   uint64_t tpc[3] = {0};
-  tpc[0] = sizeof(uint32_t); /* mask_buf_size: ignored, but must not be zero (seed 000) */
+  tpc[0] = sizeof(uint32_t); /* mask_buf_size: ignored, but must not be zero (Switchbrew) */
   uint32_t masks[4] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
   struct nvdrv_ioctl3 t3 = {cg, GET_TPC_MASKS, (uintptr_t)tpc, 24, (uintptr_t)tpc, 24, (uintptr_t)masks, sizeof masks, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL3, &t3) != 0) fail("IOCTL3");

@@ -3,7 +3,7 @@
 // faults (unmapped pushbuffer, munmapped pinned memory, unbound subchannel) that stop one channel
 // and not the others, several channels and address spaces in one guest, address-space answers,
 // and a guest looping on CREATE against its nvmap_objects budget while the sentry's memory stays
-// flat. Expected values are typed by hand from seed 000 (NvError codes) and the guest's own data.
+// flat. Expected values are typed by hand from Switchbrew (NvError codes) and the guest's own data.
 #include <unistd.h>
 
 #include <fstream>

@@ -1,12 +1,12 @@
 // Every ioctl of the catalogue, on every device node, under the real sentry: each answers
 // something defined. With zeroed arguments a call may succeed or fail, but a code the catalogue
 // has is never ENOTTY (unknown), a valid buffer is never EFAULT (a NULL guest pointer inside it
-// may be, kNullGuestPointer), seed 000's fixed answers are EOPNOTSUPP, and the sentry survives
+// may be, kNullGuestPointer), Switchbrew's fixed answers are EOPNOTSUPP, and the sentry survives
 // all of it. What the backend did is read from the log: a
 // call the backend does not implement logs "<NAME> (<code>) is not implemented" and answers
 // EOPNOTSUPP. On the devices the simulated GPU serves, that is a regression, except for the few
 // ioctls listed below that the simulator leaves unimplemented on purpose; there, and on every
-// other device, an EOPNOTSUPP that is not the seed's comes with that log line or is one of the
+// other device, an EOPNOTSUPP that is not Switchbrew's comes with that log line or is one of the
 // simulator's deliberate NotSupported answers listed below.
 #include <unistd.h>
 
@@ -48,7 +48,7 @@ bool SimulatedDevice(abi::DeviceId id) {
 
 // Ioctls of the simulated devices that the simulator leaves unimplemented on purpose. The host1x
 // channel ioctls: /dev/nvhost-gpu has the channel code table it shares with the multimedia
-// engines (seed 000), but these serve host1x command buffers (VIC, NVDEC, ...), which the
+// engines (Switchbrew), but these serve host1x command buffers (VIC, NVDEC, ...), which the
 // simulated GPU does not run (hostshim/sim/gpu_channel.cc sends them to Unimplemented()).
 const std::set<std::string_view> kLeftUnimplemented = {
     "NVHOST_IOCTL_CHANNEL_SUBMIT",           "NVHOST_IOCTL_CHANNEL_GET_SYNCPOINT",
@@ -62,7 +62,7 @@ const std::set<std::string_view> kLeftUnimplemented = {
 
 // Ioctls of the simulated devices whose real answer is NotSupported (implemented, no log line).
 const std::map<std::string_view, std::string_view> kDeliberatelyNotSupported = {
-    {"NVHOST_IOCTL_CTRL_MODULE_REGRDWR", "seed 000: the 32-bit version, which does not work"},
+    {"NVHOST_IOCTL_CTRL_MODULE_REGRDWR", "Switchbrew: the 32-bit version, which does not work"},
     {"NVGPU_IOCTL_CHANNEL_CYCLE_STATS", "no performance counters are simulated"},
     {"NVGPU_IOCTL_CHANNEL_CYCLE_STATS_SNAPSHOT", "no performance counters are simulated"},
 };
@@ -101,7 +101,7 @@ void Sweep(const std::string& firmware) {
       argv.push_back(code);
       asked[code] = &d;
     }
-    // nvdrv:t holds every permission bit but TSEC's (seed 000); debug mode opens the debuggers.
+    // nvdrv:t holds every permission bit but TSEC's (Switchbrew); debug mode opens the debuggers.
     const std::string trace_file = ::testing::TempDir() + "nvsentry_outcomes_" +
                                    std::to_string(getpid()) + "_" + firmware + ".trace";
     RunResult r = RunSandboxed({"--service=nvdrv:t", "--debug-mode", "--firmware=" + firmware,
@@ -134,9 +134,9 @@ void Sweep(const std::string& firmware) {
       if (not_implemented) {
         EXPECT_EQ(e, EOPNOTSUPP) << "a call not implemented is NotSupported";
       }
-      if (d->flags & abi::kSeedAnswer) {
+      if (d->flags & abi::kFixedAnswer) {
         EXPECT_EQ(e, EOPNOTSUPP);
-        EXPECT_FALSE(not_implemented) << "the seed's fixed answer is given before any backend";
+        EXPECT_FALSE(not_implemented) << "Switchbrew's fixed answer is given before any backend";
         continue;
       }
       if (dev.id == abi::DeviceId::kNvdrv) continue;

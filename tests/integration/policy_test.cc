@@ -1,7 +1,7 @@
 // Policies enforced under the real sentry: the access matrix of each service identity, denied
-// ioctls under the three actions (errno, audit, kill), production mode, the seed's permission
+// ioctls under the three actions (errno, audit, kill), production mode, Switchbrew's permission
 // bits for nvmap, the transfer-memory and open_fds budgets, and --learn followed by a rerun under
-// the learned policy. Expected values are typed by hand (errno values, NvError codes of seed 000).
+// the learned policy. Expected values are typed by hand (errno values, NvError codes of Switchbrew).
 #include <unistd.h>
 
 #include <cerrno>

@@ -1,6 +1,6 @@
 // The device matrix of each service identity, the /dev/nvdrv service commands, and the engine's
 // checks of variable-length ioctls, all under the real sentry. Expected values are typed from
-// seed 000 (masks, NvError codes), not taken from the sandbox's tables.
+// Switchbrew (masks, NvError codes), not taken from the sandbox's tables.
 #include <cerrno>
 #include <map>
 #include <string>
@@ -29,7 +29,7 @@ std::map<std::string, std::string> Opens(const std::vector<std::string>& options
   return ParseKeyValues(r.out);
 }
 
-// Which device each NvDrvPermission bit opens (seed 000), and the devices no bit guards.
+// Which device each NvDrvPermission bit opens (Switchbrew), and the devices no bit guards.
 std::map<std::string, int> ExpectedOpens(uint32_t mask, bool debug_mode) {
   const std::map<std::string, int> bit = {
       {"/dev/nvhost-gpu", 0},     {"/dev/nvhost-ctrl-gpu", 0}, {"/dev/nvhost-as-gpu", 0},
@@ -44,7 +44,7 @@ std::map<std::string, int> ExpectedOpens(uint32_t mask, bool debug_mode) {
     auto it = bit.find(p);
     if (it == bit.end()) want[p] = 0;
     else if (!(mask & (1u << it->second))) want[p] = EACCES;
-    else if (it->second == 1 && !debug_mode) want[p] = EOPNOTSUPP;  // seed: NotSupported on open
+    else if (it->second == 1 && !debug_mode) want[p] = EOPNOTSUPP;  // Switchbrew: NotSupported on open
     else want[p] = 0;
   }
   return want;
@@ -76,7 +76,7 @@ TEST(Nvdrv, ServiceCommands) {
   RunResult r = RunSandboxed({"--log-level=info"}, {NvdrvGuestPath(), "service"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto kv = ParseKeyValues(r.out);
-  // NvError values from seed 000.
+  // NvError values from Switchbrew.
   EXPECT_EQ(kv["open_before_init"], "0x3") << "NotInitialized";
   EXPECT_EQ(kv["status_before_init"], "0x3");
   EXPECT_EQ(kv["init"], "0x0");
@@ -147,7 +147,7 @@ TEST(VariableIoctls, CountsMustAgreeWithTheEncodedSize) {
   EXPECT_EQ(kv["short_header"], std::to_string(EINVAL));
   EXPECT_EQ(kv["gpfifo2_plain"], std::to_string(EINVAL));
   EXPECT_EQ(kv["gpfifo2_empty"], "0");
-  // Seed 000's fixed answers: NotSupported, whatever the simulator implements.
+  // Switchbrew's fixed answers: NotSupported, whatever the simulator implements.
   EXPECT_EQ(kv["free_obj_ctx"], std::to_string(EOPNOTSUPP));
   EXPECT_EQ(kv["claim"], std::to_string(EOPNOTSUPP));
   // Through /dev/nvdrv: the Ioctl2 buffer must hold exactly num_entries entries (else
@@ -157,7 +157,7 @@ TEST(VariableIoctls, CountsMustAgreeWithTheEncodedSize) {
   EXPECT_EQ(kv["nvdrv_disable"], "0x0");
   EXPECT_EQ(kv["gpfifo2_ioctl2"], "0x0");
   EXPECT_EQ(kv["gpfifo2_ioctl2_short"], "0x10");
-  // Ioctl3's second output buffer receives one TPC mask per GPC: seed 000's GM20B has one GPC
+  // Ioctl3's second output buffer receives one TPC mask per GPC: Switchbrew's GM20B has one GPC
   // (num_gpc 1) with two TPCs (num_tpc_per_gpc 2), so GPC 0's mask is 0x3.
   EXPECT_EQ(kv["tpc_masks_ioctl3"], "0x0");
   EXPECT_EQ(kv["tpc_mask_gpc0"], "0x3");

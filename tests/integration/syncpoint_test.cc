@@ -25,7 +25,7 @@ TEST(Syncpoint, ReadIncrementAndErrors) {
   EXPECT_EQ(kv["bad_wait_errno"], E(EINVAL));
   EXPECT_EQ(kv["unknown_errno"], E(ENOTTY));
   EXPECT_EQ(kv["zero_timeout_errno"], E(ETIMEDOUT));
-  // GET_SHIFT answers with one of seed 000's two shifts: 0x00 (FIFO disabled) or 0x60 (enabled).
+  // GET_SHIFT answers with one of Switchbrew's two shifts: 0x00 (FIFO disabled) or 0x60 (enabled).
   EXPECT_EQ(kv["shift_errno"], "0");
   EXPECT_TRUE(kv["shift"] == "0x0" || kv["shift"] == "0x60") << kv["shift"];
 }

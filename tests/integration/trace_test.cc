@@ -1,6 +1,6 @@
 // `nvsentry run --trace`: a small guest's GPU traffic, decoded, as the user reads it (text) and as
 // tools read it (JSON lines). The guest (nvdrv_guest trace) makes a fixed set of calls; what each
-// line must say is typed here from those calls and seed 000's layouts.
+// line must say is typed here from those calls and Switchbrew's layouts.
 #include <unistd.h>
 
 #include <cerrno>

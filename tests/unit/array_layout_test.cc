@@ -1,6 +1,6 @@
 // The variable-array arithmetic and the engine's handling of variable ioctls, Ioctl2 and Ioctl3,
 // on a small synthetic device whose layouts are written here (so the tests do not depend on, or
-// repeat, the seed tables).
+// repeat, Switchbrew tables).
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -54,7 +54,7 @@ constexpr IoctlDesc kTable[] = {
     {kRest, "TEST_REST", {}, kVariable, kRestA, 0},
     {kWith2, "TEST_IOCTL2", kHdr2F, kUsesIoctl2, kIn2A},
     {kWith3, "TEST_IOCTL3", kHdr3F, kUsesIoctl3, kOut2A},
-    {kNotSupported, "TEST_SEED_ANSWER", kOpaque8, kSeedAnswer | kOpaque, {}, 0, {},
+    {kNotSupported, "TEST_SEED_ANSWER", kOpaque8, kFixedAnswer | kOpaque, {}, 0, {},
      NvError::kNotSupported},
 };
 static_assert(TableIsSound(kTable));
@@ -297,7 +297,7 @@ TEST_F(EngineArrays, InvalidSizeWhenTheBuffersAreSmallerThanTheCode) {
   EXPECT_EQ(mem.reads, 0);
 }
 
-TEST_F(EngineArrays, SeedAnswersNeedNoBackend) {
+TEST_F(EngineArrays, FixedAnswersNeedNoBackend) {
   mem.regions[0x1000] = std::vector<uint8_t>(8, 0x5A);
   EXPECT_EQ(proxy::RunIoctl(session, proxy::IoctlRequest::Direct(kNotSupported, 0x1000), mem).err,
             EOPNOTSUPP);

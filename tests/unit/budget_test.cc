@@ -1,5 +1,5 @@
 // The budget accounting the driver's resources charge: limits from the policy, refusal with
-// InsufficientMemory (seed 000), peaks, and no over-charge under concurrent callers.
+// InsufficientMemory (Switchbrew), peaks, and no over-charge under concurrent callers.
 #include "proxy/budget.h"
 
 #include <atomic>

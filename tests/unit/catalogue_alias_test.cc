@@ -1,6 +1,6 @@
-// Codes public clients send with other direction bits than seed 000 (docs/guest-abi.md, "Where
-// nvsentry follows real clients over the seed"): the catalogue lists each as an alias of the
-// seed's entry, so it selects the same layout (read and written as the seed's direction says),
+// Codes public clients send with other direction bits than Switchbrew (docs/guest-abi.md, "Where
+// nvsentry follows real clients over Switchbrew"): the catalogue lists each as an alias of the
+// Switchbrew's entry, so it selects the same layout (read and written as Switchbrew's direction says),
 // while every other direction variant stays unknown (no silent widening).
 #include "abi/catalogue.h"
 #include "abi/ioctl_code.h"
@@ -11,11 +11,11 @@ namespace {
 
 const DeviceDesc& Dev(DeviceId id) { return Device(id); }
 
-TEST(CatalogueAlias, LibnxDirectionVariantsSelectTheSeedsEntry) {
+TEST(CatalogueAlias, LibnxDirectionVariantsSelectSwitchbrewsEntry) {
   const IoctlDesc* zbc = FindIoctl(Dev(DeviceId::kNvhostCtrlGpu), 0x402C4703);
   ASSERT_NE(zbc, nullptr);
   EXPECT_EQ(FindIoctl(Dev(DeviceId::kNvhostCtrlGpu), 0x802C4703), zbc);  // libnx _NV_IOR
-  EXPECT_EQ(zbc->dir(), Dir::kIn) << "served as the seed's direction";
+  EXPECT_EQ(zbc->dir(), Dir::kIn) << "served as Switchbrew's direction";
   const IoctlDesc* incr = FindIoctl(Dev(DeviceId::kNvhostCtrl), 0x40040015);
   ASSERT_NE(incr, nullptr);
   EXPECT_EQ(FindIoctl(Dev(DeviceId::kNvhostCtrl), 0xC0040015), incr);  // libnx _NV_IOWR

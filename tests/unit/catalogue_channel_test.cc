@@ -1,5 +1,5 @@
-// The channel table and /dev/nvmap against seed 000: codes, sizes and layouts typed in here from
-// the seed's tables, and the variable-length ioctls' arithmetic on real catalogue entries.
+// The channel table and /dev/nvmap against Switchbrew: codes, sizes and layouts typed in here from
+// Switchbrew's tables, and the variable-length ioctls' arithmetic on real catalogue entries.
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -11,13 +11,13 @@
 namespace nvsentry::abi {
 namespace {
 
-struct SeedRow {
-  uint32_t code;  // with 0 in the size bits for the seed's "0xC0??...." rows
+struct WikiRow {
+  uint32_t code;  // with 0 in the size bits for Switchbrew's "0xC0??...." rows
   uint32_t size;  // 0 for variable
   const char* name;
 };
 
-constexpr SeedRow kSeedChannel[] = {
+constexpr WikiRow kSwitchbrewChannel[] = {
     {0xC0000001, 0, "NVHOST_IOCTL_CHANNEL_SUBMIT"},
     {0xC0080002, 8, "NVHOST_IOCTL_CHANNEL_GET_SYNCPOINT"},
     {0xC0080003, 8, "NVHOST_IOCTL_CHANNEL_GET_WAITBASE"},
@@ -82,9 +82,9 @@ const Field* FieldNamed(std::span<const Field> fields, std::string_view name) {
 TEST(CatalogueChannel, EveryChannelDeviceHasTheSeedsTable) {
   for (DeviceId id : kChannels) {
     const DeviceDesc& dev = Device(id);
-    // GET_CLK_RATE has two numbers (before and from 7.0.1): one row of the seed, two entries.
-    EXPECT_EQ(dev.ioctls.size(), std::size(kSeedChannel) + 1) << dev.path;
-    for (const SeedRow& row : kSeedChannel) {
+    // GET_CLK_RATE has two numbers (before and from 7.0.1): one row of Switchbrew, two entries.
+    EXPECT_EQ(dev.ioctls.size(), std::size(kSwitchbrewChannel) + 1) << dev.path;
+    for (const WikiRow& row : kSwitchbrewChannel) {
       uint32_t code = row.size == 0 && (row.code >> 30) != 0 ? WithSize(row.code, 0x40) : row.code;
       const IoctlDesc* d = FindIoctl(dev, code);
       ASSERT_NE(d, nullptr) << dev.path << " " << row.name;
@@ -143,7 +143,7 @@ TEST(CatalogueChannel, HostSubmitArrays) {
 }
 
 // 1 cmdbuf, 2 relocs (+2 shifts), 1 syncpt incr, 1 fence: 16 + 12 + 32 + 8 + 20 + 4 = 92 bytes.
-TEST(CatalogueChannel, HostSubmitLaysOutInSeedOrder) {
+TEST(CatalogueChannel, HostSubmitLaysOutInSwitchbrewOrder) {
   const IoctlDesc& d = Channel(WithSize(0xC0000001, 92));
   uint32_t hdr[4] = {1, 2, 1, 1};
   auto bytes = std::as_bytes(std::span(hdr));
@@ -214,7 +214,7 @@ TEST(CatalogueChannel, GpfifoEntryCountsAgainstTheEncodedSize) {
   EXPECT_EQ(LayOutArrays(g2, Via::kIoctl, hdr, {24}).err, NvError::kCountMismatch);
 }
 
-TEST(CatalogueChannel, FixedLayoutsFromTheSeed) {
+TEST(CatalogueChannel, FixedLayoutsFromSwitchbrew) {
   const IoctlDesc& obj = Channel(0xC0104809);
   EXPECT_EQ(FieldNamed(obj.fields, "class_num")->dir, Dir::kIn);
   EXPECT_EQ(FieldNamed(obj.fields, "obj_id")->offset, 8);
@@ -235,9 +235,9 @@ TEST(CatalogueChannel, FixedLayoutsFromTheSeed) {
 
 TEST(CatalogueChannel, FreeObjCtxAnswersNotSupported) {
   const IoctlDesc& d = Channel(0x4008480A);
-  EXPECT_NE(d.flags & kSeedAnswer, 0u);
+  EXPECT_NE(d.flags & kFixedAnswer, 0u);
   EXPECT_EQ(d.answer, NvError::kNotSupported);
-  EXPECT_EQ(Channel(0xC0104809).flags & kSeedAnswer, 0u);
+  EXPECT_EQ(Channel(0xC0104809).flags & kFixedAnswer, 0u);
 }
 
 struct NvmapRow {
@@ -246,7 +246,7 @@ struct NvmapRow {
   const char* name;
   bool not_supported;
 };
-constexpr NvmapRow kSeedNvmap[] = {
+constexpr NvmapRow kSwitchbrewNvmap[] = {
     {0xC0080101, 8, "NVMAP_IOC_CREATE", false},
     {0x00000102, 0, "NVMAP_IOC_CLAIM", true},
     {0xC0080103, 8, "NVMAP_IOC_FROM_ID", false},
@@ -269,15 +269,15 @@ constexpr NvmapRow kSeedNvmap[] = {
     {0x40100114, 16, "NVMAP_IOC_REMOVE_EXPORT_FOR_ARUID", false},
 };
 
-TEST(CatalogueNvmap, MatchesSeed) {
+TEST(CatalogueNvmap, MatchesSwitchbrew) {
   const DeviceDesc& dev = Device(DeviceId::kNvmap);
-  EXPECT_EQ(dev.ioctls.size(), std::size(kSeedNvmap));
-  for (const NvmapRow& row : kSeedNvmap) {
+  EXPECT_EQ(dev.ioctls.size(), std::size(kSwitchbrewNvmap));
+  for (const NvmapRow& row : kSwitchbrewNvmap) {
     const IoctlDesc* d = FindIoctl(dev, row.code);
     ASSERT_NE(d, nullptr) << row.name;
     EXPECT_EQ(d->name, row.name);
     EXPECT_EQ(d->size(), row.size);
-    EXPECT_EQ((d->flags & kSeedAnswer) != 0, row.not_supported) << row.name;
+    EXPECT_EQ((d->flags & kFixedAnswer) != 0, row.not_supported) << row.name;
     if (row.not_supported) EXPECT_EQ(d->answer, NvError::kNotSupported) << row.name;
   }
 }

@@ -1,4 +1,4 @@
-// /dev/nvhost-ctrl-gpu against seed 000, typed in here from the seed (not from abi/).
+// /dev/nvhost-ctrl-gpu against Switchbrew, typed in here from Switchbrew (not from abi/).
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -18,8 +18,8 @@ struct CtrlGpuRow {
   const char* name;
 };
 
-// The seed's table for the latest firmware (WAIT_FOR_PAUSE's 6.1.0+ code).
-constexpr CtrlGpuRow kSeedCtrlGpu[] = {
+// Switchbrew's table for the latest firmware (WAIT_FOR_PAUSE's 6.1.0+ code).
+constexpr CtrlGpuRow kSwitchbrewCtrlGpu[] = {
     {0x80044701, Dir::kOut, 4, "NVGPU_GPU_IOCTL_ZCULL_GET_CTX_SIZE"},
     {0x80284702, Dir::kOut, 40, "NVGPU_GPU_IOCTL_ZCULL_GET_INFO"},
     {0x402C4703, Dir::kIn, 44, "NVGPU_GPU_IOCTL_ZBC_SET_TABLE"},
@@ -71,8 +71,8 @@ TEST(CatalogueCtrlGpu, DeviceNodeAndMagic) {
 TEST(CatalogueCtrlGpu, EveryRowOfTheSeedTable) {
   const DeviceDesc& dev = CtrlGpu();
   // 24 rows, plus the pre-6.1.0 WAIT_FOR_PAUSE code as its own entry.
-  EXPECT_EQ(dev.ioctls.size(), std::size(kSeedCtrlGpu) + 1);
-  for (const CtrlGpuRow& row : kSeedCtrlGpu) {
+  EXPECT_EQ(dev.ioctls.size(), std::size(kSwitchbrewCtrlGpu) + 1);
+  for (const CtrlGpuRow& row : kSwitchbrewCtrlGpu) {
     const IoctlDesc* d = FindIoctl(dev, row.code, kLatestFirmware);
     ASSERT_NE(d, nullptr) << row.name;
     EXPECT_EQ(d->name, row.name);
@@ -82,8 +82,8 @@ TEST(CatalogueCtrlGpu, EveryRowOfTheSeedTable) {
     EXPECT_EQ(IocMagic(row.code), 0x47u) << row.name;
     EXPECT_FALSE(d->variable()) << row.name;
     EXPECT_FALSE(d->summary.empty()) << row.name;
-    EXPECT_EQ(d->flags & kOpaque, 0u) << row.name << ": the seed gives every layout";
-    EXPECT_EQ(d->flags & kSeedAnswer, 0u) << row.name << ": the seed fixes no answer here";
+    EXPECT_EQ(d->flags & kOpaque, 0u) << row.name << ": Switchbrew gives every layout";
+    EXPECT_EQ(d->flags & kFixedAnswer, 0u) << row.name << ": Switchbrew fixes no answer here";
   }
 }
 
@@ -150,7 +150,7 @@ TEST(CatalogueCtrlGpu, GetCharacteristicsLayout) {
   ASSERT_NE(gc->sub, nullptr);
   EXPECT_EQ(gc->sub->size, 0xA0u);
 
-  // Offsets inside gpu_characteristics, counted by hand from the seed's member list.
+  // Offsets inside gpu_characteristics, counted by hand from Switchbrew's member list.
   struct Expect {
     const char* name;
     uint16_t offset;
@@ -205,7 +205,7 @@ TEST(CatalogueCtrlGpu, GetTpcMasksLayout) {
   EXPECT_EQ(d->arrays[0].count_from, CountFrom::kRest);
   ASSERT_NE(d->arrays[0].elem, nullptr);
   EXPECT_EQ(d->arrays[0].elem->size, 4u);  // one u32 mask per GPC
-  EXPECT_GE(d->arrays[0].max_count, 2u);   // the seed's GPU reports two
+  EXPECT_GE(d->arrays[0].max_count, 2u);   // Switchbrew's GPU reports two
 }
 
 TEST(CatalogueCtrlGpu, TpcMasksThroughIoctl3FillTheSecondBuffer) {
@@ -350,7 +350,7 @@ TEST(CatalogueCtrlGpu, OnlyWaitForPauseBlocks) {
 }
 
 TEST(CatalogueCtrlGpu, UnknownCodesAreNotFound) {
-  EXPECT_EQ(FindIoctl(CtrlGpu(), 0xC0004708), nullptr);  // nr 8..0xC are absent from the seed
+  EXPECT_EQ(FindIoctl(CtrlGpu(), 0xC0004708), nullptr);  // nr 8..0xC are absent from Switchbrew
   EXPECT_EQ(FindIoctl(CtrlGpu(), 0x80084701), nullptr);  // right nr, wrong size
   EXPECT_EQ(FindIoctl(CtrlGpu(), 0x4004471E), nullptr);
 }

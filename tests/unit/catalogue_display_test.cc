@@ -1,6 +1,6 @@
-// The display nodes against seed 000 (/dev/nvdisp-ctrl, nvdisp-disp0/1, nvcec-ctrl, nvhdcp_up-ctrl,
+// The display nodes against Switchbrew (/dev/nvdisp-ctrl, nvdisp-disp0/1, nvcec-ctrl, nvhdcp_up-ctrl,
 // nvdcutil-disp0/1): codes, sizes, directions, firmware ranges and the few known layouts, typed in
-// here from the seed's tables (not from abi/).
+// here from Switchbrew's tables (not from abi/).
 #include <cstdint>
 #include <string_view>
 
@@ -23,7 +23,7 @@ struct Row {
 
 constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut;
 
-constexpr Row kSeedDispCtrl[] = {
+constexpr Row kSwitchbrewDispCtrl[] = {
     {0x80040212, O, 4, "NVDISP_CTRL_NUM_OUTPUTS"},
     {0xC0140213, IO, 20, "NVDISP_CTRL_GET_DISPLAY_PROPERTIES"},
     {0xC1100214, IO, 272, "NVDISP_CTRL_QUERY_EDID"},
@@ -36,8 +36,8 @@ constexpr Row kSeedDispCtrl[] = {
     {0x80010224, O, 1, "NVDISP_CTRL_IS_DISPLAY_OLED", Fw(11, 0, 0)},
 };
 
-// FLIP: the seed's direction column says In while its code is read/write; the code wins.
-constexpr Row kSeedDisp[] = {
+// FLIP: Switchbrew's direction column says In while its code is read/write; the code wins.
+constexpr Row kSwitchbrewDisp[] = {
     {0x40040201, I, 4, "NVDISP_GET_WINDOW"},
     {0x40040202, I, 4, "NVDISP_PUT_WINDOW"},
     {0xC4C80203, IO, 1224, "NVDISP_FLIP"},
@@ -69,7 +69,7 @@ constexpr Row kSeedDisp[] = {
     {0xC01C0226, IO, 28, "NVDISP_GET_PANEL_DATA", Fw(11, 0, 0)},
 };
 
-constexpr Row kSeedCec[] = {
+constexpr Row kSwitchbrewCec[] = {
     {0x40010301, I, 1, "NVCEC_CTRL_ENABLE"},
     {0x804C0302, O, 76, "NVCEC_CTRL_GET_PADDR"},
     {0x40040303, I, 4, "NVCEC_CTRL_SET_LADDR"},
@@ -79,7 +79,7 @@ constexpr Row kSeedCec[] = {
     {0x804C0307, O, 76, "NVCEC_CTRL_GET_WRITE_STATUS"},
 };
 
-constexpr Row kSeedHdcp[] = {
+constexpr Row kSwitchbrewHdcp[] = {
     {0xC4880401, IO, 1160, "NVHDCP_READ_STATUS"},
     {0xC4880402, IO, 1160, "NVHDCP_READ_M"},
     {0x40010403, I, 1, "NVHDCP_ENABLE"},
@@ -87,8 +87,8 @@ constexpr Row kSeedHdcp[] = {
     {0xC0010405, IO, 1, "NVHDCP_CTRL_STATE_CB"},
 };
 
-// VIRTUAL_EDID_SET_DATA: the seed's size column says 1056, its code encodes 516; the code wins.
-constexpr Row kSeedDcutil[] = {
+// VIRTUAL_EDID_SET_DATA: Switchbrew's size column says 1056, its code encodes 516; the code wins.
+constexpr Row kSwitchbrewDcutil[] = {
     {0x40010501, I, 1, "NVDCUTIL_ENABLE_CRC"},
     {0x40010502, I, 1, "NVDCUTIL_VIRTUAL_EDID_ENABLE"},
     {0x42040503, I, 516, "NVDCUTIL_VIRTUAL_EDID_SET_DATA"},
@@ -122,8 +122,8 @@ void ExpectTable(DeviceId id, std::span<const Row> rows) {
     EXPECT_EQ(d->fw.min, row.since) << row.name;
     EXPECT_EQ(d->fw.end, row.until) << row.name;
     EXPECT_FALSE(d->variable()) << row.name;
-    // None of these ioctls has a fixed answer in the seed.
-    EXPECT_EQ(d->flags & kSeedAnswer, 0u) << row.name;
+    // None of these ioctls has a fixed answer in Switchbrew.
+    EXPECT_EQ(d->flags & kFixedAnswer, 0u) << row.name;
     if (row.since != 0) {
       EXPECT_EQ(FindIoctl(dev, row.code, row.since - 1), nullptr) << row.name;
     }
@@ -133,16 +133,16 @@ void ExpectTable(DeviceId id, std::span<const Row> rows) {
   }
 }
 
-TEST(CatalogueDisplay, NvdispCtrlMatchesSeed) { ExpectTable(DeviceId::kNvdispCtrl, kSeedDispCtrl); }
-TEST(CatalogueDisplay, NvdispDisp0MatchesSeed) { ExpectTable(DeviceId::kNvdispDisp0, kSeedDisp); }
-TEST(CatalogueDisplay, NvdispDisp1MatchesSeed) { ExpectTable(DeviceId::kNvdispDisp1, kSeedDisp); }
-TEST(CatalogueDisplay, NvcecCtrlMatchesSeed) { ExpectTable(DeviceId::kNvcecCtrl, kSeedCec); }
-TEST(CatalogueDisplay, NvhdcpUpCtrlMatchesSeed) { ExpectTable(DeviceId::kNvhdcpUpCtrl, kSeedHdcp); }
-TEST(CatalogueDisplay, NvdcutilDisp0MatchesSeed) {
-  ExpectTable(DeviceId::kNvdcutilDisp0, kSeedDcutil);
+TEST(CatalogueDisplay, NvdispCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispCtrl, kSwitchbrewDispCtrl); }
+TEST(CatalogueDisplay, NvdispDisp0MatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispDisp0, kSwitchbrewDisp); }
+TEST(CatalogueDisplay, NvdispDisp1MatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispDisp1, kSwitchbrewDisp); }
+TEST(CatalogueDisplay, NvcecCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvcecCtrl, kSwitchbrewCec); }
+TEST(CatalogueDisplay, NvhdcpUpCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvhdcpUpCtrl, kSwitchbrewHdcp); }
+TEST(CatalogueDisplay, NvdcutilDisp0MatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvdcutilDisp0, kSwitchbrewDcutil);
 }
-TEST(CatalogueDisplay, NvdcutilDisp1MatchesSeed) {
-  ExpectTable(DeviceId::kNvdcutilDisp1, kSeedDcutil);
+TEST(CatalogueDisplay, NvdcutilDisp1MatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvdcutilDisp1, kSwitchbrewDcutil);
 }
 
 TEST(CatalogueDisplay, ExtHpdEventsSplitBefore300) {
@@ -190,7 +190,7 @@ TEST(CatalogueDisplay, NewerIoctlsAppearAtTheirFirmware) {
   EXPECT_NE(FindIoctl(disp, 0xC4C80203, Fw(1, 0, 0)), nullptr);
 }
 
-// The seed's 13-word mode struct, with the direction of each ioctl.
+// Switchbrew's 13-word mode struct, with the direction of each ioctl.
 TEST(CatalogueDisplay, ModeLayouts) {
   const DeviceDesc& dev = Device(DeviceId::kNvdispDisp0);
   struct Want {
@@ -278,7 +278,7 @@ TEST(CatalogueDisplay, PanelMessageLayouts) {
   }
 }
 
-// Ioctls the seed names without a struct carry one opaque byte array of the code's size.
+// Ioctls Switchbrew names without a struct carry one opaque byte array of the code's size.
 TEST(CatalogueDisplay, UndescribedIoctlsAreOpaque) {
   struct Want {
     DeviceId dev;
@@ -334,9 +334,9 @@ TEST(CatalogueDisplay, GettersArePureAndSettersAreNot) {
 }
 
 TEST(CatalogueDisplay, WrongSizeOrUnknownCodesDoNotResolve) {
-  // Same nr and magic as GET_MODE but a different size: not the seed's code.
+  // Same nr and magic as GET_MODE but a different size: not Switchbrew's code.
   EXPECT_EQ(FindIoctl(Device(DeviceId::kNvdispDisp0), 0x80340204), nullptr);
-  // The seed's printed size for VIRTUAL_EDID_SET_DATA (1056) does not select it.
+  // Switchbrew's printed size for VIRTUAL_EDID_SET_DATA (1056) does not select it.
   EXPECT_EQ(FindIoctl(Device(DeviceId::kNvdcutilDisp0), 0x44200503), nullptr);
   // A display code on the wrong node.
   EXPECT_EQ(FindIoctl(Device(DeviceId::kNvcecCtrl), 0x80040212), nullptr);

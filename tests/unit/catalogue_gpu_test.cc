@@ -1,5 +1,5 @@
-// The GPU-side device tables against seed 000. Every expected value here is typed in from the
-// seed (or from the lead's notes on the variable-length ioctls), never read from abi/.
+// The GPU-side device tables against Switchbrew. Every expected value here is typed in from
+// Switchbrew (or from docs/guest-abi.md on the variable-length ioctls), never read from abi/.
 #include <cstring>
 #include <string_view>
 
@@ -64,7 +64,7 @@ constexpr Row kSchedRows[] = {
     {0x40010612, 1, Dir::kIn, "NVSCHED_CTRL_OVERRUN_EVENTS_ENABLE"},
 };
 
-TEST(CatalogueSched, TableMatchesSeed) {
+TEST(CatalogueSched, TableMatchesSwitchbrew) {
   ExpectRows(DeviceId::kNvschedCtrl, kSchedRows);
   // Every row once, plus the pre-3.0.0 GET_NEXT_OVERRUN_EVENT.
   EXPECT_EQ(Device(DeviceId::kNvschedCtrl).ioctls.size(), std::size(kSchedRows) + 1);
@@ -132,7 +132,7 @@ TEST(CatalogueSched, Layouts) {
   EXPECT_EQ(FindField(*link, "application_id")->offset, 8u);
   EXPECT_EQ(link->flags & kOpaque, 0u);
 
-  // The last three rows have no layout in the seed.
+  // The last three rows have no layout in Switchbrew.
   for (uint32_t code : {0x40100610u, 0x40100611u, 0x40010612u}) {
     const IoctlDesc* d = FindIoctl(dev, code);
     ASSERT_NE(d, nullptr);
@@ -145,7 +145,7 @@ TEST(CatalogueSched, Layouts) {
 
 // ---------------------------------------------------------------- /dev/nverpt-ctrl
 
-TEST(CatalogueErpt, TableMatchesSeed) {
+TEST(CatalogueErpt, TableMatchesSwitchbrew) {
   constexpr Row kRows[] = {
       {0xC1280701, 296, Dir::kInOut, "NVERPT_TELEMETRY_SUBMIT_DATA"},
       {0xCF580702, 3928, Dir::kInOut, "NVERPT_TELEMETRY_SUBMIT_DISPLAY_DATA"},
@@ -210,7 +210,7 @@ TEST(CatalogueErpt, SubmitDisplayData) {
 
 // ---------------------------------------------------------------- /dev/nvhost-as-gpu
 
-TEST(CatalogueAs, TableMatchesSeed) {
+TEST(CatalogueAs, TableMatchesSwitchbrew) {
   constexpr Row kRows[] = {
       {0x40044101, 4, Dir::kIn, "NVGPU_AS_IOCTL_BIND_CHANNEL"},
       {0xC0184102, 24, Dir::kInOut, "NVGPU_AS_IOCTL_ALLOC_SPACE"},
@@ -272,7 +272,7 @@ TEST(CatalogueAs, MapBufferLayouts) {
   ASSERT_NE(as_ex, nullptr);
   EXPECT_EQ(FindField(*as_ex, "va_range_split")->offset, 32u);
   // The clients' order (libnx nvioctlNvhostAsGpu_InitializeEx, yuzu IoctlAllocAsEx), not the
-  // seed's: flags first, big_page_size at offset 8.
+  // wiki's: flags first, big_page_size at offset 8.
   EXPECT_EQ(FindField(*as_ex, "flags")->offset, 0u);
   EXPECT_EQ(FindField(*as_ex, "as_fd")->offset, 4u);
   EXPECT_EQ(FindField(*as_ex, "big_page_size")->offset, 8u);
@@ -383,7 +383,7 @@ constexpr Row kDbgRows[] = {
     {0xC020441E, 32, Dir::kInOut, "NVGPU_DBG_GPU_IOCTL_GET_GPU_VA_RANGE_PAGES"},
 };
 
-TEST(CatalogueDbg, TableMatchesSeed) {
+TEST(CatalogueDbg, TableMatchesSwitchbrew) {
   ExpectRows(DeviceId::kNvhostDbgGpu, kDbgRows);
   EXPECT_EQ(Device(DeviceId::kNvhostDbgGpu).ioctls.size(), std::size(kDbgRows) + 1);  // + REG_OPS
 }
@@ -463,7 +463,7 @@ TEST(CatalogueDbg, RegOpsIsVariable) {
 
 TEST(CatalogueDbg, SecondBufferIoctls) {
   const DeviceDesc& dev = Device(DeviceId::kNvhostDbgGpu);
-  // The seed's "Uses Ioctl3" rows.
+  // Switchbrew's "Uses Ioctl3" rows.
   for (uint32_t code : {0x0000440Du, 0xC0104410u, 0xC0104412u, 0xC0184414u}) {
     const IoctlDesc* d = FindIoctl(dev, code);
     ASSERT_NE(d, nullptr);
@@ -473,7 +473,7 @@ TEST(CatalogueDbg, SecondBufferIoctls) {
     EXPECT_EQ(d->arrays[0].buffer, Buffer::kOut2) << d->name;
     EXPECT_EQ(d->arrays[0].count_from, CountFrom::kRest) << d->name;
   }
-  // The seed's "Uses Ioctl2" row.
+  // Switchbrew's "Uses Ioctl2" row.
   const IoctlDesc* w = FindIoctl(dev, 0xC0184415);
   ASSERT_NE(w, nullptr);
   EXPECT_NE(w->flags & kUsesIoctl2, 0u);

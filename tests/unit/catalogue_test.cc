@@ -1,4 +1,4 @@
-// The catalogue against seed 000, typed in here from the seed's table (not from abi/).
+// The catalogue against Switchbrew, typed in here from Switchbrew's table (not from abi/).
 #include <set>
 
 #include "abi/catalogue.h"
@@ -9,15 +9,15 @@
 namespace nvsentry::abi {
 namespace {
 
-struct SeedRow {
+struct WikiRow {
   uint32_t code;
   const char* direction;
   uint32_t size;
   const char* name;
 };
 
-// /dev/nvhost-ctrl, as seed 000 lists it.
-constexpr SeedRow kSeedCtrl[] = {
+// /dev/nvhost-ctrl, as Switchbrew lists it.
+constexpr WikiRow kSwitchbrewCtrl[] = {
     {0xC0080014, "inout", 8, "NVHOST_IOCTL_CTRL_SYNCPT_READ"},
     {0x40040015, "in", 4, "NVHOST_IOCTL_CTRL_SYNCPT_INCR"},
     {0xC00C0016, "inout", 12, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT"},
@@ -35,11 +35,11 @@ constexpr SeedRow kSeedCtrl[] = {
     {0xC0040022, "inout", 4, "NVHOST_IOCTL_CTRL_SYNCPT_GET_SHIFT"},
 };
 
-TEST(Catalogue, NvhostCtrlMatchesSeed) {
+TEST(Catalogue, NvhostCtrlMatchesSwitchbrew) {
   const DeviceDesc* dev = FindDeviceByPath("/dev/nvhost-ctrl");
   ASSERT_NE(dev, nullptr);
-  EXPECT_EQ(dev->ioctls.size(), std::size(kSeedCtrl));
-  for (const SeedRow& row : kSeedCtrl) {
+  EXPECT_EQ(dev->ioctls.size(), std::size(kSwitchbrewCtrl));
+  for (const WikiRow& row : kSwitchbrewCtrl) {
     const IoctlDesc* d = FindIoctl(*dev, row.code);
     ASSERT_NE(d, nullptr) << row.name;
     EXPECT_EQ(d->name, row.name);
@@ -59,7 +59,7 @@ TEST(Catalogue, WaitsAreMarkedAsBlocking) {
 }
 
 TEST(Catalogue, EveryDeviceOfSeed000IsPresentOnce) {
-  const char* seed_devices[] = {
+  const char* wiki_devices[] = {
       "/dev/nvhost-ctrl",     "/dev/nvmap",          "/dev/nvdisp-ctrl",   "/dev/nvdisp-disp0",
       "/dev/nvdisp-disp1",    "/dev/nvcec-ctrl",     "/dev/nvhdcp_up-ctrl", "/dev/nvdcutil-disp0",
       "/dev/nvdcutil-disp1",  "/dev/nvsched-ctrl",   "/dev/nverpt-ctrl",   "/dev/nvhost-as-gpu",
@@ -67,17 +67,17 @@ TEST(Catalogue, EveryDeviceOfSeed000IsPresentOnce) {
       "/dev/nvhost-msenc",    "/dev/nvhost-nvdec",   "/dev/nvhost-nvjpg",  "/dev/nvhost-vic",
       "/dev/nvhost-display",  "/dev/nvhost-tsec"};
   // ... plus the service endpoint, which is nvsentry's own node.
-  EXPECT_EQ(Devices().size(), std::size(seed_devices) + 1);
+  EXPECT_EQ(Devices().size(), std::size(wiki_devices) + 1);
   ASSERT_NE(FindDeviceByPath("/dev/nvdrv"), nullptr);
   EXPECT_EQ(FindDeviceByPath("/dev/nvdrv")->id, DeviceId::kNvdrv);
-  for (const char* p : seed_devices) {
+  for (const char* p : wiki_devices) {
     const DeviceDesc* d = FindDeviceByPath(p);
     ASSERT_NE(d, nullptr) << p;
     EXPECT_EQ(&Device(d->id), d) << p;
   }
 }
 
-TEST(Catalogue, ServiceMasksFollowSeed) {
+TEST(Catalogue, ServiceMasksFollowSwitchbrew) {
   EXPECT_EQ(ServiceMask("nvdrv", Fw(1, 0, 0)), 0x2Bu);
   EXPECT_EQ(ServiceMask("nvdrv", Fw(2, 3, 0)), 0x2Bu);
   EXPECT_EQ(ServiceMask("nvdrv", Fw(3, 0, 0)), 0xA82Bu);
@@ -105,7 +105,7 @@ TEST(Catalogue, FirmwareVersionsParseAndPrint) {
   EXPECT_FALSE((FwRange{0, Fw(3, 0, 0)}).Contains(Fw(3, 0, 0)));
 }
 
-TEST(Catalogue, PermissionBitsFollowSeed) {
+TEST(Catalogue, PermissionBitsFollowSwitchbrew) {
   // NvDrvPermission: 0 Gpu, 1 GpuDebug, 2 GpuSchedule, 3 VIC, 4 VideoEncoder, 5 VideoDecoder,
   // 6 TSEC, 7 JPEG, 8 Display.
   EXPECT_EQ(FindDeviceByPath("/dev/nvhost-gpu")->permission_bit, 0);

@@ -1,7 +1,7 @@
 // Enforcing a policy built in code on calls driven through the copy engine against an in-memory
-// guest: opens, ioctl verdicts, field rules, array limits, the seed's identity answers, the three
+// guest: opens, ioctl verdicts, field rules, array limits, Switchbrew's identity answers, the three
 // violation actions, the transfer-memory and open_fds budgets. Expected values are typed from
-// seed 000 (NvError codes, permission masks), not taken from the sandbox's tables.
+// Switchbrew (NvError codes, permission masks), not taken from the sandbox's tables.
 #include "proxy/enforce.h"
 
 #include <array>
@@ -288,7 +288,7 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
   auto s = Open(abi::DeviceId::kNvmap);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EACCES);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EACCES);
-  EXPECT_EQ(config.violations->count(), 0u) << "the seed's answer, not a policy violation";
+  EXPECT_EQ(config.violations->count(), 0u) << "Switchbrew's answer, not a policy violation";
   policy::Policy sys = Base();
   sys.service = "nvdrv:s";
   sys.permission_mask = 0x439E;  // bit 14

@@ -160,17 +160,17 @@ TEST_F(EngineTest, ErrorsWriteNothingBack) {
 TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
   guest.Put<std::array<uint64_t, 5>>(0x1000, {});
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0080099, 0x1000), guest).err, ENOTTY);
-  // MODULE_REGRDWR: the seed says it does not work.
+  // MODULE_REGRDWR: Switchbrew says it does not work.
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kModuleRegRdWr, 0x1000), guest).err, EOPNOTSUPP);
   // A code whose size differs from the catalogue's is a different, unknown code.
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0100014, 0x1000), guest).err, ENOTTY);
   Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap)),
                 config};
-  // NVMAP_IOC_MMAP: the seed's fixed NotSupported.
+  // NVMAP_IOC_MMAP: Switchbrew's fixed NotSupported.
   EXPECT_EQ(RunIoctl(nvmap, IoctlRequest::Direct(0xC0280106, 0x1000), guest).err, EOPNOTSUPP);
 }
 
-// Codes libnx sends with other direction bits (catalogue aliases) are served as the seed's
+// Codes libnx sends with other direction bits (catalogue aliases) are served as Switchbrew's
 // ioctl: its input read, its outputs written, nothing else. Directly, the one argument pointer.
 TEST_F(EngineTest, DirectionVariantIsServedAsTheSeedsIoctl) {
   guest.Put<uint32_t>(0x2000, 6);
@@ -199,11 +199,11 @@ TEST_F(EngineTest, CarriedDirectionVariantReadsTheBufferTheClientGave) {
   EXPECT_EQ(q.color_ds[3], 4u);
   EXPECT_EQ(q.color_l2[0], 5u);
   EXPECT_EQ(q.format, 0x28u);
-  // Too small a buffer is InvalidSize, and the seed's own code still needs its input buffer.
+  // Too small a buffer is InvalidSize, and Switchbrew's own code still needs its input buffer.
   IoctlRequest short_out{0x802C4703, abi::Via::kIoctl, {0, 0, 0x3000, 8}};
   EXPECT_EQ(RunIoctl(ctrl_gpu, short_out, guest).err, EINVAL);
-  IoctlRequest seed_without_in{cg::kZbcSetTable, abi::Via::kIoctl, {0, 0, 0x3000, 0x2C}};
-  EXPECT_EQ(RunIoctl(ctrl_gpu, seed_without_in, guest).err, EINVAL);
+  IoctlRequest wiki_without_in{cg::kZbcSetTable, abi::Via::kIoctl, {0, 0, 0x3000, 0x2C}};
+  EXPECT_EQ(RunIoctl(ctrl_gpu, wiki_without_in, guest).err, EINVAL);
   // SYNCPT_INCR as 0xC0040015 carries both buffers; the output one is left alone.
   guest.Put<uint32_t>(0x5000, 9);
   guest.Put<uint32_t>(0x6000, 0xAAAA);

@@ -26,7 +26,7 @@ TEST(NvError, ContractRows) {
 TEST(NvError, EverySeedCodeIsListedOnceWithAnErrno) {
   size_t n = 0;
   const NvErrorInfo* all = AllNvErrors(&n);
-  EXPECT_EQ(n, 54u) << "seed 000 lists 54 NvError codes";
+  EXPECT_EQ(n, 54u) << "Switchbrew lists 54 NvError codes";
   std::set<uint32_t> codes;
   for (size_t i = 0; i < n; ++i) {
     EXPECT_TRUE(codes.insert(static_cast<uint32_t>(all[i].code)).second) << all[i].name;

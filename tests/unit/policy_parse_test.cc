@@ -1,5 +1,5 @@
 // Policy files: what a good file resolves to, and for each kind of mistake, the exact file, line
-// and column of the error. Masks are typed from seed 000's NvDrvPermission table.
+// and column of the error. Masks are typed from Switchbrew's NvDrvPermission table.
 #include <string>
 
 #include "abi/catalogue.h"
@@ -35,7 +35,7 @@ TEST(PolicyParse, EmptyFileIsTheDefaultPolicy) {
   EXPECT_TRUE(p->ioctls.empty());
 }
 
-TEST(PolicyParse, ServiceMasksFollowSeed000) {
+TEST(PolicyParse, ServiceMasksFollowSwitchbrew) {
   EXPECT_EQ(MaskOf("nvdrv", "1.0.0"), 0x2Bu);
   EXPECT_EQ(MaskOf("nvdrv", "2.3.0"), 0x2Bu);
   EXPECT_EQ(MaskOf("nvdrv", "3.0.0"), 0xA82Bu);
@@ -149,7 +149,7 @@ TEST(PolicyParse, EachMistakeNamesLineAndColumn) {
             "p.toml:1:9: allow = false contradicts limits on arrays or fields: a denied ioctl has none");
 }
 
-// The same masks, bit by bit as seed 000's NvDrvPermission table names them.
+// The same masks, bit by bit as Switchbrew's NvDrvPermission table names them.
 TEST(PolicyParse, ServiceMasksBitByBit) {
   auto bits = [](std::initializer_list<int> set) {
     uint32_t m = 0;

@@ -210,7 +210,7 @@ TEST(PolicyRender, InitGrantsExactlyTheServicesMask) {
       EXPECT_EQ(p->Device(dev.id).backend == Backend::kSimulated, granted) << service << " " << dev.path;
     }
   }
-  // nvdrv:s has no Gpu bit (seed 000: 0x439E): its starting policy denies the GPU channel.
+  // nvdrv:s has no Gpu bit (Switchbrew: 0x439E): its starting policy denies the GPU channel.
   absl::StatusOr<Policy> s = ParsePolicy(InitPolicy("nvdrv:s", abi::Fw(11, 0, 0)), "s.toml");
   EXPECT_EQ(s->Device(abi::DeviceId::kNvhostGpu).backend, Backend::kDeny);
   EXPECT_EQ(s->Device(abi::DeviceId::kNvhostMsenc).backend, Backend::kSimulated);

@@ -1,6 +1,6 @@
 // /dev/nvhost-as-gpu on the simulated GPU, driven through AsDevice with a fake caller and a real
 // Nvmap whose objects are backed by this test process's own memory. Expected values come from
-// seed 000 (permission windows, GET_VA_REGIONS size), the GM20B defaults (40-bit VA, 4 KiB and
+// Switchbrew (permission windows, GET_VA_REGIONS size), the GM20B defaults (40-bit VA, 4 KiB and
 // 128 KiB pages, low hole big_page_size << 10, 16 GiB split, 128 GiB end) and arithmetic.
 #include <malloc.h>
 #include <sys/mman.h>
@@ -31,8 +31,8 @@ namespace {
 namespace as = abi::nvhost_as_gpu;
 using abi::NvError;
 
-constexpr uint32_t kAppMask = 0xA83B;     // seed 000 "nvdrv" [11.0.0+]: bits 13 and 15 set
-constexpr uint32_t kAppletMask = 0x10A9;  // seed 000 "nvdrv:a": neither
+constexpr uint32_t kAppMask = 0xA83B;     // Switchbrew "nvdrv" [11.0.0+]: bits 13 and 15 set
+constexpr uint32_t kAppletMask = 0x10A9;  // Switchbrew "nvdrv:a": neither
 constexpr uint64_t k4K = 0x1000, k64K = 0x10000, k128K = 0x20000;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
@@ -118,7 +118,7 @@ class AsHarness {
     as::GetVaRegions g{};
     g.buf_size = 0;
     EXPECT_EQ(Do(as::kGetVaRegions, &g), NvError::kSuccess);
-    EXPECT_EQ(g.buf_size, 2 * sizeof(as::VaRegion)) << "seed 000: forced to 2 regions";
+    EXPECT_EQ(g.buf_size, 2 * sizeof(as::VaRegion)) << "Switchbrew: forced to 2 regions";
     return {g.regions[0], g.regions[1]};
   }
   NvError AllocSpace(uint32_t pages, uint32_t page_size, uint32_t flags, uint64_t* off) {
@@ -223,7 +223,7 @@ TEST_F(SimAs, BigPageSizes) {
 // The bytes libnx's nvioctlNvhostAsGpu_InitializeEx sends (nx/source/nvidia/ioctl/
 // nvhost-as-gpu.c), typed out here rather than taken from the catalogue's struct: flags = 1 first,
 // as_fd 0, big_page_size at offset 8, the range all zero. yuzu's IoctlAllocAsEx reads the same
-// order. Read in the seed's order, flags = 1 would be the big page size (BadValue).
+// order. Read in Switchbrew's order, flags = 1 would be the big page size (BadValue).
 TEST_F(SimAs, AllocAsExInTheClientsFieldOrder) {
   for (uint32_t big : {0x10000u, 0x20000u}) {
     AsHarness h;
@@ -841,7 +841,7 @@ TEST_F(SimAs, BindChannel) {
   EXPECT_EQ(Do(*dev_, as::kBindChannel, &b, nullptr), NvError::kBadParameter) << "no caller";
   ASSERT_EQ(Do(as::kBindChannel, &b), NvError::kSuccess);
   EXPECT_EQ(channel->bound, dev_->address_space());
-  // Seed 000: a channel cannot change address spaces; the channel's answer comes through.
+  // Switchbrew: a channel cannot change address spaces; the channel's answer comes through.
   AsHarness other;
   ASSERT_EQ(other.AllocAs(), NvError::kSuccess);
   EXPECT_EQ(other.Do(*other.dev_, as::kBindChannel, &b, &caller_), NvError::kInvalidState);

@@ -1,5 +1,5 @@
 // GPU channels on the simulated GPU: submission through the real command processor on the runlist's
-// engine threads, fences (seed 000 flag bits, the Linux driver's +2), fence waits, the ring's
+// engine threads, fences (Switchbrew flag bits, the Linux driver's +2), fence waits, the ring's
 // Busy, faults and the error notifier, FORCE_RESET, WAIT, destruction with work queued, and the
 // syncpoint allocator channels take their syncpoints from.
 #include <poll.h>
@@ -437,7 +437,7 @@ TEST_F(SimChannel, FaultStopsTheChannelUntilForceReset) {
   EXPECT_NE(n.timestamp, 0u);
   ch::ErrorInfo info{};
   ASSERT_EQ(Ioctl(*a, ch::kGetErrorInfo, &info), NvError::kSuccess);
-  EXPECT_EQ(info.error_info[0], 1u);  // seed 000: mmu_error
+  EXPECT_EQ(info.error_info[0], 1u);  // Switchbrew: mmu_error
   // As deko3d decodes it: address high word, low word, 2 for a write (docs/guest-abi.md).
   EXPECT_EQ(info.error_info[2], static_cast<uint32_t>(unmapped >> 32));
   EXPECT_EQ(info.error_info[3], static_cast<uint32_t>(unmapped));

@@ -377,7 +377,7 @@ TYPED_TEST(SimCommandProcessor, SemaphoreBadOperationIsError) {
   EXPECT_EQ(this->cp_->RunWords(w).stop, Stop::kError);
 }
 
-TYPED_TEST(SimCommandProcessor, ReportSemaphoreSeed003Fence) {
+TYPED_TEST(SimCommandProcessor, ReportSemaphoreSwitchbrew003Fence) {
   uint64_t fence = this->kDataVa + 0x300;
   std::fill(this->data_->begin() + 0x300, this->data_->begin() + 0x340, 0xAB);
   // mode 0 (release), fence 1 (bit 4), unit 0xF (15:12); one word (bit 28).

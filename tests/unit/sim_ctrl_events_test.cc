@@ -1,5 +1,5 @@
 // The syncpoint events, module mutexes and small ioctls of /dev/nvhost-ctrl on the simulated GPU,
-// driven through the device's ioctls as a guest would (seed 000's codes and layouts; the client
+// driven through the device's ioctls as a guest would (Switchbrew's codes and layouts; the client
 // fence-wait sequence of the reference: ALLOC_EVENT, QueryEvent, WAIT_EVENT_EX, event, CLEAR).
 #include "hostshim/sim/ctrl_device.h"
 
@@ -24,7 +24,7 @@ namespace {
 namespace ctrl = abi::nvhost_ctrl;
 using abi::NvError;
 
-// Seed 000's layouts, typed in here.
+// Switchbrew's layouts, typed in here.
 struct Slot {
   uint32_t event_slot;
 };
@@ -124,7 +124,7 @@ TEST_F(SimCtrlEventsTest, ArmedEventFiresWhenTheSyncpointReachesTheThreshold) {
   ASSERT_GE(fd, 0);
   uint32_t v;
   ASSERT_EQ(WaitEx(20, 2, -1, 1, &v), NvError::kTimeout) << "not reached: armed, answered at once";
-  EXPECT_EQ(v, (20u << 4) | 1u) << "seed 000: event_slot | syncpt_id << 4";
+  EXPECT_EQ(v, (20u << 4) | 1u) << "Switchbrew: event_slot | syncpt_id << 4";
   EXPECT_TRUE(dev_.events().Armed(1));
   EXPECT_FALSE(Readable(fd, 0));
   syncpoints_.Increment(20);
@@ -473,7 +473,7 @@ TEST_F(SimCtrlEventsTest, GetConfigShiftAndRegRdWr) {
 
   Shift s{0xFFFFFFFF};
   EXPECT_EQ(Do(dev_, ctrl::kSyncptGetShift, s), NvError::kSuccess);
-  EXPECT_TRUE(s.syncpt_shift == 0x00 || s.syncpt_shift == 0x60) << "seed 000's two values";
+  EXPECT_TRUE(s.syncpt_shift == 0x00 || s.syncpt_shift == 0x60) << "Switchbrew's two values";
 
   RegRdWr r{1, 1, 4, 0x1000, 0x2000, 0};
   EXPECT_EQ(Do(dev_, ctrl::kModuleRegRdWr, r), NvError::kNotSupported);

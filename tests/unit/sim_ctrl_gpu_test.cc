@@ -1,4 +1,4 @@
-// /dev/nvhost-ctrl-gpu on the simulated GPU. Expected values are typed in from seed 000's
+// /dev/nvhost-ctrl-gpu on the simulated GPU. Expected values are typed in from Switchbrew's
 // GM20B table, NVIDIA's nvgpu driver (ZBC defaults, FLUSH_L2 rules, correlation limits) and
 // first principles (1 GPC x 2 TPC), never read back from the code under test.
 #include "hostshim/sim/ctrl_gpu_device.h"

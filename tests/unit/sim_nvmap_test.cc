@@ -1,5 +1,5 @@
 // nvmap on the simulated GPU, with the test process itself (and forked children) as the guest.
-// Expected values come from seed 000 and the reference notes (ids start at 4 and step by 4,
+// Expected values come from Switchbrew and the reference notes (ids start at 4 and step by 4,
 // sizes round up to 4 KiB, PARAM HEAP 0x40000000, FREE's WAS_UNCACHED = 1, permission bits 9/12).
 #include <sys/mman.h>
 #include <sys/uio.h>
