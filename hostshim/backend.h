@@ -64,6 +64,9 @@ class Caller {
   // fds for a direct ioctl, its /dev/nvdrv fds for a carried one); null when `fd` is not an open
   // device session there.
   virtual std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) = 0;
+  // Installs a copy of the sentry's `fd` in the calling process (close-on-exec if asked); the
+  // guest's fd number, or -errno (EMFILE: the guest's fd table is full).
+  virtual int PlaceFd(int fd, bool cloexec) = 0;
 };
 
 // A validated call. Every span is the sentry's own copy, already checked against the catalogue:
@@ -91,8 +94,12 @@ struct Call {
 struct Result {
   bool parked = false;
   abi::NvError err = abi::NvError::kSuccess;
+  // Nonzero: the answer could not be delivered to the guest (an fd it cannot take); nothing is
+  // written back and the guest's syscall fails with this errno, whatever `err` says.
+  int undelivered = 0;
   static Result Done(abi::NvError e) { return {false, e}; }
   static Result Parked() { return {true, abi::NvError::kSuccess}; }
+  static Result Undelivered(int errno_value) { return {false, abi::NvError::kSuccess, errno_value}; }
 };
 
 class DeviceBackend {

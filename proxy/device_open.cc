@@ -24,13 +24,11 @@ abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
 NewSession MakeSession(const GuestConfig& config, const abi::DeviceDesc& dev,
                        const BackendFactory& factory) {
   NewSession out;
-  if (dev.id == abi::DeviceId::kNvdrv) {
-    out.session = std::make_shared<Session>(dev, std::make_unique<NvdrvService>(config, factory), config);
-  } else if (std::unique_ptr<hostshim::DeviceBackend> b = factory(dev, &out.refused)) {
-    out.session = std::make_shared<Session>(dev, std::move(b), config);
-  } else {
-    return out;  // the driver cannot keep another session of this kind
-  }
+  std::unique_ptr<hostshim::DeviceBackend> backend =
+      dev.id == abi::DeviceId::kNvdrv ? std::make_unique<NvdrvService>(config, factory)
+                                      : factory(dev, &out.refused);
+  if (!backend) return out;  // the driver cannot keep another session of this kind
+  out.session = std::make_shared<Session>(dev, std::move(backend), config);
   // The open_fds budget counts direct sessions and nvdrv fds together.
   if (abi::NvError e = out.session->ChargeFd(); e != abi::NvError::kSuccess) return {nullptr, e};
   return out;

@@ -5,17 +5,10 @@
 #include <cstring>
 #include <vector>
 
-#include "abi/array_layout.h"
-#include "absl/container/inlined_vector.h"
-#include "proxy/enforce.h"
-#include "proxy/learn.h"
-#include "proxy/service_endpoint.h"
-#include "proxy/trace.h"
 #include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
-namespace {
 
 using Clock = std::chrono::steady_clock;
 
@@ -35,10 +28,13 @@ struct Completion {
   Clock::time_point start;
   bool parked = false;
 
-  int Finish(std::span<uint8_t> arg, abi::NvError err, GuestIo& io) {
-    const bool writes_back = err == abi::NvError::kSuccess ||
-                    (err == abi::NvError::kTimeout && (desc->flags & abi::kOutputsOnTimeout));
-    int e = 0;
+  // `undelivered`: the backend's answer could not reach the guest (hostshim::Result); nothing is
+  // written back and the syscall fails with it.
+  int Finish(std::span<uint8_t> arg, abi::NvError err, GuestIo& io, int undelivered = 0) {
+    const bool writes_back = undelivered == 0 &&
+                             (err == abi::NvError::kSuccess ||
+                              (err == abi::NvError::kTimeout && (desc->flags & abi::kOutputsOnTimeout)));
+    int e = undelivered;
     if (writes_back && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
     if (e == 0 && writes_back && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
     if (e == 0) e = answer(err, io);
@@ -52,6 +48,8 @@ struct Completion {
     return e;
   }
 };
+
+namespace {
 
 class EngineParker : public hostshim::Parker {
  public:
@@ -80,21 +78,21 @@ class EngineParker : public hostshim::Parker {
 // The caller as a device sees it, resolving fds in the fd space the call came from.
 class EngineCaller : public hostshim::Caller {
  public:
-  EngineCaller(CallContext& ctx, ServiceEndpoint* fd_space) : ctx_(ctx), fd_space_(fd_space) {}
+  EngineCaller(CallContext& ctx, const FdSpace* fd_space) : ctx_(ctx), fd_space_(fd_space) {}
   pid_t tid() const override { return ctx_.tid(); }
   pid_t tgid() override {
     if (tgid_ == 0) tgid_ = ctx_.tgid();
     return tgid_;
   }
   std::shared_ptr<hostshim::DeviceBackend> BackendOf(int32_t fd) override {
-    std::shared_ptr<Session> s =
-        fd_space_ != nullptr ? fd_space_->SessionOf(static_cast<uint32_t>(fd)) : ctx_.SessionOfFd(fd);
-    return s && s->endpoint() == nullptr ? s->shared_backend() : nullptr;
+    std::shared_ptr<Session> s = fd_space_ != nullptr ? fd_space_->SessionOf(fd) : ctx_.SessionOfFd(fd);
+    return s ? s->shared_backend() : nullptr;
   }
+  int PlaceFd(int fd, bool cloexec) override { return ctx_.PlaceFd(fd, cloexec); }
 
  private:
   CallContext& ctx_;
-  ServiceEndpoint* fd_space_;
+  const FdSpace* fd_space_;
   pid_t tgid_ = 0;
 };
 
@@ -130,190 +128,173 @@ IoctlRequest ArgumentBuffers(const IoctlRequest& req, const abi::IoctlDesc& desc
   return r;
 }
 
-// One call through the engine's stages. Each stage either lets the call go on (nullopt) or ends
-// it with the outcome the guest gets; RunIoctl below runs them in order.
-class Stages {
- public:
-  Stages(Session& session, const IoctlRequest& sent, CallContext& ctx, const Answer& answer)
-      : session_(session),
-        dev_(session.device()),
-        config_(session.config()),
-        observers_(*config_.observers),
-        req_(sent),
-        ctx_(ctx),
-        answer_(answer),
-        t0_(Clock::now()) {}
-
-  // 1. The catalogue entry the code selects on the guest's firmware; an unknown code ends here.
-  std::optional<IoctlOutcome> Lookup() {
-    desc_ = abi::FindIoctl(dev_, req_.code, config_.firmware);
-    if (desc_ == nullptr) {
-      NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev_.path, req_.code);
-      return Reject(abi::NvError::kNotImplemented, ENOTTY);
-    }
-    req_ = ArgumentBuffers(req_, *desc_);
-    observers_.Called(*desc_);
-    return std::nullopt;
-  }
-
-  // 2. Whether the guest may make this call at all: the service command that carried it, the
-  // policy's verdict for the ioctl, and Switchbrew's answers that follow from its identity.
-  std::optional<IoctlOutcome> Admit() {
-    if ((req_.via == abi::Via::kIoctl2 && !(desc_->flags & abi::kUsesIoctl2)) ||
-        (req_.via == abi::Via::kIoctl3 && !(desc_->flags & abi::kUsesIoctl3)))
-      return Reject(abi::NvError::kNotSupported);
-    rule_ = FindRule(config_, dev_, *desc_);
-    if (rule_.verdict == policy::Verdict::kDeny) {
-      if (auto end = Violated("ioctl denied", "the policy denies this ioctl", {})) return end;
-    }
-    if (abi::NvError id = IdentityAnswer(config_, dev_, *desc_); id != abi::NvError::kSuccess) {
-      NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev_.path,
-                      desc_->name, abi::NvErrorName(id), config_.service, config_.permission_mask,
-                      config_.policy.production_mode ? ", production mode" : "");
-      return Reject(id);
-    }
-    return std::nullopt;
-  }
-
-  // 3. The main buffer copied into sentry memory (8-byte aligned, so backends may view it as
-  // their struct) and its variable-length arrays laid out within the catalogue's limits.
-  std::optional<IoctlOutcome> CopyIn() {
-    size_ = abi::IocSize(req_.code);
-    has_in_ = abi::DirHasIn(desc_->dir());
-    has_out_ = abi::DirHasOut(desc_->dir());
-    if ((has_in_ && req_.buf.in_size < size_) || (has_out_ && req_.buf.out_size < size_))
-      return Reject(abi::NvError::kInvalidSize);
-    storage_.assign((size_ + 7) / 8, 0);
-    main_ = std::span<uint8_t>(reinterpret_cast<uint8_t*>(storage_.data()), size_);
-    if (has_in_ && size_ > 0 && !ctx_.Read(req_.buf.in, main_))
-      return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
-    const abi::BufferSizes sizes{size_, req_.via == abi::Via::kIoctl2 ? req_.buf.in2_size : 0,
-                                 req_.via == abi::Via::kIoctl3 ? req_.buf.out2_size : 0};
-    // The catalogue's limits here; the policy's lower ones are checked in CheckRules.
-    const std::vector<uint32_t> limits =
-        desc_->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config_, *desc_);
-    layout_ = abi::LayOutArrays(*desc_, req_.via, main_, sizes, limits);
-    if (layout_.err != abi::NvError::kSuccess) {
-      NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev_.path, desc_->name,
-                      layout_.problem, layout_.culprit ? " in " : "",
-                      layout_.culprit ? layout_.culprit->name : "");
-      // The header was copied: the trace shows the counts that did not fit.
-      return Reject(layout_.err, 0, Input());
-    }
-    return std::nullopt;
-  }
-
-  // 4. The policy's rules on the arguments (array limits, field rules), after the observers saw
-  // them (--learn records what the guest passed, whatever the rules say).
-  std::optional<IoctlOutcome> CheckRules() {
-    const std::span<const uint8_t> in = Input();
-    const std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc_->fixed_size()));
-    observers_.Checked(*desc_, fixed, layout_.slices);
-    if (config_.array_limits.empty() && rule_.rule == nullptr) return std::nullopt;
-    if (std::optional<Breach> b = CheckArguments(config_, *desc_, rule_.rule, fixed, layout_))
-      return Violated(b->rule, b->detail, in);
-    return std::nullopt;
-  }
-
-  // 5. The rest of the guest's data (the Ioctl2 buffer), and the last check before anything may
-  // change: the guest thread still waits for this call (the copy may also have come from a task
-  // that reused its id). A pure call changes nothing and its write-back is no safer for a check
-  // made before it, so it skips the syscall; so does Switchbrew's fixed answer.
-  std::optional<IoctlOutcome> Commit() {
-    done_ = std::make_shared<Completion>();
-    done_->desc = desc_;
-    done_->device = &dev_;
-    done_->req = req_;
-    done_->out_end = has_out_ ? layout_.out_end : 0;
-    done_->answer = answer_;
-    done_->observer = observers_.empty() ? nullptr : &observers_;
-    done_->tid = ctx_.tid();
-    done_->start = t0_;
-    if (layout_.in2_bytes > 0) {
-      done_->in2.resize(layout_.in2_bytes);
-      if (!ctx_.Read(req_.buf.in2, done_->in2)) return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
-    }
-    done_->out2.resize(layout_.out2_bytes);
-    if (observers_.WantsInput()) done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
-    if (!desc_->pure() && !(desc_->flags & abi::kFixedAnswer) && !ctx_.StillValid())
-      return IoctlOutcome{IoctlOutcome::kDropped, 0};
-    return std::nullopt;
-  }
-
-  // 6. The answer: Switchbrew's fixed one, the /dev/nvdrv service's command, or the backend's
-  // (which may park the call); outputs written back once, on success only.
-  IoctlOutcome Dispatch() {
-    if (desc_->flags & abi::kFixedAnswer)
-      return {IoctlOutcome::kAnswer, done_->Finish(main_, desc_->answer, ctx_)};
-    if (ServiceEndpoint* ep = session_.endpoint()) {
-      if (std::optional<IoctlOutcome> carried = ep->Command(*desc_, main_, req_, ctx_)) return *carried;
-      return {IoctlOutcome::kAnswer, done_->Finish(main_, abi::NvError::kSuccess, ctx_)};
-    }
-    absl::InlinedVector<std::span<uint8_t>, 5> arrays;
-    for (const abi::ArraySlice& sl : layout_.slices) {
-      std::span<uint8_t> buf = sl.buffer == abi::Buffer::kMain  ? main_
-                               : sl.buffer == abi::Buffer::kIn2 ? std::span<uint8_t>(done_->in2)
-                                                                : std::span<uint8_t>(done_->out2);
-      arrays.push_back(buf.subspan(sl.offset, sl.bytes));
-    }
-    EngineParker parker(main_, ctx_, done_);
-    EngineCaller caller(ctx_, req_.fd_space);
-    hostshim::Call call{*desc_, main_, parker, req_.via, arrays, done_->in2, done_->out2, &caller};
-    hostshim::Result r = session_.backend().Ioctl(call);
-    if (r.parked) return {IoctlOutcome::kParked, 0};
-    return {IoctlOutcome::kAnswer, done_->Finish(main_, r.err, ctx_)};
-  }
-
- private:
-  // What the guest passed in the main buffer, as copied (empty for an ioctl that reads nothing).
-  std::span<const uint8_t> Input() const {
-    return has_in_ ? std::span<const uint8_t>(main_) : std::span<const uint8_t>();
-  }
-  std::optional<IoctlOutcome> Reject(abi::NvError err, int direct_errno = 0,
-                                     std::span<const uint8_t> in = {}) {
-    return proxy::Reject(session_, req_, ctx_, answer_, err, direct_errno, desc_, t0_, in);
-  }
-  // A policy violation: refused (AccessDenied), audited (the call goes on) or the guest killed
-  // (the call is never answered: the guest dies waiting for it).
-  std::optional<IoctlOutcome> Violated(std::string_view rule, std::string_view detail,
-                                       std::span<const uint8_t> in) {
-    switch (Violation(config_, ctx_.tid(), dev_, desc_, rule, detail)) {
-      case ViolationOutcome::kProceed: return std::nullopt;
-      case ViolationOutcome::kKilled: return IoctlOutcome{IoctlOutcome::kDropped, 0};
-      case ViolationOutcome::kRefuse: break;
-    }
-    return Reject(abi::NvError::kAccessDenied, 0, in);
-  }
-
-  Session& session_;
-  const abi::DeviceDesc& dev_;
-  const GuestConfig& config_;
-  ObserverSet& observers_;
-  IoctlRequest req_;
-  CallContext& ctx_;
-  const Answer& answer_;
-  const Clock::time_point t0_;
-  const abi::IoctlDesc* desc_ = nullptr;
-  RuleRef rule_{policy::Verdict::kAllow, nullptr};
-  uint32_t size_ = 0;
-  bool has_in_ = false, has_out_ = false;
-  absl::InlinedVector<uint64_t, 64> storage_;
-  std::span<uint8_t> main_;
-  abi::ArrayLayout layout_;
-  std::shared_ptr<Completion> done_;
-};
-
 }  // namespace
+
+IoctlCall::IoctlCall(Session& session, const IoctlRequest& sent, CallContext& ctx,
+                     const Answer& answer)
+    : session_(session),
+      dev_(session.device()),
+      config_(session.config()),
+      observers_(*config_.observers),
+      req_(sent),
+      ctx_(ctx),
+      answer_(answer),
+      t0_(Clock::now()) {}
+
+IoctlCall::~IoctlCall() = default;
+
+std::optional<IoctlOutcome> IoctlCall::Check() {
+  for (auto stage : {&IoctlCall::Lookup, &IoctlCall::Admit, &IoctlCall::CopyIn,
+                     &IoctlCall::CheckRules, &IoctlCall::Commit}) {
+    if (std::optional<IoctlOutcome> end = (this->*stage)()) return end;
+  }
+  return std::nullopt;
+}
+
+// 1. The catalogue entry the code selects on the guest's firmware; an unknown code ends here.
+std::optional<IoctlOutcome> IoctlCall::Lookup() {
+  desc_ = abi::FindIoctl(dev_, req_.code, config_.firmware);
+  if (desc_ == nullptr) {
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev_.path, req_.code);
+    return Reject(abi::NvError::kNotImplemented, ENOTTY);
+  }
+  req_ = ArgumentBuffers(req_, *desc_);
+  observers_.Called(*desc_);
+  return std::nullopt;
+}
+
+// 2. Whether the guest may make this call at all: the service command that carried it, the
+// policy's verdict for the ioctl, and Switchbrew's answers that follow from its identity.
+std::optional<IoctlOutcome> IoctlCall::Admit() {
+  if ((req_.via == abi::Via::kIoctl2 && !(desc_->flags & abi::kUsesIoctl2)) ||
+      (req_.via == abi::Via::kIoctl3 && !(desc_->flags & abi::kUsesIoctl3)))
+    return Reject(abi::NvError::kNotSupported);
+  rule_ = FindRule(config_, dev_, *desc_);
+  if (rule_.verdict == policy::Verdict::kDeny) {
+    if (auto end = Violated("ioctl denied", "the policy denies this ioctl", {})) return end;
+  }
+  if (abi::NvError id = IdentityAnswer(config_, dev_, *desc_); id != abi::NvError::kSuccess) {
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev_.path,
+                    desc_->name, abi::NvErrorName(id), config_.service, config_.permission_mask,
+                    config_.policy.production_mode ? ", production mode" : "");
+    return Reject(id);
+  }
+  return std::nullopt;
+}
+
+// 3. The main buffer copied into sentry memory (8-byte aligned, so backends may view it as
+// their struct) and its variable-length arrays laid out within the catalogue's limits.
+std::optional<IoctlOutcome> IoctlCall::CopyIn() {
+  size_ = abi::IocSize(req_.code);
+  has_in_ = abi::DirHasIn(desc_->dir());
+  has_out_ = abi::DirHasOut(desc_->dir());
+  if ((has_in_ && req_.buf.in_size < size_) || (has_out_ && req_.buf.out_size < size_))
+    return Reject(abi::NvError::kInvalidSize);
+  storage_.assign((size_ + 7) / 8, 0);
+  main_ = std::span<uint8_t>(reinterpret_cast<uint8_t*>(storage_.data()), size_);
+  if (has_in_ && size_ > 0 && !ctx_.Read(req_.buf.in, main_))
+    return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
+  const abi::BufferSizes sizes{size_, req_.via == abi::Via::kIoctl2 ? req_.buf.in2_size : 0,
+                               req_.via == abi::Via::kIoctl3 ? req_.buf.out2_size : 0};
+  // The catalogue's limits here; the policy's lower ones are checked in CheckRules.
+  const std::vector<uint32_t> limits =
+      desc_->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config_, *desc_);
+  layout_ = abi::LayOutArrays(*desc_, req_.via, main_, sizes, limits);
+  if (layout_.err != abi::NvError::kSuccess) {
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev_.path, desc_->name,
+                    layout_.problem, layout_.culprit ? " in " : "",
+                    layout_.culprit ? layout_.culprit->name : "");
+    // The header was copied: the trace shows the counts that did not fit.
+    return Reject(layout_.err, 0, Input());
+  }
+  return std::nullopt;
+}
+
+// 4. The policy's rules on the arguments (array limits, field rules), after the observers saw
+// them (--learn records what the guest passed, whatever the rules say).
+std::optional<IoctlOutcome> IoctlCall::CheckRules() {
+  const std::span<const uint8_t> in = Input();
+  const std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc_->fixed_size()));
+  observers_.Checked(*desc_, fixed, layout_.slices);
+  if (config_.array_limits.empty() && rule_.rule == nullptr) return std::nullopt;
+  if (std::optional<Breach> b = CheckArguments(config_, *desc_, rule_.rule, fixed, layout_))
+    return Violated(b->rule, b->detail, in);
+  return std::nullopt;
+}
+
+// 5. The rest of the guest's data (the Ioctl2 buffer), and the last check before anything may
+// change: the guest thread still waits for this call (the copy may also have come from a task
+// that reused its id). A pure call changes nothing and its write-back is no safer for a check
+// made before it, so it skips the syscall; so does Switchbrew's fixed answer.
+std::optional<IoctlOutcome> IoctlCall::Commit() {
+  done_ = std::make_shared<Completion>();
+  done_->desc = desc_;
+  done_->device = &dev_;
+  done_->req = req_;
+  done_->out_end = has_out_ ? layout_.out_end : 0;
+  done_->answer = answer_;
+  done_->observer = observers_.empty() ? nullptr : &observers_;
+  done_->tid = ctx_.tid();
+  done_->start = t0_;
+  if (layout_.in2_bytes > 0) {
+    done_->in2.resize(layout_.in2_bytes);
+    if (!ctx_.Read(req_.buf.in2, done_->in2)) return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
+  }
+  done_->out2.resize(layout_.out2_bytes);
+  if (observers_.WantsInput()) done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
+  if (!desc_->pure() && !(desc_->flags & abi::kFixedAnswer) && !ctx_.StillValid())
+    return IoctlOutcome{IoctlOutcome::kDropped, 0};
+  return std::nullopt;
+}
+
+// 6. The answer: Switchbrew's fixed one or the backend's (which may park the call); outputs
+// written back once, on success only.
+IoctlOutcome IoctlCall::Dispatch() {
+  if (desc_->flags & abi::kFixedAnswer)
+    return {IoctlOutcome::kAnswer, done_->Finish(main_, desc_->answer, ctx_)};
+  absl::InlinedVector<std::span<uint8_t>, 5> arrays;
+  for (const abi::ArraySlice& sl : layout_.slices) {
+    std::span<uint8_t> buf = sl.buffer == abi::Buffer::kMain  ? main_
+                             : sl.buffer == abi::Buffer::kIn2 ? std::span<uint8_t>(done_->in2)
+                                                              : std::span<uint8_t>(done_->out2);
+    arrays.push_back(buf.subspan(sl.offset, sl.bytes));
+  }
+  EngineParker parker(main_, ctx_, done_);
+  EngineCaller caller(ctx_, req_.fd_space);
+  hostshim::Call call{*desc_, main_, parker, req_.via, arrays, done_->in2, done_->out2, &caller};
+  hostshim::Result r = session_.backend().Ioctl(call);
+  if (r.parked) return {IoctlOutcome::kParked, 0};
+  return {IoctlOutcome::kAnswer, done_->Finish(main_, r.err, ctx_, r.undelivered)};
+}
+
+// What the guest passed in the main buffer, as copied (empty for an ioctl that reads nothing).
+std::span<const uint8_t> IoctlCall::Input() const {
+  return has_in_ ? std::span<const uint8_t>(main_) : std::span<const uint8_t>();
+}
+
+std::optional<IoctlOutcome> IoctlCall::Reject(abi::NvError err, int direct_errno,
+                                              std::span<const uint8_t> in) {
+  return proxy::Reject(session_, req_, ctx_, answer_, err, direct_errno, desc_, t0_, in);
+}
+
+// A policy violation: refused (AccessDenied), audited (the call goes on) or the guest killed
+// (the call is never answered: the guest dies waiting for it).
+std::optional<IoctlOutcome> IoctlCall::Violated(std::string_view rule, std::string_view detail,
+                                                std::span<const uint8_t> in) {
+  switch (Violation(config_, ctx_.tid(), dev_, desc_, rule, detail)) {
+    case ViolationOutcome::kProceed: return std::nullopt;
+    case ViolationOutcome::kKilled: return IoctlOutcome{IoctlOutcome::kDropped, 0};
+    case ViolationOutcome::kRefuse: break;
+  }
+  return Reject(abi::NvError::kAccessDenied, 0, in);
+}
 
 int DirectAnswer(abi::NvError err, GuestIo&) { return abi::NvErrorToErrno(err); }
 
 IoctlOutcome RunIoctl(Session& session, const IoctlRequest& sent, CallContext& ctx,
                       const Answer& answer) {
-  Stages call(session, sent, ctx, answer);
-  for (auto stage : {&Stages::Lookup, &Stages::Admit, &Stages::CopyIn, &Stages::CheckRules,
-                     &Stages::Commit}) {
-    if (std::optional<IoctlOutcome> end = (call.*stage)()) return *end;
-  }
+  IoctlCall call(session, sent, ctx, answer);
+  if (std::optional<IoctlOutcome> end = call.Check()) return *end;
   return call.Dispatch();
 }
 

@@ -19,6 +19,15 @@ namespace nvsentry::proxy {
 
 class Session;
 
+// The device sessions a call's fd numbers name: the caller's Linux fds, or the nvdrv fds of one
+// open of /dev/nvdrv.
+class FdSpace {
+ public:
+  virtual ~FdSpace() = default;
+  // The session behind `fd` in this space, or null.
+  virtual std::shared_ptr<Session> SessionOf(int32_t fd) const = 0;
+};
+
 class GuestIo {
  public:
   virtual ~GuestIo() = default;

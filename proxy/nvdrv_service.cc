@@ -32,92 +32,90 @@ size_t NvdrvService::open_fds() const {
   return fds_.size();
 }
 
-std::shared_ptr<Session> NvdrvService::SessionOf(uint32_t fd) const {
+std::shared_ptr<Session> NvdrvService::SessionOf(int32_t fd) const {
   absl::MutexLock l(&mu_);
-  auto it = fds_.find(fd);
+  auto it = fds_.find(static_cast<uint32_t>(fd));
   return it == fds_.end() ? nullptr : it->second;
 }
 
-std::optional<IoctlOutcome> NvdrvService::Command(const abi::IoctlDesc& desc,
-                                                  std::span<uint8_t> cmd, const IoctlRequest& req,
-                                                  CallContext& ctx) {
+bool NvdrvService::Carries(uint32_t code) {
+  return code == nv::kIoctl || code == nv::kIoctl2 || code == nv::kIoctl3;
+}
+
+hostshim::Result NvdrvService::Ioctl(hostshim::Call& call) {
+  std::span<uint8_t> cmd = call.arg;
+  const pid_t tid = call.caller != nullptr ? call.caller->tid() : 0;
   NvError err = NvError::kSuccess;
-  switch (desc.code) {
-    case nv::kIoctl:
-    case nv::kIoctl2:
-    case nv::kIoctl3: return Nested(desc.code, cmd, req, ctx);
-    case nv::kOpen: err = Open(cmd, ctx); break;
-    case nv::kClose: err = Close(cmd, ctx); break;
+  switch (call.desc.code) {
+    case nv::kOpen: err = Open(cmd, tid); break;
+    case nv::kClose: err = Close(cmd, tid); break;
     case nv::kInitialize: err = Initialize(cmd, false); break;
     case nv::kInitializeDevtools: err = Initialize(cmd, true); break;
     case nv::kQueryEvent: {
-      int place_errno = 0;
-      err = QueryEvent(cmd, ctx, &place_errno);
-      if (place_errno != 0) return IoctlOutcome{IoctlOutcome::kAnswer, place_errno};
+      hostshim::Result r = QueryEvent(cmd, call.caller);
+      if (r.undelivered != 0) return r;
+      err = r.err;
       break;
     }
     case nv::kMapSharedMem: {
-      // Switchbrew does not say what the mapping does; until nvmap objects exist (issue 5) the
-      // command checks its fd and answers NotSupported.
+      // Switchbrew does not say what the mapping does: the command checks its fd and answers
+      // NotSupported.
       auto& c = As<nv::MapSharedMem>(cmd);
-      err = SessionOf(c.fd) ? NvError::kNotSupported : NvError::kBadParameter;
+      err = SessionOf(static_cast<int32_t>(c.fd)) ? NvError::kNotSupported : NvError::kBadParameter;
       break;
     }
     case nv::kGetStatus: err = GetStatus(cmd); break;
     case nv::kSetAruidWithoutCheck: err = SetAruid(cmd, true); break;
     case nv::kSetAruid: err = SetAruid(cmd, false); break;
-    case nv::kDumpStatus: DumpStatus(ctx); return std::nullopt;
+    case nv::kDumpStatus: DumpStatus(tid); return hostshim::Result::Done(NvError::kSuccess);
     case nv::kSetGraphicsFirmwareMemoryMarginEnabled: err = SetMargin(cmd); break;
-    default: err = NvError::kNotImplemented; break;
+    default: err = NvError::kNotImplemented; break;  // the carriers come through Unwrap
   }
-  int off = nv::ErrorOffset(desc.code);
+  int off = nv::ErrorOffset(call.desc.code);
   if (off >= 0) {
     uint32_t v = static_cast<uint32_t>(err);
     std::memcpy(cmd.data() + off, &v, sizeof v);
   }
-  return std::nullopt;
+  return hostshim::Result::Done(NvError::kSuccess);
 }
 
-IoctlOutcome NvdrvService::Nested(uint32_t command, std::span<uint8_t> cmd,
-                                  const IoctlRequest& outer, CallContext& ctx) {
-  IoctlRequest inner;
+NvdrvService::Carried NvdrvService::Unwrap(uint32_t code, std::span<const uint8_t> cmd,
+                                           const IoctlRequest& outer) const {
+  Carried out;
   uint32_t fd = 0;
-  int err_off = nv::ErrorOffset(command);
-  if (command == nv::kIoctl) {
-    auto& c = As<nv::Ioctl>(cmd);
+  if (code == nv::kIoctl) {
+    const auto& c = *reinterpret_cast<const nv::Ioctl*>(cmd.data());
     fd = c.fd;
-    inner = {c.code, abi::Via::kIoctl, {c.in, c.in_size, c.out, c.out_size}, static_cast<int>(fd)};
-  } else if (command == nv::kIoctl2) {
-    auto& c = As<nv::Ioctl2>(cmd);
+    out.request = {c.code, abi::Via::kIoctl, {c.in, c.in_size, c.out, c.out_size}, static_cast<int>(fd)};
+  } else if (code == nv::kIoctl2) {
+    const auto& c = *reinterpret_cast<const nv::Ioctl2*>(cmd.data());
     fd = c.fd;
-    inner = {c.code, abi::Via::kIoctl2,
-             {c.in, c.in_size, c.out, c.out_size, c.in2, c.in2_size, 0, 0}, static_cast<int>(fd)};
+    out.request = {c.code, abi::Via::kIoctl2,
+                   {c.in, c.in_size, c.out, c.out_size, c.in2, c.in2_size, 0, 0}, static_cast<int>(fd)};
   } else {
-    auto& c = As<nv::Ioctl3>(cmd);
+    const auto& c = *reinterpret_cast<const nv::Ioctl3*>(cmd.data());
     fd = c.fd;
-    inner = {c.code, abi::Via::kIoctl3,
-             {c.in, c.in_size, c.out, c.out_size, 0, 0, c.out2, c.out2_size}, static_cast<int>(fd)};
+    out.request = {c.code, abi::Via::kIoctl3,
+                   {c.in, c.in_size, c.out, c.out_size, 0, 0, c.out2, c.out2_size}, static_cast<int>(fd)};
   }
+  out.request.fd_space = this;
   // The carried ioctl's NvError goes into this command's error word in the guest.
-  const uint64_t err_addr = outer.buf.out + static_cast<uint64_t>(err_off);
-  Answer answer = [err_addr](NvError e, GuestIo& io) {
+  const uint64_t err_addr = outer.buf.out + static_cast<uint64_t>(nv::ErrorOffset(code));
+  out.answer = [err_addr](NvError e, GuestIo& io) {
     uint32_t v = static_cast<uint32_t>(e);
-    return io.Write(err_addr, std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v)) ? 0
-                                                                                       : EFAULT;
+    return io.Write(err_addr, std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v)) ? 0 : EFAULT;
   };
   bool initialized;
   {
     absl::MutexLock l(&mu_);
     initialized = initialized_;
   }
-  if (!initialized) return {IoctlOutcome::kAnswer, answer(NvError::kNotInitialized, ctx)};
-  std::shared_ptr<Session> session = SessionOf(fd);
-  if (!session) return {IoctlOutcome::kAnswer, answer(NvError::kBadParameter, ctx)};
-  inner.fd_space = this;
-  return RunIoctl(*session, inner, ctx, answer);
+  if (!initialized) out.refused = NvError::kNotInitialized;
+  else if (!(out.session = SessionOf(static_cast<int32_t>(fd)))) out.refused = NvError::kBadParameter;
+  return out;
 }
 
-NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
+NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
   auto& c = As<nv::Open>(cmd);
   c.fd = 0;
   const char* end = static_cast<const char*>(std::memchr(c.path, 0, sizeof c.path));
@@ -152,12 +150,12 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, CallContext& ctx) {
                  path);
   }
   if (Tracer* t = config_.tracer)
-    t->Open({ctx.tid(), path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,
+    t->Open({tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,
              true});
   return verdict;
 }
 
-NvError NvdrvService::Close(std::span<uint8_t> cmd, CallContext& ctx) {
+NvError NvdrvService::Close(std::span<uint8_t> cmd, pid_t tid) {
   auto& c = As<nv::Close>(cmd);
   std::shared_ptr<Session> gone;
   {
@@ -169,7 +167,7 @@ NvError NvdrvService::Close(std::span<uint8_t> cmd, CallContext& ctx) {
     used_ -= kOpenCost;
   }
   if (Tracer* t = config_.tracer)
-    t->Close({ctx.tid(), gone->device().path, static_cast<int>(c.fd), true});
+    t->Close({tid, gone->device().path, static_cast<int>(c.fd), true});
   return NvError::kSuccess;  // the session ends when its last in-flight call lets go of it
 }
 
@@ -195,22 +193,21 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
   return NvError::kSuccess;
 }
 
-NvError NvdrvService::QueryEvent(std::span<uint8_t> cmd, CallContext& ctx, int* place_errno) {
+hostshim::Result NvdrvService::QueryEvent(std::span<uint8_t> cmd, hostshim::Caller* caller) {
+  using hostshim::Result;
   auto& c = As<nv::QueryEvent>(cmd);
   c.event_fd = -1;
-  if (c.flags & ~1u) return NvError::kBadParameter;
-  std::shared_ptr<Session> s = SessionOf(c.fd);
-  if (!s) return NvError::kBadParameter;
+  if (c.flags & ~1u) return Result::Done(NvError::kBadParameter);
+  std::shared_ptr<Session> s = SessionOf(static_cast<int32_t>(c.fd));
+  if (!s) return Result::Done(NvError::kBadParameter);
   int efd = -1;
   NvError e = s->backend().QueryEvent(c.event_id, &efd);
-  if (e != NvError::kSuccess) return e;
-  int g = ctx.PlaceFd(efd, (c.flags & 1) != 0);
-  if (g < 0) {
-    *place_errno = -g;  // e.g. EMFILE: the guest's own fd table is full
-    return NvError::kInsufficientMemory;
-  }
+  if (e != NvError::kSuccess) return Result::Done(e);
+  if (caller == nullptr) return Result::Done(NvError::kNotSupported);  // no guest (fuzzers)
+  int g = caller->PlaceFd(efd, (c.flags & 1) != 0);
+  if (g < 0) return Result::Undelivered(-g);  // e.g. EMFILE: the guest's own fd table is full
   c.event_fd = g;
-  return NvError::kSuccess;
+  return Result::Done(NvError::kSuccess);
 }
 
 NvError NvdrvService::GetStatus(std::span<uint8_t> cmd) {
@@ -243,7 +240,7 @@ NvError NvdrvService::SetMargin(std::span<uint8_t> cmd) {
   return NvError::kSuccess;
 }
 
-void NvdrvService::DumpStatus(CallContext& ctx) {
+void NvdrvService::DumpStatus(pid_t tid) {
   std::string text;
   {
     absl::MutexLock l(&mu_);
@@ -255,7 +252,7 @@ void NvdrvService::DumpStatus(CallContext& ctx) {
   }
   if (config_.driver_status) absl::StrAppend(&text, "; ", config_.driver_status());
   NVS_LOG_LIMITED(spdlog::level::info, "{}", text);
-  if (Tracer* t = config_.tracer) t->Note(ctx.tid(), text);
+  if (Tracer* t = config_.tracer) t->Note(tid, text);
 }
 
 }  // namespace nvsentry::proxy

@@ -1,7 +1,10 @@
 // The nvdrv service behind one open of /dev/nvdrv: its own table of nvdrv fds (device sessions
-// opened with the Open command), the Initialize budget, the aruid, and the commands of Switchbrew.
-// Device ioctls carried by Ioctl/Ioctl2/Ioctl3 run through the same copy engine as Linux ioctls;
-// their NvError lands in the command's error word.
+// opened with the Open command), the Initialize budget, the aruid, and Switchbrew's commands. It
+// is the backend of /dev/nvdrv's session: the engine copies and checks each command's struct like
+// any ioctl's and hands it here. A command that carries a device ioctl (Ioctl, Ioctl2, Ioctl3)
+// is not run here: Unwrap turns it into the request a Linux ioctl on the device would make, which
+// the front end (proxy/serve.h) runs through the same engine; its NvError lands in the command's
+// error word.
 #pragma once
 
 #include <sys/types.h>
@@ -12,12 +15,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/backend.h"
 #include "proxy/device_open.h"
-#include "proxy/service_endpoint.h"
+#include "proxy/engine.h"
 
 namespace nvsentry::proxy {
 
-class NvdrvService : public ServiceEndpoint {
+class NvdrvService : public hostshim::DeviceBackend, public FdSpace {
  public:
   // What the service charges against the Initialize budget for each open nvdrv fd: the page of
   // driver bookkeeping a device session costs. (nvmap memory without a guest address will be
@@ -30,24 +34,38 @@ class NvdrvService : public ServiceEndpoint {
       : config_(config), factory_(std::move(factory)) {}
   ~NvdrvService() override;
 
-  std::optional<IoctlOutcome> Command(const abi::IoctlDesc& desc, std::span<uint8_t> cmd,
-                                      const IoctlRequest& req, CallContext& ctx) override;
+  // One service command, copied and checked by the engine. The command's NvError goes into its
+  // own error word and the ioctl succeeds; only an event fd the guest cannot take fails it.
+  hostshim::Result Ioctl(hostshim::Call& call) override;
 
+  // Whether `code` is a command that carries a device ioctl (Ioctl, Ioctl2, Ioctl3).
+  static bool Carries(uint32_t code);
+  // A carried device ioctl as the request a Linux ioctl makes, on the session its nvdrv fd
+  // names, with the answer that stores its NvError in the command's error word. `command` is the
+  // carrying command (already copied and checked), `outer` the request that brought it. Without
+  // a session, `refused` says why (NotInitialized, BadParameter) and `answer` delivers it.
+  struct Carried {
+    std::shared_ptr<Session> session;
+    IoctlRequest request;
+    Answer answer;
+    abi::NvError refused = abi::NvError::kSuccess;
+  };
+  Carried Unwrap(uint32_t code, std::span<const uint8_t> command, const IoctlRequest& outer) const;
+
+  // The device session behind nvdrv fd `fd`, or null.
+  std::shared_ptr<Session> SessionOf(int32_t fd) const override;
   // For tests and DumpStatus.
   size_t open_fds() const;
 
  private:
-  abi::NvError Open(std::span<uint8_t> cmd, CallContext& ctx);
-  abi::NvError Close(std::span<uint8_t> cmd, CallContext& ctx);
+  abi::NvError Open(std::span<uint8_t> cmd, pid_t tid);
+  abi::NvError Close(std::span<uint8_t> cmd, pid_t tid);
   abi::NvError Initialize(std::span<uint8_t> cmd, bool devtools);
-  abi::NvError QueryEvent(std::span<uint8_t> cmd, CallContext& ctx, int* place_errno);
+  hostshim::Result QueryEvent(std::span<uint8_t> cmd, hostshim::Caller* caller);
   abi::NvError GetStatus(std::span<uint8_t> cmd);
   abi::NvError SetAruid(std::span<uint8_t> cmd, bool unchecked);
   abi::NvError SetMargin(std::span<uint8_t> cmd);
-  void DumpStatus(CallContext& ctx);
-  std::shared_ptr<Session> SessionOf(uint32_t fd) const override;
-  IoctlOutcome Nested(uint32_t command, std::span<uint8_t> cmd, const IoctlRequest& outer,
-                      CallContext& ctx);
+  void DumpStatus(pid_t tid);
 
   const GuestConfig& config_;
   BackendFactory factory_;

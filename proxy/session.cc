@@ -1,6 +1,5 @@
 #include "proxy/session.h"
 
-#include "proxy/service_endpoint.h"
 #include "proxy/trace.h"
 
 namespace nvsentry::proxy {
@@ -8,10 +7,6 @@ namespace nvsentry::proxy {
 Session::Session(const abi::DeviceDesc& device, std::unique_ptr<hostshim::DeviceBackend> backend,
                  const GuestConfig& config)
     : device_(device), backend_(std::move(backend)), config_(config) {}
-
-Session::Session(const abi::DeviceDesc& device, std::unique_ptr<ServiceEndpoint> endpoint,
-                 const GuestConfig& config)
-    : device_(device), endpoint_(std::move(endpoint)), config_(config) {}
 
 abi::NvError Session::ChargeFd() {
   if (fd_charged_ || !config_.budget) return abi::NvError::kSuccess;

@@ -1,5 +1,6 @@
-// One open of a device node by the guest: which catalogue device it is and what serves it.
-// Shared by every guest fd that refers to the same open (dup, fork, fd passing).
+// One open of a device node by the guest: which catalogue device it is and the backend that
+// serves it (for /dev/nvdrv, the nvdrv service: proxy/nvdrv_service.h). Shared by every guest fd
+// that refers to the same open (dup, fork, fd passing).
 #pragma once
 
 #include <functional>
@@ -11,14 +12,9 @@
 
 namespace nvsentry::proxy {
 
-class ServiceEndpoint;
-
 class Session {
  public:
   Session(const abi::DeviceDesc& device, std::unique_ptr<hostshim::DeviceBackend> backend,
-          const GuestConfig& config);
-  // The /dev/nvdrv endpoint: no backend, the service commands run in proxy/.
-  Session(const abi::DeviceDesc& device, std::unique_ptr<ServiceEndpoint> endpoint,
           const GuestConfig& config);
   ~Session();
   const abi::DeviceDesc& device() const { return device_; }
@@ -26,7 +22,6 @@ class Session {
   // Shared with the devices that hold on to another session's backend (a channel bound to an
   // address space, an nvmap fd given to a channel).
   std::shared_ptr<hostshim::DeviceBackend> shared_backend() { return backend_; }
-  ServiceEndpoint* endpoint() { return endpoint_.get(); }
   const GuestConfig& config() const { return config_; }
   // The guest fd the session was first placed as; the trace reports its close under that number
   // when the last reference anywhere goes away.
@@ -49,7 +44,6 @@ class Session {
   RunLast gone_;  // the first member: destroyed after all the others
   const abi::DeviceDesc& device_;
   std::shared_ptr<hostshim::DeviceBackend> backend_;
-  std::unique_ptr<ServiceEndpoint> endpoint_;
   const GuestConfig& config_;
   int traced_fd_ = -1;
   std::shared_ptr<BudgetAccount> fd_charged_;  // the account ChargeFd charged, if it did

@@ -13,7 +13,7 @@
 #include "abi/catalogue.h"
 #include "hostshim/rate_limited_log.h"
 #include "proxy/device_open.h"
-#include "proxy/engine.h"
+#include "proxy/serve.h"
 #include "proxy/enforce.h"
 #include "proxy/learn.h"
 #include "proxy/trace.h"
@@ -246,7 +246,7 @@ void Sentry::HandleIoctl(const seccomp_notif& req) {
   NotifyCall call(listener_, req.id, tid, &sessions_, &parking_);
   const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
   proxy::IoctlOutcome out =
-      proxy::RunIoctl(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);
+      proxy::Serve(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);
   if (out.kind != proxy::IoctlOutcome::kAnswer) return;
   if (out.err == 0) listener_.Return(req.id, 0);
   else listener_.Fail(req.id, out.err);

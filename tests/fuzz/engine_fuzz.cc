@@ -1,4 +1,4 @@
-// Fuzz target for the copy engine (proxy::RunIoctl): one input is a device, a guest configuration
+// Fuzz target for the copy engine (proxy::Serve): one input is a device, a guest configuration
 // and up to four calls on one fresh session of that device, through a fake guest memory that holds
 // exactly the buffers the call declares (any access outside them fails like process_vm_readv
 // would). Every call is checked against the engine's contract; a violation aborts. The input
@@ -16,7 +16,7 @@
 #include "abi/catalogue.h"
 #include "abi/devices/nvdrv.h"
 #include "hostshim/sim/gpu.h"
-#include "proxy/engine.h"
+#include "proxy/serve.h"
 #include "proxy/nvdrv_service.h"
 #include "proxy/session.h"
 #include "proxy/trace.h"
@@ -508,12 +508,12 @@ void Prelude(proxy::Session& session, FakeGuest& guest, const abi::DeviceDesc& d
   nv::Initialize init{0x7000000, 0x100000, 0};
   std::memcpy(r.bytes.data(), &init, sizeof init);
   st.levels = {MakeLevel(proxy::IoctlRequest::Direct(nv::kInitialize, a), {})};
-  proxy::RunIoctl(session, proxy::IoctlRequest::Direct(nv::kInitialize, a), guest);
+  proxy::Serve(session, proxy::IoctlRequest::Direct(nv::kInitialize, a), guest);
   nv::Open open{};
   std::memcpy(open.path, dev.path.data(), std::min<size_t>(dev.path.size(), sizeof open.path - 1));
   std::memcpy(r.bytes.data(), &open, sizeof open);
   st.levels = {MakeLevel(proxy::IoctlRequest::Direct(nv::kOpen, a), {})};
-  proxy::RunIoctl(session, proxy::IoctlRequest::Direct(nv::kOpen, a), guest);
+  proxy::Serve(session, proxy::IoctlRequest::Direct(nv::kOpen, a), guest);
   guest.regions.clear();
   guest.log.clear();
   g_call = nullptr;
@@ -722,7 +722,7 @@ int RunEngineInput(const uint8_t* data, size_t size) {
     const int parked_before = guest.parked;
     const int checks_before = guest.checks;
     g_call = &st;
-    proxy::IoctlOutcome out = proxy::RunIoctl(*session, req, guest, answer);
+    proxy::IoctlOutcome out = proxy::Serve(*session, req, guest, answer);
     g_call = nullptr;
     EXPECT(guest.checks - checks_before <= static_cast<int>(st.levels.size()),
            "liveness checked more than once per level");

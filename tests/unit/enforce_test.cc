@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "hostshim/sim/gpu.h"
 #include "proxy/device_open.h"
-#include "proxy/engine.h"
+#include "proxy/serve.h"
 #include "proxy/nvdrv_service.h"
 #include "proxy/trace.h"
 
@@ -385,7 +385,7 @@ class NvdrvEnforceTest : public EnforceTest {
   }
   uint32_t Initialize(uint32_t size) {
     guest.Put(0x9000, nv::Initialize{0x7000000, size, 0xFFFFFFFF});
-    EXPECT_EQ(RunIoctl(*nvdrv, IoctlRequest::Direct(nv::kInitialize, 0x9000), guest).err, 0);
+    EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kInitialize, 0x9000), guest).err, 0);
     return guest.Get<nv::Initialize>(0x9000).error;
   }
   // The nvdrv fd, or 0x80000000 | the error.
@@ -394,13 +394,13 @@ class NvdrvEnforceTest : public EnforceTest {
     memcpy(o.path, path.data(), path.size());
     o.error = 0xFFFFFFFF;
     guest.Put(0x9000, o);
-    EXPECT_EQ(RunIoctl(*nvdrv, IoctlRequest::Direct(nv::kOpen, 0x9000), guest).err, 0);
+    EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kOpen, 0x9000), guest).err, 0);
     nv::Open r = guest.Get<nv::Open>(0x9000);
     return r.error != 0 ? 0x80000000u | r.error : r.fd;
   }
   uint32_t Carry(uint32_t fd, uint32_t code, uint64_t arg, uint32_t size) {
     guest.Put(0x8000, nv::Ioctl{fd, code, arg, size, arg, size, 0xFFFFFFFF, 0});
-    EXPECT_EQ(RunIoctl(*nvdrv, IoctlRequest::Direct(nv::kIoctl, 0x8000), guest).err, 0);
+    EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kIoctl, 0x8000), guest).err, 0);
     return guest.Get<nv::Ioctl>(0x8000).error;
   }
   std::unique_ptr<Session> nvdrv;
@@ -428,7 +428,7 @@ TEST_F(NvdrvEnforceTest, DeniedServiceCommand) {
   Start();
   guest.Put(0x9000, nv::SetAruid{0x1234, 0xFFFFFFFF, 0});
   // The command itself is the ioctl the policy refuses: EACCES for the Linux ioctl.
-  EXPECT_EQ(RunIoctl(*nvdrv, IoctlRequest::Direct(nv::kSetAruid, 0x9000), guest).err, EACCES);
+  EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kSetAruid, 0x9000), guest).err, EACCES);
 }
 
 TEST_F(NvdrvEnforceTest, TransferMemoryBudgetCapsInitialize) {
@@ -454,7 +454,7 @@ TEST_F(NvdrvEnforceTest, OpenFdsBudgetRefusesNvdrvOpens) {
   EXPECT_EQ(OpenFd("/dev/nvhost-ctrl"), 2u);
   EXPECT_EQ(OpenFd("/dev/nvhost-ctrl"), 0x80000006u) << "InsufficientMemory";
   guest.Put(0x9000, nv::Close{1, 0xFFFFFFFF});
-  EXPECT_EQ(RunIoctl(*nvdrv, IoctlRequest::Direct(nv::kClose, 0x9000), guest).err, 0);
+  EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kClose, 0x9000), guest).err, 0);
   EXPECT_EQ(OpenFd("/dev/nvhost-ctrl"), 3u);
 }
 

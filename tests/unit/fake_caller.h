@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <map>
 #include <memory>
 
@@ -21,6 +22,7 @@ class FakeCaller : public Caller {
     auto it = fds.find(fd);
     return it == fds.end() ? nullptr : it->second;
   }
+  int PlaceFd(int, bool) override { return -ENOSYS; }  // no guest process to place it in
   std::map<int32_t, std::shared_ptr<DeviceBackend>> fds;
 };
 

@@ -793,6 +793,7 @@ class FakeCaller : public Caller {
   pid_t tid() const override { return tgid_; }
   pid_t tgid() override { return tgid_; }
   std::shared_ptr<DeviceBackend> BackendOf(int32_t) override { return nullptr; }
+  int PlaceFd(int, bool) override { return -ENOSYS; }
 
  private:
   pid_t tgid_;
