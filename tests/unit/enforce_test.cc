@@ -56,7 +56,8 @@ class FakeGuest : public CallContext {
                                                  Finisher) override {
     return nullptr;
   }
-  int PlaceFd(int, bool) override { return -ENOSYS; }
+  int PlaceFd(int, bool) override { return place_result; }
+  int place_result = -ENOSYS;  // the guest fd an event fd becomes, or -errno
   pid_t tid() const override { return 42; }
   template <typename T>
   void Put(uint64_t addr, const T& v) {
@@ -456,6 +457,25 @@ TEST_F(NvdrvEnforceTest, OpenFdsBudgetRefusesNvdrvOpens) {
   guest.Put(0x9000, nv::Close{1, 0xFFFFFFFF});
   EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kClose, 0x9000), guest).err, 0);
   EXPECT_EQ(OpenFd("/dev/nvhost-ctrl"), 3u);
+}
+
+// QueryEvent hands the guest an event fd: placed, the command carries its number; when the guest
+// cannot take it (EMFILE), the ioctl itself fails with that errno and nothing is written back.
+TEST_F(NvdrvEnforceTest, QueryEventThatCannotPlaceItsFdFailsTheIoctl) {
+  Use(Base());
+  Start();
+  EXPECT_EQ(Initialize(0x10000), 0u);
+  uint32_t fd = OpenFd("/dev/nvhost-ctrl-gpu");
+  ASSERT_EQ(fd, 1u);
+  guest.Put(0x9000, nv::QueryEvent{fd, 1, 0, -7, 0xFFFFFFFF, 0});
+  guest.place_result = -EMFILE;
+  EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kQueryEvent, 0x9000), guest).err, EMFILE);
+  EXPECT_EQ(guest.Get<nv::QueryEvent>(0x9000).event_fd, -7) << "nothing written back";
+  EXPECT_EQ(guest.Get<nv::QueryEvent>(0x9000).error, 0xFFFFFFFFu);
+  guest.place_result = 9;
+  EXPECT_EQ(Serve(*nvdrv, IoctlRequest::Direct(nv::kQueryEvent, 0x9000), guest).err, 0);
+  EXPECT_EQ(guest.Get<nv::QueryEvent>(0x9000).event_fd, 9);
+  EXPECT_EQ(guest.Get<nv::QueryEvent>(0x9000).error, 0u);
 }
 
 }  // namespace
