@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include "abi/catalogue.h"
@@ -112,6 +113,19 @@ class DeviceBackend {
   virtual abi::NvError QueryEvent(uint32_t id, int* eventfd) {
     return abi::NvError::kNotSupported;
   }
+};
+
+// What serves a guest's device sessions: the simulated GPU (hostshim/sim/gpu.h), later the host.
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  // A session on `device`. When the driver cannot keep another (a budget, the syncpoints) it
+  // returns null with the reason in *refused; without `refused`, a session whose every ioctl
+  // answers that reason instead.
+  virtual std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device,
+                                              abi::NvError* refused = nullptr) = 0;
+  // One paragraph on what the driver holds for the guest (the nvdrv DumpStatus command).
+  virtual std::string Status() const = 0;
 };
 
 // Typed view of a call's argument; the catalogue guarantees the size.

@@ -16,11 +16,6 @@
 
 namespace nvsentry::proxy {
 
-// A backend session for `device`, or null with the driver's reason in *refused (a budget such as
-// `channels` is spent).
-using BackendFactory = std::function<std::unique_ptr<hostshim::DeviceBackend>(
-    const abi::DeviceDesc& device, abi::NvError* refused)>;
-
 // The verdict for opening `dev` (or nullptr for a path the catalogue does not have), in this
 // order: DeviceNotFound (not on the guest's firmware), AccessDenied (its permission bit is not in
 // the guest's mask), NotSupported (debug devices without debug mode), DeviceNotFound (a device
@@ -30,7 +25,7 @@ using BackendFactory = std::function<std::unique_ptr<hostshim::DeviceBackend>(
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev);
 
 // A new session of `dev` (after MayOpen said yes), charged to the open_fds budget: the /dev/nvdrv
-// endpoint, or a backend from `factory`. Null with the driver's reason when the device's own
+// service, or a session from `driver`. Null with the driver's reason when the device's own
 // budget (e.g. `channels`) or open_fds is spent (InsufficientMemory). The one way both the Linux
 // open and the nvdrv Open command make a session.
 struct NewSession {
@@ -38,7 +33,7 @@ struct NewSession {
   abi::NvError refused = abi::NvError::kSuccess;
 };
 NewSession MakeSession(const GuestConfig& config, const abi::DeviceDesc& dev,
-                       const BackendFactory& factory);
+                       hostshim::Driver& driver);
 
 // errno for a Linux open refused with `err` (ENOENT, EACCES, EOPNOTSUPP).
 int OpenErrno(abi::NvError err);

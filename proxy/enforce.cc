@@ -12,19 +12,6 @@
 
 namespace nvsentry::proxy {
 
-void ApplyPolicy(GuestConfig& c, policy::Policy p) {
-  c.policy = std::move(p);
-  c.service = c.policy.service;
-  c.firmware = c.policy.firmware;
-  c.permission_mask = c.policy.permission_mask;
-  c.debug_mode = c.policy.debug_mode;
-  c.array_limits.clear();
-  for (const auto& [desc, rule] : c.policy.ioctls)
-    if (!rule.array_limits.empty()) c.array_limits[desc] = rule.array_limits;
-  c.budget = std::make_shared<BudgetAccount>(c.policy.budgets);
-  c.violations = std::make_shared<ViolationLog>();
-}
-
 std::string_view ActionName(policy::Action a) {
   switch (a) {
     case policy::Action::kErrno: return "errno";
@@ -35,9 +22,9 @@ std::string_view ActionName(policy::Action a) {
 }
 
 RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) {
-  if (auto it = c.policy.ioctls.find(&desc); it != c.policy.ioctls.end())
-    return {it->second.verdict, &it->second};
-  return {c.policy.Device(dev.id).ioctls, nullptr};
+  const policy::Policy& p = c.policy.rules();
+  if (auto it = p.ioctls.find(&desc); it != p.ioctls.end()) return {it->second.verdict, &it->second};
+  return {p.Device(dev.id).ioctls, nullptr};
 }
 
 abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
@@ -46,7 +33,7 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
     switch (desc.code) {
       case abi::nvmap::kExportForAruid:
       case abi::nvmap::kRemoveExportForAruid:
-        return c.permissions().MayExportForAruid() ? abi::NvError::kSuccess
+        return c.policy.permissions().MayExportForAruid() ? abi::NvError::kSuccess
                                                    : abi::NvError::kAccessDenied;
       default: break;
     }
@@ -54,19 +41,19 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
     // and only nvmap knows whose an object is (hostshim/sim/nvmap.h decides, for every service).
   }
   if (dev.id == abi::DeviceId::kNvhostCtrl && desc.code == abi::nvhost_ctrl::kGetConfig &&
-      c.policy.production_mode)
+      c.policy.rules().production_mode)
     return abi::NvError::kNotSupported;
   return abi::NvError::kSuccess;
 }
 
 std::vector<uint32_t> LayoutLimits(const GuestConfig& c, const abi::IoctlDesc& desc) {
-  auto it = c.array_limits.find(&desc);
-  if (it == c.array_limits.end()) return {};
+  const std::vector<uint32_t>* lowered = c.policy.ArrayLimits(desc);
+  if (lowered == nullptr) return {};
   std::vector<uint32_t> limits(desc.arrays.size(), UINT32_MAX);
-  for (size_t i = 0; i < desc.arrays.size() && i < it->second.size(); ++i) {
+  for (size_t i = 0; i < desc.arrays.size() && i < lowered->size(); ++i) {
     const abi::ArrayDesc& a = desc.arrays[i];
     if (a.buffer == abi::Buffer::kOut2 && a.count_from == abi::CountFrom::kRest)
-      limits[i] = it->second[i];
+      limits[i] = (*lowered)[i];
   }
   return limits;
 }
@@ -90,8 +77,8 @@ std::optional<Breach> CheckArguments(const GuestConfig& c, const abi::IoctlDesc&
                                      const policy::IoctlRule* rule,
                                      std::span<const uint8_t> fixed,
                                      const abi::ArrayLayout& layout) {
-  if (auto it = c.array_limits.find(&desc); it != c.array_limits.end()) {
-    const std::vector<uint32_t>& limits = it->second;
+  if (const std::vector<uint32_t>* lowered = c.policy.ArrayLimits(desc)) {
+    const std::vector<uint32_t>& limits = *lowered;
     for (size_t i = 0; i < desc.arrays.size() && i < limits.size() && i < layout.slices.size(); ++i) {
       if (layout.slices[i].count > limits[i])
         return Breach{fmt::format("array {}", desc.arrays[i].name),
@@ -123,20 +110,20 @@ namespace {
 ViolationOutcome Act(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev,
                      std::string_view name, std::string_view rule, std::string_view detail,
                      std::string_view refusal) {
-  policy::Action action = c.policy.action;
-  if (action == policy::Action::kKill && !c.kill_guest) action = policy::Action::kErrno;
+  policy::Action action = c.policy.rules().action;
+  if (action == policy::Action::kKill && !c.services.kill_guest) action = policy::Action::kErrno;
   const std::string_view what = action == policy::Action::kAudit ? "allowed (audit)"
                                 : action == policy::Action::kKill ? "killing the guest"
                                                                   : refusal;
-  const bool first = c.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
+  const bool first = c.services.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
   const std::string text = fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path,
                                        name, detail, rule, what);
   if (first || action == policy::Action::kKill) NVS_LOG_LIMITED(spdlog::level::warn, "{}", text);
   else NVS_LOG_LIMITED(spdlog::level::debug, "{}", text);
-  c.observers->Violated({tid, dev, name, rule, text});
+  c.services.observers->Violated({tid, dev, name, rule, text});
   switch (action) {
     case policy::Action::kAudit: return ViolationOutcome::kProceed;
-    case policy::Action::kKill: c.kill_guest(); return ViolationOutcome::kKilled;
+    case policy::Action::kKill: c.services.kill_guest(); return ViolationOutcome::kKilled;
     case policy::Action::kErrno: break;
   }
   return ViolationOutcome::kRefuse;

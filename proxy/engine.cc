@@ -101,7 +101,7 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
                     abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0,
                     std::span<const uint8_t> in = {}) {
   int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
-  if (ObserverSet& o = *s.config().observers; !o.empty())
+  if (ObserverSet& o = *s.config().services.observers; !o.empty())
     o.Finished({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, in, {}, {}, {}, err, e, false,
               Clock::now() - t0});
   return {IoctlOutcome::kAnswer, e};
@@ -135,7 +135,7 @@ IoctlCall::IoctlCall(Session& session, const IoctlRequest& sent, CallContext& ct
     : session_(session),
       dev_(session.device()),
       config_(session.config()),
-      observers_(*config_.observers),
+      observers_(*config_.services.observers),
       req_(sent),
       ctx_(ctx),
       answer_(answer),
@@ -153,7 +153,7 @@ std::optional<IoctlOutcome> IoctlCall::Check() {
 
 // 1. The catalogue entry the code selects on the guest's firmware; an unknown code ends here.
 std::optional<IoctlOutcome> IoctlCall::Lookup() {
-  desc_ = abi::FindIoctl(dev_, req_.code, config_.firmware);
+  desc_ = abi::FindIoctl(dev_, req_.code, config_.policy.firmware());
   if (desc_ == nullptr) {
     NVS_LOG_LIMITED(spdlog::level::debug, "{}: unknown ioctl 0x{:08X}", dev_.path, req_.code);
     return Reject(abi::NvError::kNotImplemented, ENOTTY);
@@ -175,8 +175,8 @@ std::optional<IoctlOutcome> IoctlCall::Admit() {
   }
   if (abi::NvError id = IdentityAnswer(config_, dev_, *desc_); id != abi::NvError::kSuccess) {
     NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev_.path,
-                    desc_->name, abi::NvErrorName(id), config_.service, config_.permission_mask,
-                    config_.policy.production_mode ? ", production mode" : "");
+                    desc_->name, abi::NvErrorName(id), config_.policy.service(), config_.policy.permission_mask(),
+                    config_.policy.rules().production_mode ? ", production mode" : "");
     return Reject(id);
   }
   return std::nullopt;
@@ -216,7 +216,7 @@ std::optional<IoctlOutcome> IoctlCall::CheckRules() {
   const std::span<const uint8_t> in = Input();
   const std::span<const uint8_t> fixed = in.first(std::min<size_t>(in.size(), desc_->fixed_size()));
   observers_.Checked(*desc_, fixed, layout_.slices);
-  if (config_.array_limits.empty() && rule_.rule == nullptr) return std::nullopt;
+  if (!config_.policy.LowersArrayLimits() && rule_.rule == nullptr) return std::nullopt;
   if (std::optional<Breach> b = CheckArguments(config_, *desc_, rule_.rule, fixed, layout_))
     return Violated(b->rule, b->detail, in);
   return std::nullopt;

@@ -1,9 +1,13 @@
-// What the sandbox knows about the guest as a client of the driver: its policy (service identity
-// and firmware, which decide the permission mask and which ioctl codes apply, devices, ioctl
-// rules, budgets, what a violation does) and where its traffic is traced. One per sentry; fixed
-// before the guest starts (ApplyPolicy), except for the counters it points to (budgets, the
-// violation log, the learner), which are thread-safe.
-// The scalar fields below are the policy's, copied out for the hot paths.
+// What the sandbox knows about the guest as a client of the driver, in two parts, each with one
+// owner:
+// - GuestPolicy: the immutable view of its policy (service identity and firmware, which decide
+//   the permission mask and which ioctl codes apply; devices; ioctl rules with their array limits;
+//   budget sizes; what a violation does). Made once from a policy::Policy; never changes.
+// - GuestServices: what watches and accounts the running guest (the observers with the tracer
+//   and the learner, the live budgets, the violation log, the kill hook). Made by the launcher (or
+//   a test) before the guest starts; the sentry and the sessions use them and never replace them.
+//   Every one of them is thread-safe.
+// One GuestConfig per sentry, shared by the launcher and the sentry (it outlives every session).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +23,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/policy.h"
-#include "proxy/call_observer.h"
 #include "proxy/budget.h"
+#include "proxy/call_observer.h"
 
 namespace nvsentry::proxy {
 
@@ -48,35 +52,53 @@ class ViolationLog {
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-struct GuestConfig {
-  policy::Policy policy = policy::DefaultPolicy();
-  std::string service = "nvdrv";
-  abi::Firmware firmware = abi::kLatestFirmware;
-  uint32_t permission_mask = 0;  // NvDrvPermission bits
-  abi::Permissions permissions() const { return abi::Permissions(permission_mask); }
-  bool debug_mode = false;
-  // What watches the calls (proxy/call_observer.h): the tracer and the learner when there are.
-  std::shared_ptr<ObserverSet> observers = std::make_shared<ObserverSet>();
-  Tracer* tracer = nullptr;  // opens, closes and service notes; null: no tracing
-  // Lowered limits for variable-length arrays: for an ioctl listed here, one maximum count per
-  // entry of its `arrays` (the catalogue's max_count for the others). Limits only ever tighten
-  // what the catalogue allows; a count above one is a policy violation (proxy/enforce.h).
-  absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint32_t>> array_limits;
-  // The live budgets (hostshim/budget.h).
-  std::shared_ptr<BudgetAccount> budget = std::make_shared<BudgetAccount>(policy::Budgets{});
-  std::shared_ptr<ViolationLog> violations = std::make_shared<ViolationLog>();
-  // Kills the whole guest (policy action "kill"); set by the launcher. Without it a "kill"
-  // violation is refused like "errno".
-  std::function<void()> kill_guest;
-  // --learn: records the opens, nvdrv Initialize sizes and bound classes (not owned; null when
-  // not learning); its calls come through `observers`.
-  Learner* learner = nullptr;
-  // The driver's state for DumpStatus (objects, pins, budgets in use); set by the sentry.
-  std::function<std::string()> driver_status;
+class GuestPolicy {
+ public:
+  explicit GuestPolicy(policy::Policy p = policy::DefaultPolicy());
+
+  // The whole policy (devices, ioctl rules, budgets, action), as loaded.
+  const policy::Policy& rules() const { return policy_; }
+  const std::string& service() const { return policy_.service; }
+  abi::Firmware firmware() const { return policy_.firmware; }
+  uint32_t permission_mask() const { return policy_.permission_mask; }  // NvDrvPermission bits
+  abi::Permissions permissions() const { return abi::Permissions(policy_.permission_mask); }
+  bool debug_mode() const { return policy_.debug_mode; }
+  // The policy's lowered limits for `desc`'s variable-length arrays (one per entry of its
+  // `arrays`), or null when its rule lowers none. Limits only ever tighten what the catalogue
+  // allows; a count above one is a policy violation (proxy/enforce.h).
+  const std::vector<uint32_t>* ArrayLimits(const abi::IoctlDesc& desc) const {
+    auto it = array_limits_.find(&desc);
+    return it == array_limits_.end() ? nullptr : &it->second;
+  }
+  bool LowersArrayLimits() const { return !array_limits_.empty(); }
+
+ private:
+  policy::Policy policy_;
+  absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint32_t>> array_limits_;
 };
 
-// Makes `c` enforce `p`: the policy, the scalars copied from it, the array limits of its ioctl
-// rules, fresh budgets and violation log. Keeps the tracer, kill hook and learner.
-void ApplyPolicy(GuestConfig& c, policy::Policy p);
+struct GuestServices {
+  // What watches the calls (proxy/call_observer.h): the tracer and the learner when there are.
+  std::shared_ptr<ObserverSet> observers = std::make_shared<ObserverSet>();
+  std::shared_ptr<Tracer> tracer;    // opens, closes and service notes; null: no tracing
+  std::shared_ptr<Learner> learner;  // --learn: opens, Initialize sizes, classes; null: not learning
+  std::shared_ptr<BudgetAccount> budget;  // the live budgets, sized by the policy
+  std::shared_ptr<ViolationLog> violations = std::make_shared<ViolationLog>();
+  // Kills the whole guest (policy action "kill"); set by the launcher before the guest starts.
+  // Without it a "kill" violation is refused like "errno".
+  std::function<void()> kill_guest;
+};
+
+struct GuestConfig {
+  // `p`'s view, with fresh budgets of its sizes, a fresh violation log and no observers.
+  explicit GuestConfig(policy::Policy p = policy::DefaultPolicy());
+
+  const GuestPolicy policy;
+  GuestServices services;
+
+  // Adds the tracer or the learner to the services and to the observers.
+  void Trace(std::shared_ptr<Tracer> tracer);
+  void Learn(std::shared_ptr<Learner> learner);
+};
 
 }  // namespace nvsentry::proxy

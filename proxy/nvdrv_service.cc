@@ -132,7 +132,7 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
     else if (fds_.size() >= kMaxFds) verdict = NvError::kResourceError;
     else if (budget_ - used_ < kOpenCost) verdict = NvError::kInsufficientTransferMemory;
     else {
-      NewSession made = MakeSession(config_, *dev, factory_);
+      NewSession made = MakeSession(config_, *dev, driver_);
       verdict = made.refused;
       if (made.session) {
         fd = next_fd_++;
@@ -144,12 +144,12 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
   }
   if (verdict == NvError::kSuccess) {
     c.fd = fd;
-    if (config_.learner != nullptr) config_.learner->Opened(*dev);
+    if (Learner* l = config_.services.learner.get()) l->Opened(*dev);
   } else if (verdict == NvError::kInsufficientMemory) {
     NVS_LOG_LIMITED(spdlog::level::info, "nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
                  path);
   }
-  if (Tracer* t = config_.tracer)
+  if (Tracer* t = config_.services.tracer.get())
     t->Open({tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,
              true});
   return verdict;
@@ -166,7 +166,7 @@ NvError NvdrvService::Close(std::span<uint8_t> cmd, pid_t tid) {
     fds_.erase(it);
     used_ -= kOpenCost;
   }
-  if (Tracer* t = config_.tracer)
+  if (Tracer* t = config_.services.tracer.get())
     t->Close({tid, gone->device().path, static_cast<int>(c.fd), true});
   return NvError::kSuccess;  // the session ends when its last in-flight call lets go of it
 }
@@ -181,11 +181,11 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
     return NvError::kSuccess;  // the size is the devtools' memory: nothing here keeps it
   }
   if (initialized_) return NvError::kInvalidState;
-  if (config_.learner != nullptr) config_.learner->Initialized(c.size);
+  if (Learner* l = config_.services.learner.get()) l->Initialized(c.size);
   // The policy's transfer-memory budget: the most the guest may lend the driver.
-  if (c.size > config_.policy.budgets.transfer_memory) {
+  if (c.size > config_.policy.rules().budgets.transfer_memory) {
     NVS_LOG_LIMITED(spdlog::level::info, "nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
-                 config_.policy.budgets.transfer_memory);
+                 config_.policy.rules().budgets.transfer_memory);
     return NvError::kInsufficientTransferMemory;
   }
   initialized_ = true;
@@ -225,7 +225,7 @@ NvError NvdrvService::GetStatus(std::span<uint8_t> cmd) {
 
 NvError NvdrvService::SetAruid(std::span<uint8_t> cmd, bool unchecked) {
   auto& c = As<nv::SetAruid>(cmd);
-  if (unchecked && !config_.permissions().MaySetUncheckedAruid()) return NvError::kAccessDenied;
+  if (unchecked && !config_.policy.permissions().MaySetUncheckedAruid()) return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
   aruid_ = c.aruid;
   return NvError::kSuccess;
@@ -233,10 +233,10 @@ NvError NvdrvService::SetAruid(std::span<uint8_t> cmd, bool unchecked) {
 
 NvError NvdrvService::SetMargin(std::span<uint8_t> cmd) {
   auto& c = As<nv::SetGraphicsFirmwareMemoryMarginEnabled>(cmd);
-  if (!config_.permissions().MaySetMemoryMargin()) return NvError::kAccessDenied;
+  if (!config_.policy.permissions().MaySetMemoryMargin()) return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
   // Switchbrew: only the "nvdrv" service takes the value; the others keep it off.
-  margin_enabled_ = config_.service == "nvdrv" && c.value != 0;
+  margin_enabled_ = config_.policy.service() == "nvdrv" && c.value != 0;
   return NvError::kSuccess;
 }
 
@@ -244,15 +244,15 @@ void NvdrvService::DumpStatus(pid_t tid) {
   std::string text;
   {
     absl::MutexLock l(&mu_);
-    text = absl::StrCat("nvdrv status: service ", config_.service, ", initialized ",
+    text = absl::StrCat("nvdrv status: service ", config_.policy.service(), ", initialized ",
                         initialized_ ? "yes" : "no", ", budget ", budget_, " used ", used_,
                         " peak ", peak_used_, ", aruid ", aruid_, ", margin ",
                         margin_enabled_ ? "on" : "off", ", fds:");
     for (const auto& [fd, s] : fds_) absl::StrAppend(&text, " ", fd, "=", std::string(s->device().path));
   }
-  if (config_.driver_status) absl::StrAppend(&text, "; ", config_.driver_status());
+  absl::StrAppend(&text, "; ", driver_.Status());
   NVS_LOG_LIMITED(spdlog::level::info, "{}", text);
-  if (Tracer* t = config_.tracer) t->Note(tid, text);
+  if (Tracer* t = config_.services.tracer.get()) t->Note(tid, text);
 }
 
 }  // namespace nvsentry::proxy

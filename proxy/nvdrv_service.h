@@ -30,8 +30,9 @@ class NvdrvService : public hostshim::DeviceBackend, public FdSpace {
   // Most nvdrv fds one session may hold, whatever the budget.
   static constexpr uint32_t kMaxFds = 4096;
 
-  NvdrvService(const GuestConfig& config, BackendFactory factory)
-      : config_(config), factory_(std::move(factory)) {}
+  // Device sessions opened with the Open command come from `driver`, which outlives the service.
+  NvdrvService(const GuestConfig& config, hostshim::Driver& driver)
+      : config_(config), driver_(driver) {}
   ~NvdrvService() override;
 
   // One service command, copied and checked by the engine. The command's NvError goes into its
@@ -68,7 +69,7 @@ class NvdrvService : public hostshim::DeviceBackend, public FdSpace {
   void DumpStatus(pid_t tid);
 
   const GuestConfig& config_;
-  BackendFactory factory_;
+  hostshim::Driver& driver_;
   mutable absl::Mutex mu_;
   bool initialized_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t budget_ ABSL_GUARDED_BY(mu_) = 0;

@@ -63,8 +63,7 @@ int StatusToExitCode(int status) {
 
 }  // namespace
 
-absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
-  proxy::GuestConfig c;
+absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOptions& options) {
   policy::Policy pol = policy::DefaultPolicy();
   if (!options.policy_file.empty()) {
     absl::StatusOr<policy::Policy> p = policy::LoadPolicy(options.policy_file);
@@ -83,13 +82,10 @@ absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
     pol.permission_mask = *mask;
     pol.debug_mode = options.debug_mode;
   }
-  if (!options.learn_file.empty()) {
-    // Learning never refuses what the policy would: every violation is only logged.
-    pol.action = policy::Action::kAudit;
-    c.learner = new proxy::Learner();  // lives as long as the sentry
-    c.observers->Add(c.learner);
-  }
-  proxy::ApplyPolicy(c, std::move(pol));
+  // Learning never refuses what the policy would: every violation is only logged.
+  if (!options.learn_file.empty()) pol.action = policy::Action::kAudit;
+  auto c = std::make_shared<proxy::GuestConfig>(std::move(pol));
+  if (!options.learn_file.empty()) c->Learn(std::make_shared<proxy::Learner>());
   if (options.trace) {
     FILE* out = stderr;
     if (options.trace_file != "-") {
@@ -99,15 +95,13 @@ absl::StatusOr<proxy::GuestConfig> MakeGuestConfig(const RunOptions& options) {
         return absl::InvalidArgumentError("--trace: cannot open " + options.trace_file + ": " +
                                           strerror(errno));
     }
-    // Lives as long as the sentry (never destroyed, like it).
-    c.tracer = new proxy::Tracer(
-        out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText);
-    c.observers->Add(c.tracer);
+    c->Trace(std::make_shared<proxy::Tracer>(
+        out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText));
   }
   return c;
 }
 
-static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config);
+static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest);
 
 namespace {
 
@@ -115,7 +109,8 @@ namespace {
 // file cannot be written.
 bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
                   const RunOptions& options) {
-  policy::Policy learned = guest.learner->Learned(guest.policy, *guest.budget);
+  policy::Policy learned =
+      guest.services.learner->Learned(guest.policy.rules(), *guest.services.budget);
   learned.source = name;
   std::string text = "# Learned by nvsentry run --learn from:";
   for (const std::string& a : options.argv) text += " " + a;
@@ -136,7 +131,7 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
 }  // namespace
 
 int RunGuest(const RunOptions& options) {
-  absl::StatusOr<proxy::GuestConfig> guest = MakeGuestConfig(options);
+  absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> guest = MakeGuestConfig(options);
   if (!guest.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(guest.status().message()).c_str());
     return 2;
@@ -152,7 +147,7 @@ int RunGuest(const RunOptions& options) {
     }
   }
   const int status = RunSandbox(options, *guest);
-  if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, *guest, options))
+  if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, **guest, options))
     return status == 0 ? 1 : status;
   return status;
 }
@@ -190,8 +185,7 @@ bool ReadExitReport(int report_fd, int* status) {
 
 }  // namespace
 
-static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_config) {
-  proxy::GuestConfig* guest = &guest_config;
+static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
   absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
   if (!identity.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
@@ -281,7 +275,7 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
   // 137 (SIGKILL) whatever init reports.
   auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
-  guest->kill_guest = [pidfd, killed_by_policy] {
+  guest->services.kill_guest = [pidfd, killed_by_policy] {
     if (!killed_by_policy->exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
@@ -317,7 +311,7 @@ static int RunSandbox(const RunOptions& options, proxy::GuestConfig& guest_confi
 
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, *guest});
+  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, guest});
   sentry->Start();
 
   int report_fd = status_pipe[0];  // -1 once init has closed it

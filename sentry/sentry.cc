@@ -44,15 +44,15 @@ namespace {
 // `guest` outlives the GPU (both belong to the Sentry).
 hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
   hostshim::sim::GpuOptions o;
-  o.budget = guest.budget;
-  o.permission_mask = guest.permission_mask;
-  o.aruid = guest.policy.aruid;
-  o.stream.classes = policy::BindableClasses(guest.policy);
+  o.budget = guest.services.budget;
+  o.permission_mask = guest.policy.permission_mask();
+  o.aruid = guest.policy.rules().aruid;
+  o.stream.classes = policy::BindableClasses(guest.policy.rules());
   o.stream.violation = [&guest](uint32_t, std::string_view detail) {
     return proxy::CommandStreamViolation(guest, "SET_OBJECT", "channels classes", detail) ==
            proxy::ViolationOutcome::kProceed;
   };
-  if (proxy::Learner* learner = guest.learner)
+  if (proxy::Learner* learner = guest.services.learner.get())
     o.stream.bound = [learner](uint32_t cls) { learner->Bound(cls); };
   return o;
 }
@@ -60,8 +60,7 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
 }  // namespace
 
 Sentry::Sentry(int listener_fd, const SentryOptions& options)
-    : listener_(listener_fd), options_(options), gpu_(GpuFor(options_.guest)) {
-  options_.guest.driver_status = [this] { return gpu_.Status(); };
+    : listener_(listener_fd), options_(options), gpu_(GpuFor(*options_.guest)) {
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
   if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
     spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");
@@ -151,7 +150,7 @@ std::optional<NormalPath> Sentry::DevicePath(pid_t tid, const OpenArgs& o) {
 void Sentry::RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict,
                         int err, std::string_view why, Clock::time_point t0) {
   NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", path, why);
-  if (proxy::Tracer* t = options_.guest.tracer)
+  if (proxy::Tracer* t = options_.guest->services.tracer.get())
     t->Open({static_cast<pid_t>(req.pid), path, -1, err, verdict, false, Clock::now() - t0});
   listener_.Fail(req.id, err);
 }
@@ -159,7 +158,7 @@ void Sentry::RefuseOpen(const seccomp_notif& req, std::string_view path, abi::Nv
 void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   const auto t0 = Clock::now();
   const pid_t tid = static_cast<pid_t>(req.pid);
-  const proxy::GuestConfig& guest = options_.guest;
+  const proxy::GuestConfig& guest = *options_.guest;
   // 1. What the guest asked for: anything but a catalogue-namespace path continues natively.
   std::optional<OpenArgs> args = DecodeOpen(req, kind);
   std::optional<NormalPath> np = args ? DevicePath(tid, *args) : std::nullopt;
@@ -185,9 +184,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
   if (!listener_.IdValid(req.id)) return;
   // 3. The session, as the nvdrv Open command makes one: its backend and its open_fds charge.
-  proxy::NewSession made = proxy::MakeSession(
-      guest, *dev,
-      [this](const abi::DeviceDesc& d, abi::NvError* refused) { return gpu_.Open(d, refused); });
+  proxy::NewSession made = proxy::MakeSession(guest, *dev, gpu_);
   if (!made.session) {
     RefuseOpen(req, np->path, made.refused, abi::NvErrorToErrno(made.refused),
                "the driver cannot keep another (the device's own budget or open_fds)", t0);
@@ -200,7 +197,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
 void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
                           std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0) {
   const pid_t tid = static_cast<pid_t>(req.pid);
-  const proxy::GuestConfig& guest = options_.guest;
+  proxy::Tracer* tracer = options_.guest->services.tracer.get();
   // The worker keeps its reference until the open is finished: the session may end (the guest
   // closed the fd, or exited) as soon as its fd is placed.
   auto pending = sessions_.Create(session);
@@ -213,14 +210,14 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const
   // the moment it is placed: the session learns its fd number before then.
   auto place = [&] {
     const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end, cloexec);
-    if (fd >= 0 && guest.tracer) session->TraceCloseAs(fd);
+    if (fd >= 0 && tracer != nullptr) session->TraceCloseAs(fd);
     return fd;
   };
   const int guest_fd =
-      guest.tracer ? guest.tracer->OpenPlaced({tid, path, -1, 0, abi::NvError::kSuccess, false,
-                                               Clock::now() - t0},
-                                              place)
-                   : place();
+      tracer != nullptr
+          ? tracer->OpenPlaced({tid, path, -1, 0, abi::NvError::kSuccess, false, Clock::now() - t0},
+                               place)
+          : place();
   if (guest_fd < 0) {
     NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", path, strerror(-guest_fd));
     sessions_.Abandon(*pending);
@@ -231,7 +228,7 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const
   sessions_.Placed(*pending);
   if (TestHookOn(TestHook::kHoldOpenAfterPlacing))
     sessions_.WaitUntilEnded(pending->slot, absl::Seconds(10));
-  if (guest.learner != nullptr) guest.learner->Opened(dev);
+  if (proxy::Learner* l = options_.guest->services.learner.get()) l->Opened(dev);
   NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, path, guest_fd);
 }
 

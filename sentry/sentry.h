@@ -29,7 +29,8 @@ namespace nvsentry::sentry {
 struct SentryOptions {
   int workers = 0;           // 0: one per CPU, at least 2
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
-  proxy::GuestConfig guest;
+  // Shared with the launcher; never null.
+  std::shared_ptr<const proxy::GuestConfig> guest;
 };
 
 class Sentry {
@@ -63,7 +64,7 @@ class Sentry {
   SyscallTable syscalls_;
   // Before gpu_, so it outlives the parked calls the GPU still holds.
   ParkWatch park_watch_;
-  Parking parking_{park_watch_, options_.guest.budget};
+  Parking parking_{park_watch_, options_.guest->services.budget};
   hostshim::sim::Gpu gpu_;
   SessionTable sessions_;
   std::vector<std::thread> workers_;

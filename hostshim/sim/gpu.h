@@ -38,23 +38,24 @@ struct GpuOptions {
   StreamPolicy stream;
 };
 
-class Gpu {
+class Gpu : public Driver {
  public:
   explicit Gpu(GpuOptions options = {});
-  ~Gpu();
+  ~Gpu() override;
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
   // A session on `device`. When the driver cannot keep another (a budget or the syncpoints are
   // spent) it returns null with the reason in *refused; without `refused` it returns a session
   // whose every ioctl answers that reason instead.
-  std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device, abi::NvError* refused = nullptr);
+  std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device,
+                                      abi::NvError* refused = nullptr) override;
 
   Syncpoints& syncpoints() { return syncpoints_; }
   Nvmap& nvmap() { return *nvmap_; }
   BudgetAccount& budget() { return *options_.budget; }
   // One paragraph for DumpStatus: objects, pins (process and range), budgets in use.
-  std::string Status() const;
+  std::string Status() const override;
 
  private:
   GpuOptions options_;

@@ -248,6 +248,21 @@ class RecordingBackend : public hostshim::DeviceBackend {
   std::unique_ptr<hostshim::DeviceBackend> inner_;
 };
 
+// The GPU's sessions, each wrapped in a RecordingBackend.
+class RecordingDriver : public hostshim::Driver {
+ public:
+  explicit RecordingDriver(hostshim::Driver& inner) : inner_(inner) {}
+  std::unique_ptr<hostshim::DeviceBackend> Open(const abi::DeviceDesc& d,
+                                                abi::NvError* refused = nullptr) override {
+    std::unique_ptr<hostshim::DeviceBackend> b = inner_.Open(d, refused);
+    return b ? std::make_unique<RecordingBackend>(std::move(b)) : nullptr;
+  }
+  std::string Status() const override { return inner_.Status(); }
+
+ private:
+  hostshim::Driver& inner_;
+};
+
 bool AllZero(std::span<const uint8_t> b) {
   for (uint8_t v : b)
     if (v != 0) return false;
@@ -639,12 +654,12 @@ struct Globals {
     spdlog::set_level(spdlog::level::off);
     FILE* t = std::fopen("/dev/null", "w");
     FILE* j = std::fopen("/dev/null", "w");
-    if (t) text = std::make_unique<proxy::Tracer>(t, proxy::Tracer::Format::kText);
-    if (j) json = std::make_unique<proxy::Tracer>(j, proxy::Tracer::Format::kJson);
+    if (t) text = std::make_shared<proxy::Tracer>(t, proxy::Tracer::Format::kText);
+    if (j) json = std::make_shared<proxy::Tracer>(j, proxy::Tracer::Format::kJson);
   }
   hostshim::sim::Gpu shared_gpu;
   std::unique_ptr<hostshim::sim::Gpu> spare;  // a pristine GPU for the next ctrl/nvdrv input
-  std::unique_ptr<proxy::Tracer> text, json;
+  std::shared_ptr<proxy::Tracer> text, json;
 };
 
 }  // namespace
@@ -655,16 +670,14 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   const auto devices = abi::Devices();
   const abi::DeviceDesc& dev = devices[r.U8() % devices.size()];
   const uint8_t flags = r.U8();
-  proxy::GuestConfig config;
-  config.firmware = kFirmwares[r.U8() % std::size(kFirmwares)];
+  policy::Policy pol = policy::DefaultPolicy();
+  pol.firmware = kFirmwares[r.U8() % std::size(kFirmwares)];
   const int ncalls = 1 + r.U8() % kMaxCalls;
   const abi::DeviceDesc& prelude_dev = devices[r.U8() % devices.size()];
-  config.permission_mask = (flags & kFlagNoPerms) ? 0 : ~0u;
-  config.debug_mode = (flags & kFlagDebug) != 0;
-  if (flags & kFlagTrace) {
-    config.tracer = (flags & kFlagTraceJson) ? globals->json.get() : globals->text.get();
-    config.observers->Add(config.tracer);
-  }
+  pol.permission_mask = (flags & kFlagNoPerms) ? 0 : ~0u;
+  pol.debug_mode = (flags & kFlagDebug) != 0;
+  proxy::GuestConfig config(std::move(pol));
+  if (flags & kFlagTrace) config.Trace((flags & kFlagTraceJson) ? globals->json : globals->text);
 
   FakeGuest guest;
   // Simulated devices with state get a GPU of their own (runs stay independent); the others share
@@ -675,17 +688,12 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   std::unique_ptr<hostshim::sim::Gpu> own;
   if (own_gpu) own = globals->spare ? std::move(globals->spare) : std::make_unique<hostshim::sim::Gpu>();
   hostshim::sim::Gpu& gpu = own_gpu ? *own : globals->shared_gpu;
-  proxy::BackendFactory factory = [&gpu](const abi::DeviceDesc& d,
-                                         abi::NvError* refused) -> std::unique_ptr<hostshim::DeviceBackend> {
-    std::unique_ptr<hostshim::DeviceBackend> b = gpu.Open(d, refused);
-    if (!b) return nullptr;
-    return std::make_unique<RecordingBackend>(std::move(b));
-  };
+  RecordingDriver driver(gpu);
   std::optional<proxy::Session> session;
   if (dev.id == abi::DeviceId::kNvdrv)
-    session.emplace(dev, std::make_unique<proxy::NvdrvService>(config, factory), config);
+    session.emplace(dev, std::make_unique<proxy::NvdrvService>(config, driver), config);
   else
-    session.emplace(dev, factory(dev, nullptr), config);
+    session.emplace(dev, driver.Open(dev), config);
   if (dev.id == abi::DeviceId::kNvdrv && (flags & kFlagPrelude)) Prelude(*session, guest, prelude_dev);
   guest.valid = (flags & kFlagGone) == 0;
 

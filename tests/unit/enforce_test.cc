@@ -101,10 +101,10 @@ class EnforceTest : public ::testing::Test {
     p.permission_mask = 0xA83B;
     return p;
   }
-  void Use(policy::Policy p) { ApplyPolicy(config, std::move(p)); }
+  void Use(policy::Policy p) { config.emplace(std::move(p)); }
   std::unique_ptr<Session> Open(abi::DeviceId id) {
     const abi::DeviceDesc& d = abi::Device(id);
-    return std::make_unique<Session>(d, gpu.Open(d), config);
+    return std::make_unique<Session>(d, gpu.Open(d), *config);
   }
   int Incr(Session& s, uint32_t id) {
     guest.Put<uint32_t>(0x2000, id);
@@ -112,7 +112,7 @@ class EnforceTest : public ::testing::Test {
   }
 
   hostshim::sim::Gpu gpu;
-  GuestConfig config;
+  std::optional<GuestConfig> config{std::in_place};  // remade by Use
   FakeGuest guest;
 };
 
@@ -127,7 +127,7 @@ TEST_F(EnforceTest, DeniedIoctlIsAccessDeniedBeforeAnythingIsRead) {
   // Other ioctls of the device keep the device's default (allow).
   guest.Put<ctrl::SyncptIdValue>(0x1000, {6, 0xFFFF});
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(ctrl::kSyncptRead, 0x1000), guest).err, 0);
-  EXPECT_EQ(config.violations->count(), 1u);
+  EXPECT_EQ(config->services.violations->count(), 1u);
 }
 
 TEST_F(EnforceTest, DeviceDefaultDenyWithListedIoctlsAllowed) {
@@ -225,14 +225,14 @@ TEST_F(EnforceTest, OutputArraysThatTakeWhatFitsAreCappedNotRefused) {
   policy::Policy p = Base();
   p.ioctls[tpc].array_limits = {2};
   Use(p);
-  std::vector<uint32_t> limits = LayoutLimits(config, *tpc);
+  std::vector<uint32_t> limits = LayoutLimits(*config, *tpc);
   ASSERT_EQ(limits.size(), 1u);
   EXPECT_EQ(limits[0], 2u);
   std::array<uint8_t, 24> hdr{};
   abi::ArrayLayout l = abi::LayOutArrays(*tpc, abi::Via::kIoctl3, hdr, {24, 0, 64}, limits);
   ASSERT_EQ(l.err, abi::NvError::kSuccess);
   EXPECT_EQ(l.slices[0].count, 2u);
-  EXPECT_FALSE(CheckArguments(config, *tpc, nullptr, hdr, l).has_value());
+  EXPECT_FALSE(CheckArguments(*config, *tpc, nullptr, hdr, l).has_value());
 }
 
 TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
@@ -240,21 +240,18 @@ TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
   size_t len = 0;
   FILE* mem = open_memstream(&buf, &len);
   {
-    Tracer tracer(mem, Tracer::Format::kText);
-    config.tracer = &tracer;
-    config.observers->Add(&tracer);
     policy::Policy p = Base();
     p.action = policy::Action::kAudit;
     p.ioctls[&Ioctl(abi::DeviceId::kNvhostCtrl, ctrl::kSyncptIncr)].verdict = policy::Verdict::kDeny;
     Use(p);
+    config->Trace(std::make_shared<Tracer>(mem, Tracer::Format::kText));
     auto s = Open(abi::DeviceId::kNvhostCtrl);
     EXPECT_EQ(Incr(*s, 6), 0);
     EXPECT_EQ(Incr(*s, 6), 0);
     EXPECT_EQ(gpu.syncpoints().Read(6), 2u);
-    EXPECT_EQ(config.violations->count(), 2u);
+    EXPECT_EQ(config->services.violations->count(), 2u);
     s.reset();
-    config.tracer = nullptr;
-    config.observers = std::make_shared<ObserverSet>();
+    config.emplace();  // the tracer goes with it, and closes `mem`
   }
   std::string trace(buf, len);
   free(buf);
@@ -266,11 +263,11 @@ TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
 
 TEST_F(EnforceTest, KillCallsTheHookAndLeavesTheCallUnanswered) {
   int kills = 0;
-  config.kill_guest = [&] { ++kills; };
   policy::Policy p = Base();
   p.action = policy::Action::kKill;
   p.ioctls[&Ioctl(abi::DeviceId::kNvhostCtrl, ctrl::kSyncptIncr)].verdict = policy::Verdict::kDeny;
   Use(p);
+  config->services.kill_guest = [&] { ++kills; };
   auto s = Open(abi::DeviceId::kNvhostCtrl);
   guest.Put<uint32_t>(0x2000, 6);
   IoctlOutcome out = RunIoctl(*s, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest);
@@ -278,7 +275,7 @@ TEST_F(EnforceTest, KillCallsTheHookAndLeavesTheCallUnanswered) {
   EXPECT_EQ(kills, 1);
   EXPECT_EQ(gpu.syncpoints().Read(6), 0u);
   // Without a hook (no guest to kill), "kill" refuses like "errno".
-  config.kill_guest = nullptr;
+  config->services.kill_guest = nullptr;
   EXPECT_EQ(Incr(*s, 6), EACCES);
   EXPECT_EQ(kills, 1);
 }
@@ -289,7 +286,7 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
   auto s = Open(abi::DeviceId::kNvmap);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EACCES);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EACCES);
-  EXPECT_EQ(config.violations->count(), 0u) << "Switchbrew's answer, not a policy violation";
+  EXPECT_EQ(config->services.violations->count(), 0u) << "Switchbrew's answer, not a policy violation";
   policy::Policy sys = Base();
   sys.service = "nvdrv:s";
   sys.permission_mask = 0x439E;  // bit 14
@@ -341,18 +338,18 @@ TEST_F(EnforceTest, DeniedBackendIsAMissingNode) {
   p.devices[abi::DeviceId::kNvhostGpu].backend = policy::Backend::kDeny;
   p.devices[abi::DeviceId::kNvdrv].backend = policy::Backend::kDeny;
   Use(p);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostGpu)), abi::NvError::kDeviceNotFound);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostGpu)), abi::NvError::kDeviceNotFound);
   EXPECT_EQ(OpenErrno(abi::NvError::kDeviceNotFound), ENOENT);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvdrv)), abi::NvError::kDeviceNotFound);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostCtrl)), abi::NvError::kSuccess);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvdrv)), abi::NvError::kDeviceNotFound);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostCtrl)), abi::NvError::kSuccess);
   // The mask from the policy: 0xA83B has bit 4 (video encoder), not bit 6 (TSEC) or 8 (display).
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostMsenc)), abi::NvError::kSuccess);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostTsec)), abi::NvError::kAccessDenied);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostDisplay)), abi::NvError::kAccessDenied);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kNotSupported);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostMsenc)), abi::NvError::kSuccess);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostTsec)), abi::NvError::kAccessDenied);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDisplay)), abi::NvError::kAccessDenied);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kNotSupported);
   p.debug_mode = true;
   Use(p);
-  EXPECT_EQ(MayOpen(config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kSuccess);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kSuccess);
 }
 
 TEST_F(EnforceTest, OpenFdsBudgetCountsSessionsUntilTheyEnd) {
@@ -369,7 +366,7 @@ TEST_F(EnforceTest, OpenFdsBudgetCountsSessionsUntilTheyEnd) {
   EXPECT_EQ(abi::NvErrorToErrno(abi::NvError::kInsufficientMemory), ENOMEM);
   a.reset();
   EXPECT_EQ(c->ChargeFd(), abi::NvError::kSuccess);
-  EXPECT_EQ(config.budget->peak(BudgetKind::kOpenFds), 2u);
+  EXPECT_EQ(config->services.budget->peak(BudgetKind::kOpenFds), 2u);
 }
 
 // /dev/nvdrv: the policy's errors land in the command's error word.
@@ -377,12 +374,7 @@ class NvdrvEnforceTest : public EnforceTest {
  protected:
   void Start() {
     const abi::DeviceDesc& d = abi::Device(abi::DeviceId::kNvdrv);
-    nvdrv = std::make_unique<Session>(
-        d,
-        std::make_unique<NvdrvService>(
-            config,
-            [this](const abi::DeviceDesc& dev, abi::NvError* refused) { return gpu.Open(dev, refused); }),
-        config);
+    nvdrv = std::make_unique<Session>(d, std::make_unique<NvdrvService>(*config, gpu), *config);
   }
   uint32_t Initialize(uint32_t size) {
     guest.Put(0x9000, nv::Initialize{0x7000000, size, 0xFFFFFFFF});

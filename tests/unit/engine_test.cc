@@ -227,8 +227,9 @@ TEST_F(EngineTest, LoweredArrayLimitsApplyAndNeverRaiseTheDefault) {
     // Within the catalogue's limit: reaches the channel, which has no GPFIFO yet (InvalidState).
     EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
   }
-  GuestConfig tight = config;
-  tight.array_limits[submit] = {2};
+  policy::Policy lowered = policy::DefaultPolicy();
+  lowered.ioctls[submit].array_limits = {2};
+  GuestConfig tight(lowered);
   Session channel{gpu_dev, gpu.Open(gpu_dev), tight};
   // Above the policy's limit but within the catalogue's: a policy violation (AccessDenied).
   EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EACCES);

@@ -21,22 +21,22 @@
 namespace nvsentry {
 namespace {
 
-proxy::GuestConfig FromShorthands(const std::string& service, abi::Firmware fw) {
+std::shared_ptr<proxy::GuestConfig> FromShorthands(const std::string& service, abi::Firmware fw) {
   sentry::RunOptions o;
   o.service = service;
   o.firmware = abi::FirmwareString(fw);
-  absl::StatusOr<proxy::GuestConfig> c = sentry::MakeGuestConfig(o);
+  absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> c = sentry::MakeGuestConfig(o);
   EXPECT_TRUE(c.ok()) << c.status();
   return *std::move(c);
 }
 
-proxy::GuestConfig FromInitPolicy(const std::string& service, abi::Firmware fw) {
+std::shared_ptr<proxy::GuestConfig> FromInitPolicy(const std::string& service, abi::Firmware fw) {
   const std::string path = ::testing::TempDir() + "init_equivalence_" + std::to_string(getpid()) +
                            ".toml";
   std::ofstream(path) << policy::InitPolicy(service, fw);
   sentry::RunOptions o;
   o.policy_file = path;
-  absl::StatusOr<proxy::GuestConfig> c = sentry::MakeGuestConfig(o);
+  absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> c = sentry::MakeGuestConfig(o);
   unlink(path.c_str());
   EXPECT_TRUE(c.ok()) << c.status();
   return *std::move(c);
@@ -50,15 +50,17 @@ TEST(PolicyInitEquivalence, SameAnswerForEveryDeviceAndIoctl) {
     const std::string service(sv);
     for (abi::Firmware fw : firmwares) {
       SCOPED_TRACE(service + " " + abi::FirmwareString(fw));
-      const proxy::GuestConfig a = FromShorthands(service, fw);
-      const proxy::GuestConfig b = FromInitPolicy(service, fw);
-      EXPECT_EQ(a.permission_mask, b.permission_mask);
-      EXPECT_EQ(a.debug_mode, b.debug_mode);
-      EXPECT_EQ(a.policy.production_mode, b.policy.production_mode);
-      EXPECT_EQ(a.policy.aruid, b.policy.aruid);
-      EXPECT_EQ(a.policy.action, b.policy.action);
-      const policy::Budgets& ba = a.policy.budgets;
-      const policy::Budgets& bb = b.policy.budgets;
+      const std::shared_ptr<proxy::GuestConfig> ca = FromShorthands(service, fw);
+      const std::shared_ptr<proxy::GuestConfig> cb = FromInitPolicy(service, fw);
+      const proxy::GuestConfig& a = *ca;
+      const proxy::GuestConfig& b = *cb;
+      EXPECT_EQ(a.policy.permission_mask(), b.policy.permission_mask());
+      EXPECT_EQ(a.policy.debug_mode(), b.policy.debug_mode());
+      EXPECT_EQ(a.policy.rules().production_mode, b.policy.rules().production_mode);
+      EXPECT_EQ(a.policy.rules().aruid, b.policy.rules().aruid);
+      EXPECT_EQ(a.policy.rules().action, b.policy.rules().action);
+      const policy::Budgets& ba = a.policy.rules().budgets;
+      const policy::Budgets& bb = b.policy.rules().budgets;
       EXPECT_EQ(ba.transfer_memory, bb.transfer_memory);
       EXPECT_EQ(ba.open_fds, bb.open_fds);
       EXPECT_EQ(ba.nvmap_objects, bb.nvmap_objects);
