@@ -47,8 +47,8 @@ struct Setup {
     if (nvmap.Alloc(me, handle, 0, 0, &align, 0, 0) != nvsentry::abi::NvError::kSuccess) abort();
     object = nvmap.Resolve(me, handle);
   }
-  static nvsentry::policy::Budgets Limits(uint32_t n) {
-    nvsentry::policy::Budgets b;
+  static nvsentry::abi::Budgets Limits(uint32_t n) {
+    nvsentry::abi::Budgets b;
     b.mappings = 4 * n + 16;  // ignored by builds before the mappings budget was charged
     return b;
   }

@@ -18,7 +18,7 @@ std::string_view BudgetName(BudgetKind k) {
   return "?";
 }
 
-BudgetAccount::BudgetAccount(const policy::Budgets& b)
+BudgetAccount::BudgetAccount(const abi::Budgets& b)
     : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes,
               b.transfer_memory, b.mappings, b.parked_waits} {}
 

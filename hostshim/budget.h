@@ -1,4 +1,4 @@
-// The guest's budgets (policy::Budgets) as live counters: what it holds now, the most it held at
+// The guest's budgets (abi::Budgets) as live counters: what it holds now, the most it held at
 // once, and refusal when a charge would pass the limit. Thread-safe; one per sentry, shared by
 // every session and by the simulated GPU, which charge here when they make what a budget counts:
 // open_fds (every fd the sentry holds for the guest: device sessions and nvdrv fds,
@@ -15,9 +15,9 @@
 #include <memory>
 #include <string_view>
 
+#include "abi/budgets.h"
 #include "abi/nverror.h"
 #include "absl/synchronization/mutex.h"
-#include "policy/policy.h"
 
 namespace nvsentry::hostshim {
 
@@ -38,7 +38,7 @@ std::string_view BudgetName(BudgetKind k);
 
 class BudgetAccount {
  public:
-  explicit BudgetAccount(const policy::Budgets& limits);
+  explicit BudgetAccount(const abi::Budgets& limits);
 
   // Takes `amount` from the budget; InsufficientMemory (Switchbrew's error for a driver that cannot
   // keep more; InsufficientTransferMemory for transfer_memory) when that would pass the limit,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/budgets.h"
 #include "abi/catalogue.h"
 #include "abi/firmware.h"
 #include "absl/container/flat_hash_map.h"
@@ -50,17 +51,8 @@ struct DeviceRule {
   Verdict ioctls = Verdict::kAllow;  // for ioctls of the device that no rule names
 };
 
-// What the guest may make the driver keep. 0 means "none allowed".
-struct Budgets {
-  uint64_t transfer_memory = 64ull << 20;  // largest Initialize size
-  uint32_t open_fds = 1024;  // fds the sentry holds for the guest: sessions, event fds, pidfds
-  uint32_t nvmap_objects = 1u << 16;
-  uint32_t channels = 64;
-  uint32_t address_spaces = 16;
-  uint64_t pinned_bytes = 4ull << 30;
-  uint32_t mappings = 1u << 16;      // GPU VA entries (MAP_BUFFER*, REMAP pieces, ALLOC_SPACE)
-  uint32_t parked_waits = 1024;      // calls parked in the sentry at once (syncpoint and event waits)
-};
+// What the guest may make the driver keep (abi/budgets.h).
+using Budgets = abi::Budgets;
 
 struct Policy {
   std::string source;  // the file it came from, "(default)" for the built-in one

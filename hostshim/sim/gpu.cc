@@ -27,7 +27,7 @@ class RefusedDevice : public DeviceBackend {
 }  // namespace
 
 Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
-  if (!options_.budget) options_.budget = std::make_shared<BudgetAccount>(policy::Budgets{});
+  if (!options_.budget) options_.budget = std::make_shared<BudgetAccount>(abi::Budgets{});
   nvmap_ = std::make_unique<Nvmap>(options_.budget.get(), options_.permission_mask, options_.aruid);
   control_ = std::make_unique<GpuControlState>();
   module_mutexes_ = std::make_unique<ModuleMutexes>();

@@ -11,8 +11,8 @@
 namespace nvsentry::proxy {
 namespace {
 
-policy::Budgets Small() {
-  policy::Budgets b;
+abi::Budgets Small() {
+  abi::Budgets b;
   b.open_fds = 3;
   b.nvmap_objects = 2;
   b.channels = 1;
@@ -28,7 +28,7 @@ TEST(Budget, LimitsComeFromThePolicy) {
   EXPECT_EQ(a.limit(BudgetKind::kChannels), 1u);
   EXPECT_EQ(a.limit(BudgetKind::kAddressSpaces), 0u);
   EXPECT_EQ(a.limit(BudgetKind::kPinnedBytes), 0x10000u);
-  BudgetAccount d{policy::Budgets{}};
+  BudgetAccount d{abi::Budgets{}};
   EXPECT_EQ(d.limit(BudgetKind::kOpenFds), 1024u);
   EXPECT_EQ(d.limit(BudgetKind::kNvmapObjects), 65536u);
   EXPECT_EQ(d.limit(BudgetKind::kChannels), 64u);
@@ -69,7 +69,7 @@ TEST(Budget, AmountsInBytesAndNoWrapAround) {
 }
 
 TEST(Budget, ConcurrentChargesNeverPassTheLimit) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.nvmap_objects = 1000;
   BudgetAccount a(b);
   std::atomic<int> granted{0};
@@ -94,7 +94,7 @@ TEST(Budget, Names) {
 }
 
 TEST(Budget, AHoldGivesItsChargeBackExactlyOnce) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.parked_waits = 2;
   auto a = std::make_shared<BudgetAccount>(b);
   {

@@ -62,8 +62,8 @@ const abi::IoctlDesc& Desc(uint32_t code) {
   return as::Ioctls()[0];
 }
 
-policy::Budgets Roomy() {
-  policy::Budgets b;
+abi::Budgets Roomy() {
+  abi::Budgets b;
   b.pinned_bytes = uint64_t{8} << 30;
   b.transfer_memory = uint64_t{256} << 20;
   b.address_spaces = 16;
@@ -86,7 +86,7 @@ struct Memory {
 // One guest's view: a budget, nvmap, the caller, and an AS device with its ioctl helpers.
 class AsHarness {
  public:
-  explicit AsHarness(uint32_t mask = kAppMask, policy::Budgets limits = Roomy())
+  explicit AsHarness(uint32_t mask = kAppMask, abi::Budgets limits = Roomy())
       : mask_(mask), budget_(limits), nvmap_(&budget_, mask, 0x1234) {
     dev_ = std::make_shared<AsDevice>(nvmap_, &budget_, mask);
   }
@@ -850,7 +850,7 @@ TEST_F(SimAs, BindChannel) {
 // ---- budgets and windows -----------------------------------------------------------------
 
 TEST_F(SimAs, AddressSpacesBudget) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.address_spaces = 1;
   BudgetAccount budget(limits);
   auto first = std::make_shared<AsDevice>(nvmap_, &budget, kAppMask);
@@ -938,7 +938,7 @@ TEST_F(SimAs, ManyMappingsStayFast) {
 // ---- the mappings budget (issue 10: one object mapped a million times, no budget) ---------
 
 TEST(SimAsMappingsBudget, EveryMappingAndReservationIsOneCharge) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.mappings = 4;
   AsHarness h(kAppMask, limits);
   ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
@@ -976,7 +976,7 @@ TEST(SimAsMappingsBudget, EveryMappingAndReservationIsOneCharge) {
 }
 
 TEST(SimAsMappingsBudget, ADyingSpaceGivesItsChargesBack) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.mappings = 100;
   AsHarness h(kAppMask, limits);
   ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
@@ -997,7 +997,7 @@ TEST(SimAsMappingsBudget, ADyingSpaceGivesItsChargesBack) {
 }
 
 TEST(SimAsMappingsBudget, RemapTakesItsWorstCaseFirstAndKeepsWhatItMade) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.mappings = 6;
   AsHarness h(kAppMask, limits);
   ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
@@ -1034,7 +1034,7 @@ struct UnmapCount {
 // One 4 KiB object mapped n times (issue 10's attack), unmapped one by one in a scattered order;
 // then mapped n times again and forced out by its free; then n times into a space that dies.
 UnmapCount CountUnmaps(uint32_t n) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.mappings = 1u << 20;
   UnmapCount out{};
   {
@@ -1096,7 +1096,7 @@ TEST(SimAsScale, UnmapIsLogarithmicAndTeardownSearchesNothing) {
 // Sentry memory per mapping, measured by the allocator (glibc's count of bytes in use): what the
 // mappings budget multiplies. docs/security.md quotes the figure.
 TEST(SimAsScale, BytesPerMappingAreBounded) {
-  policy::Budgets limits = Roomy();
+  abi::Budgets limits = Roomy();
   limits.mappings = 1u << 20;
   AsHarness h(kAppMask, limits);
   ASSERT_EQ(h.AllocAs(), NvError::kSuccess);

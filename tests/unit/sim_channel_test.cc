@@ -101,8 +101,8 @@ class SimChannel : public ::testing::Test {
     as_ = AddressSpace::Create(l, nullptr);
   }
 
-  static policy::Budgets Limits() {
-    policy::Budgets b;
+  static abi::Budgets Limits() {
+    abi::Budgets b;
     b.channels = 4;
     return b;
   }

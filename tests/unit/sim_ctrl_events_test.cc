@@ -336,7 +336,7 @@ class RefusingParker : public Parker {
 };
 
 TEST_F(SimCtrlEventsTest, ArmedEventsTakeTheParkedWaitsBudget) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.parked_waits = 2;
   auto budget = std::make_shared<BudgetAccount>(b);
   {
@@ -483,7 +483,7 @@ TEST_F(SimCtrlEventsTest, GetConfigShiftAndRegRdWr) {
 // charged, took the sentry to its fd limit): refused with InsufficientMemory past the budget,
 // given back by FREE_EVENT(_BATCH) and by the session's end.
 TEST_F(SimCtrlEventsTest, EventFdsAreChargedToOpenFds) {
-  policy::Budgets limits;
+  abi::Budgets limits;
   limits.open_fds = 5;
   auto budget = std::make_shared<BudgetAccount>(limits);
   {

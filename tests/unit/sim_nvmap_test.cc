@@ -86,7 +86,7 @@ class Child {
   int wr_ = -1;
 };
 
-policy::Budgets Limits() { return policy::Budgets{}; }
+abi::Budgets Limits() { return abi::Budgets{}; }
 
 template <typename Pred>
 bool Eventually(Pred p) {
@@ -106,7 +106,7 @@ class FakeOwner : public MappingOwner {
 
 class SimNvmapTest : public ::testing::Test {
  protected:
-  explicit SimNvmapTest(policy::Budgets b = Limits(), uint32_t mask = 0)
+  explicit SimNvmapTest(abi::Budgets b = Limits(), uint32_t mask = 0)
       : budget_(b), nvmap_(&budget_, mask, kAruid) {}
   uint32_t CreateOk(uint32_t size) {
     uint32_t h = 0;
@@ -414,7 +414,7 @@ TEST_F(SimNvmapTest, ForceUnmapSkipsOwnersThatAreGone) {
 }
 
 TEST(SimNvmapBudget, CreateLoopStopsAtTheLimit) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.nvmap_objects = 100;
   BudgetAccount budget(b);
   Nvmap nvmap(&budget, 0, kAruid);
@@ -443,7 +443,7 @@ TEST(SimNvmapBudget, CreateLoopStopsAtTheLimit) {
 }
 
 TEST(SimNvmapBudget, PinnedAndTransferLimits) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.pinned_bytes = 2 * kPage;
   b.transfer_memory = 2 * kPage;
   BudgetAccount budget(b);
@@ -663,7 +663,7 @@ TEST(SimNvmapLifetime, DestructorReleasesEverything) {
 }
 
 TEST(SimNvmapConcurrency, ParallelCreateAllocFree) {
-  policy::Budgets b;
+  abi::Budgets b;
   b.nvmap_objects = 64;
   BudgetAccount budget(b);
   Nvmap nvmap(&budget, 0, kAruid);
@@ -888,7 +888,7 @@ TEST_F(SimNvmapDeviceTest, NoCallerAndUnsupportedIoctls) {
 // client exists. A process whose pidfd the budget cannot hold gets InsufficientMemory and no
 // client; the charge goes back when the client goes.
 TEST(SimNvmapClients, PidfdsAreChargedToOpenFds) {
-  policy::Budgets limits;
+  abi::Budgets limits;
   limits.open_fds = 2;
   BudgetAccount budget(limits);
   Nvmap nvmap(&budget, 0, kAruid);
