@@ -5,7 +5,9 @@
 // same code on the same firmware. Use in a static_assert next to each table.
 #pragma once
 
+#include <cstddef>
 #include <span>
+#include <string_view>
 
 #include "abi/catalogue.h"
 
@@ -88,4 +90,18 @@ constexpr bool TableIsSound(std::span<const IoctlDesc> table) {
   return true;
 }
 
+// The field table `fields` has a field `name` at `offset`: ties a C++ argument struct, member by
+// member, to the layout the catalogue copies and checks (NVS_CHECK_MEMBER below).
+constexpr bool FieldAt(std::span<const Field> fields, std::string_view name, size_t offset) {
+  for (const Field& f : fields)
+    if (f.name == name) return f.offset == offset;
+  return false;
+}
+
 }  // namespace nvsentry::abi
+
+// Beside a table: the C++ struct's `member` lies where the field table `fields` puts the field of
+// that name.
+#define NVS_CHECK_MEMBER(fields, Struct, member)                                   \
+  static_assert(::nvsentry::abi::FieldAt(fields, #member, offsetof(Struct, member)), \
+                #Struct "::" #member " is not where the catalogue's field table puts it")

@@ -8,13 +8,12 @@
 namespace nvsentry::hostshim {
 
 EventSet::~EventSet() {
-  for (auto& [id, fd] : fds_) close(fd);
   if (budget_ != nullptr && !fds_.empty()) budget_->Release(BudgetKind::kOpenFds, fds_.size());
 }
 
 int EventSet::Get(uint32_t id) {
   absl::MutexLock l(&mu_);
-  if (auto it = fds_.find(id); it != fds_.end()) return it->second;
+  if (auto it = fds_.find(id); it != fds_.end()) return it->second.get();
   if (budget_ != nullptr && budget_->Charge(BudgetKind::kOpenFds) != abi::NvError::kSuccess)
     return -ENOMEM;
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -23,7 +22,7 @@ int EventSet::Get(uint32_t id) {
     if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
     return -err;
   }
-  fds_[id] = fd;
+  fds_[id].Reset(fd);
   return fd;
 }
 
@@ -31,8 +30,7 @@ void EventSet::Close(uint32_t id) {
   absl::MutexLock l(&mu_);
   auto it = fds_.find(id);
   if (it == fds_.end()) return;
-  close(it->second);
-  fds_.erase(it);
+  fds_.erase(it);  // closes it
   if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
 }
 
@@ -40,7 +38,7 @@ void EventSet::Signal(uint32_t id) {
   absl::MutexLock l(&mu_);
   if (auto it = fds_.find(id); it != fds_.end()) {
     uint64_t one = 1;
-    (void)!write(it->second, &one, sizeof one);
+    (void)!write(it->second.get(), &one, sizeof one);
   }
 }
 
@@ -49,7 +47,7 @@ bool EventSet::Clear(uint32_t id) {
   auto it = fds_.find(id);
   if (it == fds_.end()) return false;
   uint64_t v;
-  return read(it->second, &v, sizeof v) == sizeof v;
+  return read(it->second.get(), &v, sizeof v) == sizeof v;
 }
 
 size_t EventSet::size() const {

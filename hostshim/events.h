@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
+#include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim {
 
@@ -37,7 +38,7 @@ class EventSet {
  private:
   BudgetAccount* const budget_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<uint32_t, int> fds_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint32_t, UniqueFd> fds_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nvsentry::hostshim

@@ -22,7 +22,7 @@ struct Message {
 
 }  // namespace
 
-bool SendWithFd(int sock, std::string_view text, int fd) {
+absl::Status SendWithFd(int sock, std::string_view text, int fd) {
   Message m(const_cast<char*>(text.data()), text.size());
   if (fd >= 0) {
     cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
@@ -34,22 +34,28 @@ bool SendWithFd(int sock, std::string_view text, int fd) {
     m.msg.msg_control = nullptr;
     m.msg.msg_controllen = 0;
   }
-  return sendmsg(sock, &m.msg, MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+  if (sendmsg(sock, &m.msg, MSG_NOSIGNAL) != static_cast<ssize_t>(text.size()))
+    return absl::ErrnoToStatus(errno, "sendmsg");
+  return absl::OkStatus();
 }
 
-bool ReceiveWithFd(int sock, std::string* text, int* fd) {
+absl::StatusOr<FdMessage> ReceiveWithFd(int sock) {
   char data[4096];
   Message m(data, sizeof data);
   ssize_t n;
   do n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
-  if (n <= 0) return false;
-  text->assign(data, static_cast<size_t>(n));
-  *fd = -1;
+  if (n < 0) return absl::ErrnoToStatus(errno, "recvmsg");
+  FdMessage out;
   cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
-  if (c != nullptr && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-    memcpy(fd, CMSG_DATA(c), sizeof(int));
-  return true;
+  if (c != nullptr && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    out.fd.Reset(fd);
+  }
+  if (n == 0) return absl::NotFoundError("end of file");
+  out.text.assign(data, static_cast<size_t>(n));
+  return out;
 }
 
 }  // namespace nvsentry::sentry

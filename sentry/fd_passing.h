@@ -5,11 +5,20 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hostshim/unique_fd.h"
+
 namespace nvsentry::sentry {
 
-// Sends `text` and, if fd >= 0, the fd. False on failure (errno set).
-bool SendWithFd(int sock, std::string_view text, int fd);
-// Receives one message: its text, and the fd it carried (-1 if none). False on EOF or error.
-bool ReceiveWithFd(int sock, std::string* text, int* fd);
+// Sends `text` and, if fd >= 0, the fd.
+absl::Status SendWithFd(int sock, std::string_view text, int fd);
+
+struct FdMessage {
+  std::string text;
+  hostshim::UniqueFd fd;  // empty if the message carried none
+};
+// Receives one message (close-on-exec fd). NotFound at end of file (the peer closed).
+absl::StatusOr<FdMessage> ReceiveWithFd(int sock);
 
 }  // namespace nvsentry::sentry

@@ -18,7 +18,7 @@ namespace nvsentry::sentry {
 namespace {
 
 [[noreturn]] void FailWith(int control_fd, const char* message) {
-  SendWithFd(control_fd, message, -1);
+  SendWithFd(control_fd, message, -1).IgnoreError();  // exiting anyway: the launcher sees EOF
   _exit(125);
 }
 
@@ -29,7 +29,7 @@ namespace {
 }
 
 void SendListener(int control_fd, int listener, bool killable) {
-  if (!SendWithFd(control_fd, killable ? "ok:killable" : "ok", listener)) _exit(125);
+  if (!SendWithFd(control_fd, killable ? "ok:killable" : "ok", listener).ok()) _exit(125);
 }
 
 void Report(int status_fd, InitReport::Kind kind, int value) {

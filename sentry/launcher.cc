@@ -38,21 +38,18 @@ namespace {
 
 constexpr int kSandboxFailed = 125;
 
+// The seccomp listener init hands over, and whether the kernel makes its waits killable.
+struct ReceivedListener {
+  hostshim::UniqueFd fd;
+  bool killable = false;
+};
+
 // Waits for init's first message: the listener fd, or why it could not start.
-int ReceiveListener(int control_fd, bool* killable, std::string* error) {
-  std::string text;
-  int fd = -1;
-  if (!ReceiveWithFd(control_fd, &text, &fd)) {
-    *error = "the sandbox's init exited before it was ready";
-    return -1;
-  }
-  if (text.starts_with("ok") && fd >= 0) {
-    *killable = text == "ok:killable";
-    return fd;
-  }
-  if (fd >= 0) close(fd);
-  *error = text;
-  return -1;
+absl::StatusOr<ReceivedListener> ReceiveListener(int control_fd) {
+  absl::StatusOr<FdMessage> m = ReceiveWithFd(control_fd);
+  if (!m.ok()) return absl::UnavailableError("the sandbox's init exited before it was ready");
+  if (!m->text.starts_with("ok") || !m->fd) return absl::InternalError(m->text);
+  return ReceivedListener{std::move(m->fd), m->text == "ok:killable"};
 }
 
 int StatusToExitCode(int status) {
@@ -266,7 +263,7 @@ static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestCon
   const pid_t guest_pgid = static_cast<pid_t>(pid);
   setpgid(guest_pgid, guest_pgid);
   tty.HandToIfForeground(guest_pgid);
-  if (!SendWithFd(control[0], "go", -1)) {
+  if (!SendWithFd(control[0], "go", -1).ok()) {
     fprintf(stderr, "nvsentry: cannot start the sandbox: its init exited before it was ready\n");
     tty.TakeBack();
     waitpid(static_cast<pid_t>(pid), nullptr, 0);
@@ -280,17 +277,17 @@ static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestCon
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
 
-  bool killable = false;
-  std::string error;
-  int listener = ReceiveListener(control[0], &killable, &error);
+  absl::StatusOr<ReceivedListener> received = ReceiveListener(control[0]);
   close(control[0]);
-  if (listener < 0) {
-    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n", error.c_str());
+  if (!received.ok()) {
+    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n",
+            std::string(received.status().message()).c_str());
     tty.TakeBack();
     waitpid(static_cast<pid_t>(pid), nullptr, 0);
     return kSandboxFailed;
   }
-  if (!killable)
+  const int listener = received->fd.Release();  // the sentry's for the rest of its life
+  if (!received->killable)
     spdlog::warn("kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
                  "interrupt a call after the sentry acted on it");
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "absl/status/statusor.h"
 #include "hostshim/rate_limited_log.h"
 #include "sentry/abi_cmd.h"
 #include "sentry/policy_cmd.h"
@@ -18,17 +19,15 @@
 
 namespace {
 
-int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
+// The logger of `nvsentry run`; returns the fd the crash handler writes to (-1: stderr).
+absl::StatusOr<int> SetUpLogging(const nvsentry::sentry::RunOptions& o) {
   std::shared_ptr<spdlog::logger> logger;
   int crash_fd = -1;
   if (!o.log_file.empty()) {
     // Checked here so that a bad path is an error (spdlog would create missing directories).
     crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (crash_fd < 0) {
-      fprintf(stderr, "nvsentry: --log-file: cannot open %s: %s\n", o.log_file.c_str(),
-              strerror(errno));
-      return -2;
-    }
+    if (crash_fd < 0)
+      return absl::ErrnoToStatus(errno, "--log-file: cannot open " + o.log_file);
   }
   try {
     if (o.log_file.empty()) {
@@ -42,8 +41,8 @@ int SetUpLogging(const nvsentry::sentry::RunOptions& o) {
       logger = spdlog::basic_logger_mt("nvsentry", o.log_file, false, handlers);
     }
   } catch (const spdlog::spdlog_ex& e) {
-    fprintf(stderr, "nvsentry: --log-file: %s\n", e.what());
-    return -2;
+    if (crash_fd >= 0) close(crash_fd);
+    return absl::InvalidArgumentError(std::string("--log-file: ") + e.what());
   }
   logger->set_pattern("nvsentry: %Y-%m-%d %H:%M:%S.%e [%l] [%t] %v");
   logger->set_level(spdlog::level::from_str(o.log_level));
@@ -74,9 +73,12 @@ int main(int argc, char** argv) {
       puts("nvsentry 0.1.0");
       return 0;
     case Command::kRun: {
-      int crash_fd = SetUpLogging(cmd->run);
-      if (crash_fd == -2) return 2;
-      nvsentry::sentry::InstallCrashHandler(crash_fd);
+      absl::StatusOr<int> crash_fd = SetUpLogging(cmd->run);
+      if (!crash_fd.ok()) {
+        fprintf(stderr, "nvsentry: %s\n", std::string(crash_fd.status().message()).c_str());
+        return 2;
+      }
+      nvsentry::sentry::InstallCrashHandler(*crash_fd);
       int code = nvsentry::sentry::RunGuest(cmd->run);
       nvsentry::ReportSuppressedLogs();  // what the rate limits dropped and did not report yet
       spdlog::shutdown();

@@ -209,7 +209,7 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const
   // The lifetime thread starts watching the session at Placed(), and the guest may close the fd
   // the moment it is placed: the session learns its fd number before then.
   auto place = [&] {
-    const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end, cloexec);
+    const int fd = listener_.AddFdAndReturn(req.id, pending->guest_end.get(), cloexec);
     if (fd >= 0 && tracer != nullptr) session->TraceCloseAs(fd);
     return fd;
   };

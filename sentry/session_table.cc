@@ -40,41 +40,33 @@ uint64_t Key(pid_t tid, int fd) {
 SessionTable::SessionTable() : self_(getpid()) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) == 0) {
+    const hostshim::UniqueFd read_end(p[0]), write_end(p[1]);
     struct stat st;
     if (fstat(p[0], &st) == 0) pipefs_dev_ = st.st_dev;
     // Probe KCMP_EPOLL_TFD on ourselves once.
-    int ep = epoll_create1(EPOLL_CLOEXEC);
+    const hostshim::UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
     epoll_event ev{};
-    if (ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, p[1], &ev) == 0) {
-      kcmp_epoll_slot slot{static_cast<__u32>(ep), static_cast<__u32>(p[1]), 0};
+    if (ep && epoll_ctl(ep.get(), EPOLL_CTL_ADD, p[1], &ev) == 0) {
+      kcmp_epoll_slot slot{static_cast<__u32>(ep.get()), static_cast<__u32>(p[1]), 0};
       kcmp_ok_ = Kcmp(self_, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(p[1]),
                       reinterpret_cast<unsigned long>(&slot)) == 0;
     }
-    if (ep >= 0) close(ep);
-    close(p[0]);
-    close(p[1]);
   }
   if (!kcmp_ok_) spdlog::warn("kcmp(KCMP_EPOLL_TFD) unavailable: every ioctl takes the slow fd lookup");
-  lifetime_epoll_ = epoll_create1(EPOLL_CLOEXEC);
-  stop_fd_ = eventfd(0, EFD_CLOEXEC);
+  lifetime_epoll_.Reset(epoll_create1(EPOLL_CLOEXEC));
+  stop_fd_.Reset(eventfd(0, EFD_CLOEXEC));
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = stop_fd_;
-  epoll_ctl(lifetime_epoll_, EPOLL_CTL_ADD, stop_fd_, &ev);
+  ev.data.fd = stop_fd_.get();
+  epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_ADD, stop_fd_.get(), &ev);
   lifetime_ = std::thread([this] { LifetimeLoop(); });
 }
 
 SessionTable::~SessionTable() {
   uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof one);
+  (void)!write(stop_fd_.get(), &one, sizeof one);
   lifetime_.join();
-  absl::MutexLock lock(&mu_);
-  for (auto& [slot, e] : by_slot_) {
-    close(slot);
-    close(e.keep_end);
-  }
-  close(lifetime_epoll_);
-  close(stop_fd_);
+  // The entries' fds close with the maps.
 }
 
 absl::StatusOr<SessionTable::Pending> SessionTable::Create(std::shared_ptr<proxy::Session> session) {
@@ -89,46 +81,45 @@ absl::StatusOr<SessionTable::Pending> SessionTable::Create(std::shared_ptr<proxy
   int p[2];
   if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
     return absl::ResourceExhaustedError(absl::StrCat("pipe: ", strerror(errno)));
+  hostshim::UniqueFd keep_end(p[0]), guest_end(p[1]);
   // The guest's end blocks like a file would; only our drain end is non-blocking.
-  fcntl(p[1], F_SETFL, 0);
-  int slot = epoll_create1(EPOLL_CLOEXEC);
+  fcntl(guest_end.get(), F_SETFL, 0);
+  hostshim::UniqueFd slot(epoll_create1(EPOLL_CLOEXEC));
   epoll_event ev{};
   struct stat st;
-  if (slot < 0 || epoll_ctl(slot, EPOLL_CTL_ADD, p[1], &ev) != 0 || fstat(p[1], &st) != 0) {
-    int err = errno;
-    if (slot >= 0) close(slot);
-    close(p[0]);
-    close(p[1]);
-    return absl::ResourceExhaustedError(absl::StrCat("session fds: ", strerror(err)));
-  }
+  if (!slot || epoll_ctl(slot.get(), EPOLL_CTL_ADD, guest_end.get(), &ev) != 0 ||
+      fstat(guest_end.get(), &st) != 0)
+    return absl::ResourceExhaustedError(absl::StrCat("session fds: ", strerror(errno)));
+  const int slot_fd = slot.get(), keep_fd = keep_end.get();
   {
     absl::MutexLock lock(&mu_);
-    by_slot_[slot] = Entry{std::move(session), slot, p[1], p[0], st.st_ino};
-    by_ino_[st.st_ino] = slot;
-    by_keep_end_[p[0]] = slot;
+    by_slot_[slot_fd] =
+        Entry{std::move(session), std::move(slot), guest_end.get(), std::move(keep_end), st.st_ino};
+    by_ino_[st.st_ino] = slot_fd;
+    by_keep_end_[keep_fd] = slot_fd;
   }
-  return Pending{p[1], slot};
+  return Pending{std::move(guest_end), slot_fd};
 }
 
-void SessionTable::Placed(const Pending& p) {
-  close(p.guest_end);
+void SessionTable::Placed(Pending& p) {
+  p.guest_end.Reset();
   int keep_end;
   {
     absl::MutexLock lock(&mu_);
     auto it = by_slot_.find(p.slot);
     if (it == by_slot_.end()) return;  // EndAll ended it already: the guest is gone
-    keep_end = it->second.keep_end;
+    keep_end = it->second.keep_end.get();
   }
   // Watched only now, so the lifetime thread cannot end a session still being placed. The hang-up
   // is level-triggered: a guest that closed it already is seen at once.
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = keep_end;
-  epoll_ctl(lifetime_epoll_, EPOLL_CTL_ADD, keep_end, &ev);
+  epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_ADD, keep_end, &ev);
 }
 
-void SessionTable::Abandon(const Pending& p) {
-  close(p.guest_end);
+void SessionTable::Abandon(Pending& p) {
+  p.guest_end.Reset();
   End(p.slot);
 }
 
@@ -139,13 +130,11 @@ void SessionTable::End(int slot) {
     auto it = by_slot_.find(slot);
     if (it == by_slot_.end()) return;
     Entry& e = it->second;
-    epoll_ctl(lifetime_epoll_, EPOLL_CTL_DEL, e.keep_end, nullptr);
-    close(e.keep_end);
-    close(e.slot);
+    epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_DEL, e.keep_end.get(), nullptr);
     by_ino_.erase(e.ino);
-    by_keep_end_.erase(e.keep_end);
+    by_keep_end_.erase(e.keep_end.get());
     doomed = std::move(e.session);
-    by_slot_.erase(it);
+    by_slot_.erase(it);  // closes its epoll and its pipe's read end
     if (TestHookOn(TestHook::kHoldSessionEnd) && std::this_thread::get_id() == lifetime_.get_id())
       mu_.AwaitWithTimeout(absl::Condition(&end_all_started_), absl::Seconds(10));
   }
@@ -232,11 +221,11 @@ void SessionTable::LifetimeLoop() {
   epoll_event events[64];
   char sink[4096];
   for (;;) {
-    int n = epoll_wait(lifetime_epoll_, events, 64, -1);
+    int n = epoll_wait(lifetime_epoll_.get(), events, 64, -1);
     if (n < 0) continue;
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
-      if (fd == stop_fd_) return;
+      if (fd == stop_fd_.get()) return;
       // Whatever the guest writes to a device fd is discarded (a device has no byte stream).
       while (read(fd, sink, sizeof sink) > 0) {
       }

@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "hostshim/unique_fd.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proxy/session.h"
@@ -33,12 +34,13 @@ class SessionTable {
   // A guest-side fd for a new session, registered before the guest can see it. The caller places
   // it in the guest, then calls Placed() (or Abandon() if placing failed).
   struct Pending {
-    int guest_end;  // sentry's copy of the fd to place in the guest
+    hostshim::UniqueFd guest_end;  // sentry's copy of the fd to place in the guest
     int slot;
   };
   absl::StatusOr<Pending> Create(std::shared_ptr<proxy::Session> session);
-  void Placed(const Pending& p);
-  void Abandon(const Pending& p);
+  // Both close the sentry's copy of the guest end.
+  void Placed(Pending& p);
+  void Abandon(Pending& p);
 
   // The session guest fd `fd` of thread `tid` refers to, or nullptr if it is not a session.
   std::shared_ptr<proxy::Session> Lookup(pid_t tid, int fd);
@@ -58,9 +60,9 @@ class SessionTable {
  private:
   struct Entry {
     std::shared_ptr<proxy::Session> session;
-    int slot;      // the session's own epoll fd; names the entry
-    int tfd;       // the fd number the guest end had when registered in the slot's epoll
-    int keep_end;  // read end of the pipe: hangs up when the guest's last copy closes
+    hostshim::UniqueFd slot;      // the session's own epoll fd; its number names the entry
+    int tfd;                      // the number the guest end had when registered in the slot
+    hostshim::UniqueFd keep_end;  // read end of the pipe: hangs up when the guest's last copy closes
     ino_t ino;
   };
 
@@ -84,8 +86,8 @@ class SessionTable {
   pid_t self_ = 0;
   bool kcmp_ok_ = false;
   bool end_all_started_ ABSL_GUARDED_BY(mu_) = false;
-  int lifetime_epoll_ = -1;
-  int stop_fd_ = -1;
+  hostshim::UniqueFd lifetime_epoll_;
+  hostshim::UniqueFd stop_fd_;
   std::thread lifetime_;
 };
 

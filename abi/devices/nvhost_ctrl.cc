@@ -53,6 +53,31 @@ static_assert(sizeof(SyncptIdValue) == IocSize(kSyncptRead));
 static_assert(sizeof(SyncptIncr) == IocSize(kSyncptIncr));
 static_assert(sizeof(SyncptWait) == IocSize(kSyncptWait));
 static_assert(sizeof(SyncptWaitEx) == IocSize(kSyncptWaitEx));
+static_assert(sizeof(ModuleMutex) == IocSize(kModuleMutex));
+static_assert(sizeof(EventSlot) == IocSize(kSyncptAllocEvent));
+static_assert(sizeof(EventSlotMask) == IocSize(kSyncptFreeEventBatch));
+static_assert(sizeof(GetShift) == IocSize(kSyncptGetShift));
+static_assert(sizeof(GetConfig) == IocSize(kGetConfig));
+NVS_CHECK_MEMBER(kIdValue, SyncptIdValue, id);
+NVS_CHECK_MEMBER(kIdValue, SyncptIdValue, value);
+NVS_CHECK_MEMBER(kIncr, SyncptIncr, id);
+NVS_CHECK_MEMBER(kWait, SyncptWait, id);
+NVS_CHECK_MEMBER(kWait, SyncptWait, thresh);
+NVS_CHECK_MEMBER(kWait, SyncptWait, timeout);
+NVS_CHECK_MEMBER(kWaitEx, SyncptWaitEx, id);
+NVS_CHECK_MEMBER(kWaitEx, SyncptWaitEx, thresh);
+NVS_CHECK_MEMBER(kWaitEx, SyncptWaitEx, timeout);
+NVS_CHECK_MEMBER(kWaitEx, SyncptWaitEx, value);
+NVS_CHECK_MEMBER(kWaitEvent, SyncptWaitEx, value);  // the event waits share WAITEX's layout
+NVS_CHECK_MEMBER(kWaitEventEx, SyncptWaitEx, value);
+NVS_CHECK_MEMBER(kMutex, ModuleMutex, id);
+NVS_CHECK_MEMBER(kMutex, ModuleMutex, lock);
+NVS_CHECK_MEMBER(kSlot, EventSlot, event_slot);
+NVS_CHECK_MEMBER(kSlotMask, EventSlotMask, event_slot_mask);
+NVS_CHECK_MEMBER(kShift, GetShift, syncpt_shift);
+NVS_CHECK_MEMBER(kConfig, GetConfig, name);
+NVS_CHECK_MEMBER(kConfig, GetConfig, key);
+NVS_CHECK_MEMBER(kConfig, GetConfig, value);
 
 }  // namespace
 

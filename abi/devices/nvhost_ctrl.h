@@ -42,6 +42,24 @@ struct SyncptWaitEx {
   int32_t timeout;
   uint32_t value;
 };
+struct ModuleMutex {
+  uint32_t id;
+  uint32_t lock;  // 0 unlock, 1 lock
+};
+struct EventSlot {  // CLEAR_EVENT_WAIT, ALLOC_EVENT, FREE_EVENT
+  uint32_t event_slot;
+};
+struct EventSlotMask {  // FREE_EVENT_BATCH
+  uint64_t event_slot_mask;
+};
+struct GetShift {
+  uint32_t syncpt_shift;
+};
+struct GetConfig {
+  char name[0x41];
+  char key[0x41];
+  char value[0x101];
+};
 
 std::span<const IoctlDesc> Ioctls();
 

@@ -12,31 +12,6 @@ using abi::NvError;
 
 namespace {
 
-// The layouts of Switchbrew the catalogue header does not spell out as structs.
-struct ModuleMutexArg {
-  uint32_t id;
-  uint32_t lock;  // 0 unlock, 1 lock
-};
-struct EventSlotArg {
-  uint32_t event_slot;
-};
-struct EventSlotMaskArg {
-  uint64_t event_slot_mask;
-};
-struct GetShiftArg {
-  uint32_t syncpt_shift;
-};
-struct GetConfigArg {
-  char name[0x41];
-  char key[0x41];
-  char value[0x101];
-};
-static_assert(sizeof(ModuleMutexArg) == abi::IocSize(ctrl::kModuleMutex));
-static_assert(sizeof(EventSlotArg) == abi::IocSize(ctrl::kSyncptAllocEvent));
-static_assert(sizeof(EventSlotMaskArg) == abi::IocSize(ctrl::kSyncptFreeEventBatch));
-static_assert(sizeof(GetShiftArg) == abi::IocSize(ctrl::kSyncptGetShift));
-static_assert(sizeof(GetConfigArg) == abi::IocSize(ctrl::kGetConfig));
-
 // The simulated host1x has no syncpoint FIFO: Switchbrew's shift for "FIFO disabled".
 constexpr uint32_t kSyncptShift = 0;
 
@@ -88,13 +63,13 @@ Result CtrlDevice::Ioctl(Call& call) {
     case ctrl::kSyncptWaitEx:
       return Wait(call, true);
     case ctrl::kSyncptAllocEvent:
-      return Result::Done(events_.Alloc(ArgAs<EventSlotArg>(call.arg).event_slot));
+      return Result::Done(events_.Alloc(ArgAs<ctrl::EventSlot>(call.arg).event_slot));
     case ctrl::kSyncptFreeEvent:
-      return Result::Done(events_.Free(ArgAs<EventSlotArg>(call.arg).event_slot));
+      return Result::Done(events_.Free(ArgAs<ctrl::EventSlot>(call.arg).event_slot));
     case ctrl::kSyncptFreeEventBatch:
-      return Result::Done(events_.FreeBatch(ArgAs<EventSlotMaskArg>(call.arg).event_slot_mask));
+      return Result::Done(events_.FreeBatch(ArgAs<ctrl::EventSlotMask>(call.arg).event_slot_mask));
     case ctrl::kSyncptClearEventWait:
-      return Result::Done(events_.ClearWait(ArgAs<EventSlotArg>(call.arg).event_slot));
+      return Result::Done(events_.ClearWait(ArgAs<ctrl::EventSlot>(call.arg).event_slot));
     case ctrl::kSyncptWaitEvent:
     case ctrl::kSyncptWaitEventEx: {
       // The answer's value matters with Timeout too (it names the armed event), so it is set
@@ -108,7 +83,7 @@ Result CtrlDevice::Ioctl(Call& call) {
       return Result::Done(e);
     }
     case ctrl::kModuleMutex: {
-      const auto& a = ArgAs<ModuleMutexArg>(call.arg);
+      const auto& a = ArgAs<ctrl::ModuleMutex>(call.arg);
       return Result::Done(mutexes_.Request(this, a.id, a.lock));
     }
     case ctrl::kModuleRegRdWr:
@@ -118,13 +93,13 @@ Result CtrlDevice::Ioctl(Call& call) {
     case ctrl::kGetConfig: {
       // Production mode is answered before the backend. Outside it, every lookup misses: the
       // simulated GPU has no configuration variables.
-      const auto& a = ArgAs<GetConfigArg>(call.arg);
+      const auto& a = ArgAs<ctrl::GetConfig>(call.arg);
       if (!Terminated(a.name, sizeof a.name) || !Terminated(a.key, sizeof a.key))
         return Result::Done(NvError::kBadParameter);
       return Result::Done(NvError::kConfigVarNotFound);
     }
     case ctrl::kSyncptGetShift:
-      ArgAs<GetShiftArg>(call.arg).syncpt_shift = kSyncptShift;
+      ArgAs<ctrl::GetShift>(call.arg).syncpt_shift = kSyncptShift;
       return Result::Done(NvError::kSuccess);
     default:
       return Unimplemented(call.desc);

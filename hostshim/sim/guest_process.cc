@@ -37,12 +37,11 @@ std::shared_ptr<GuestProcess> GuestProcess::Open(pid_t tgid, BudgetAccount* budg
 }
 
 GuestProcess::~GuestProcess() {
-  close(pidfd_);
   if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
 }
 
 bool GuestProcess::Alive() const {
-  pollfd p{pidfd_, POLLIN, 0};
+  pollfd p{pidfd_.get(), POLLIN, 0};
   int r;
   do {
     r = poll(&p, 1, 0);
@@ -152,7 +151,7 @@ int GuestProcess::CollapseHugePages(uint64_t addr, uint64_t len) const {
   if (end <= start) return 0;
   if (!Alive()) return ESRCH;
   iovec r{reinterpret_cast<void*>(start), end - start};
-  if (syscall(SYS_process_madvise, pidfd_, &r, 1, kMadvCollapse, 0) < 0) return errno;
+  if (syscall(SYS_process_madvise, pidfd_.get(), &r, 1, kMadvCollapse, 0) < 0) return errno;
   return 0;
 }
 

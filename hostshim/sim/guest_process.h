@@ -33,6 +33,7 @@
 
 #include "abi/nverror.h"
 #include "hostshim/budget.h"
+#include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -49,7 +50,7 @@ class GuestProcess {
 
   pid_t pid() const { return pid_; }
   // Readable (EPOLLIN) once the process exits; owned here, valid for this object's life.
-  int pidfd() const { return pidfd_; }
+  int pidfd() const { return pidfd_.get(); }
   // False once the process has exited (its memory can no longer be reached).
   bool Alive() const;
   // Whole copies or nothing: false when the process is gone or any byte is not mapped in it
@@ -74,7 +75,7 @@ class GuestProcess {
       : pid_(pid), pidfd_(pidfd), budget_(budget) {}
   bool Transfer(bool write, std::span<const iovec> local, std::span<const iovec> remote) const;
   pid_t pid_;
-  int pidfd_;
+  UniqueFd pidfd_;
   BudgetAccount* budget_;  // charged one open_fds for pidfd_, or null
 };
 

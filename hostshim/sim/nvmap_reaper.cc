@@ -15,9 +15,9 @@ constexpr uint64_t kStopCookie = ~uint64_t{0};
 }  // namespace
 
 ExitWatcher::ExitWatcher(std::function<void(uint64_t)> on_exit) : on_exit_(std::move(on_exit)) {
-  epfd_ = epoll_create1(EPOLL_CLOEXEC);
-  stopfd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epfd_ < 0 || stopfd_ < 0) {
+  epfd_.Reset(epoll_create1(EPOLL_CLOEXEC));
+  stopfd_.Reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!epfd_ || !stopfd_) {
     spdlog::error("nvmap reaper: cannot create epoll/eventfd (errno {}); exited guest processes "
                   "keep their nvmap handles",
                   errno);
@@ -26,19 +26,17 @@ ExitWatcher::ExitWatcher(std::function<void(uint64_t)> on_exit) : on_exit_(std::
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = kStopCookie;
-  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, stopfd_, &ev) != 0) return;
+  if (epoll_ctl(epfd_.get(), EPOLL_CTL_ADD, stopfd_.get(), &ev) != 0) return;
   thread_ = std::thread([this] { Run(); });
 }
 
 ExitWatcher::~ExitWatcher() {
   if (thread_.joinable()) {
     uint64_t one = 1;
-    while (write(stopfd_, &one, sizeof one) < 0 && errno == EINTR) {
+    while (write(stopfd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
     }
     thread_.join();
   }
-  if (epfd_ >= 0) close(epfd_);
-  if (stopfd_ >= 0) close(stopfd_);
 }
 
 bool ExitWatcher::Watch(int pidfd, uint64_t cookie) {
@@ -47,17 +45,17 @@ bool ExitWatcher::Watch(int pidfd, uint64_t cookie) {
   // One shot: an exit is reported once even if the owner is slow to Unwatch.
   ev.events = EPOLLIN | EPOLLONESHOT;
   ev.data.u64 = cookie;
-  return epoll_ctl(epfd_, EPOLL_CTL_ADD, pidfd, &ev) == 0;
+  return epoll_ctl(epfd_.get(), EPOLL_CTL_ADD, pidfd, &ev) == 0;
 }
 
 void ExitWatcher::Unwatch(int pidfd) {
-  if (epfd_ >= 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, pidfd, nullptr);
+  if (epfd_) epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, pidfd, nullptr);
 }
 
 void ExitWatcher::Run() {
   std::array<epoll_event, 64> evs;
   for (;;) {
-    int n = epoll_wait(epfd_, evs.data(), static_cast<int>(evs.size()), -1);
+    int n = epoll_wait(epfd_.get(), evs.data(), static_cast<int>(evs.size()), -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("nvmap reaper: epoll_wait failed (errno {})", errno);

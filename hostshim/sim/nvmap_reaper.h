@@ -8,6 +8,8 @@
 #include <functional>
 #include <thread>
 
+#include "hostshim/unique_fd.h"
+
 namespace nvsentry::hostshim::sim {
 
 class ExitWatcher {
@@ -27,8 +29,8 @@ class ExitWatcher {
  private:
   void Run();
   std::function<void(uint64_t)> on_exit_;
-  int epfd_ = -1;
-  int stopfd_ = -1;  // eventfd: written by the destructor
+  UniqueFd epfd_;
+  UniqueFd stopfd_;  // eventfd: written by the destructor
   std::thread thread_;
 };
 

@@ -71,7 +71,7 @@ class FakeGuest : public CallContext {
 class FakeContinuation : public hostshim::Continuation {
  public:
   FakeContinuation(std::vector<uint8_t> a, Finisher f, GuestIo& io)
-      : arg_(std::move(a)), finish_(std::move(f)), io_(io) {}
+      : finish_(std::move(f)), io_(io), arg_(std::move(a)) {}
   std::span<uint8_t> arg() override { return arg_; }
   void Finish(abi::NvError e) override {
     finished++;
