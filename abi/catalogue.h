@@ -2,6 +2,22 @@
 // ioctl drives the copy engine (what to read, what to check, what to write back), dispatch,
 // tracing, the generated docs and the fuzzer's seeds. Layouts are checked at compile time
 // (layout_check.h); the catalogue never changes at run time.
+//
+// Adding an ioctl (docs/architecture.md, "Adding an ioctl", says why each step):
+//  1. The code constant in abi/devices/<device>.h, named k + the public name's last words in
+//     CamelCase (NVHOST_IOCTL_CTRL_SYNCPT_INCR is kSyncptIncr; ctest ConstantNames checks it).
+//  2. Its argument struct there, as the guest lays it out, citing the header or page it is from.
+//  3. Its IoctlDesc row in abi/devices/<device>.cc: code, public name, field table (directions,
+//     unions as `alt`, arrays with their count field and limit), flags, firmware range, fixed
+//     answer; static_asserts there: TableIsSound, the struct's size, NVS_CHECK_MEMBER per member.
+//  4. Its handler in the device's IoctlHandler table (hostshim/sim/<device>.cc), or the code in
+//     the device's list of unimplemented ioctls; ctest IoctlTables holds the two together.
+//  5. Regenerate docs/ioctls.md (`build/sentry/nvsentry abi docs > docs/ioctls.md`); a policy
+//     rule, the trace, `nvsentry abi show` and the fuzzers' seeds follow from the row.
+//  6. Tests: the row against the public table (tests/unit/catalogue_*_test.cc, values typed in
+//     by hand), the handler (tests/unit/sim_*_test.cc), and a guest that makes the call under the
+//     real sentry if it reaches the simulated GPU (tests/integration/outcomes_test.cc sweeps
+//     every catalogued code).
 #pragma once
 
 #include <cstdint>
