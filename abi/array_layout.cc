@@ -63,7 +63,8 @@ ArrayLayout LayOutArrays(const IoctlDesc& desc, Via via, std::span<const uint8_t
     const uint64_t bytes = count * elem;  // count < 2^32 and elem < 2^16: no 64-bit overflow
     if (bytes > kMaxBytes)
       return Fail(std::move(l), NvError::kOverFlow, "count times element size overflows", &a);
-    const uint32_t limit = i < max_counts.size() ? std::min(max_counts[i], a.max_count) : a.max_count;
+    const uint32_t limit =
+        i < max_counts.size() ? std::min(max_counts[i], a.max_count) : a.max_count;
     if (count > limit) {
       if (a.count_from == CountFrom::kRest && a.buffer == Buffer::kOut2) {
         count = limit;  // a roomier output buffer than needed is fine
@@ -74,8 +75,8 @@ ArrayLayout LayOutArrays(const IoctlDesc& desc, Via via, std::span<const uint8_t
     l.slices.push_back({a.buffer, pos[b], count, count * elem});
     pos[b] += count * elem;
     if (pos[b] > avail[b])
-      return Fail(std::move(l), a.buffer == Buffer::kOut2 ? NvError::kInvalidSize
-                                                          : NvError::kCountMismatch,
+      return Fail(std::move(l),
+                  a.buffer == Buffer::kOut2 ? NvError::kInvalidSize : NvError::kCountMismatch,
                   "the counts need more bytes than the buffer has", &a);
     if (a.buffer == Buffer::kMain && DirHasOut(a.dir)) l.out_end = pos[b];
   }

@@ -26,9 +26,9 @@ struct ArrayLayout {
   std::string_view problem;         // a short reason when err is set
   const ArrayDesc* culprit = nullptr;
   absl::InlinedVector<ArraySlice, 5> slices;  // one per desc.arrays entry, in order
-  uint64_t out_end = 0;    // bytes of the main buffer a successful call writes back
-  uint64_t in2_bytes = 0;  // bytes of the Ioctl2 buffer the arrays use
-  uint64_t out2_bytes = 0; // bytes of the Ioctl3 buffer the arrays fill
+  uint64_t out_end = 0;     // bytes of the main buffer a successful call writes back
+  uint64_t in2_bytes = 0;   // bytes of the Ioctl2 buffer the arrays use
+  uint64_t out2_bytes = 0;  // bytes of the Ioctl3 buffer the arrays fill
 };
 
 // Buffer sizes available to a call. A buffer the call's `via` does not carry has size 0.

@@ -16,8 +16,8 @@ struct Budgets {
   uint32_t channels = 64;
   uint32_t address_spaces = 16;
   uint64_t pinned_bytes = 4ull << 30;
-  uint32_t mappings = 1u << 16;      // GPU VA entries (MAP_BUFFER*, REMAP pieces, ALLOC_SPACE)
-  uint32_t parked_waits = 1024;      // calls parked in the sentry at once (syncpoint and event waits)
+  uint32_t mappings = 1u << 16;  // GPU VA entries (MAP_BUFFER*, REMAP pieces, ALLOC_SPACE)
+  uint32_t parked_waits = 1024;  // calls parked in the sentry at once (syncpoint and event waits)
 };
 
 }  // namespace nvsentry::abi

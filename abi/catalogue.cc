@@ -41,7 +41,8 @@ constexpr uint8_t kMagicChannel[] = {0x00, 0x47, 0x48};
 // 5 VideoDecoder, 6 TSEC, 7 JPEG, 8 Display.
 const std::vector<DeviceDesc>& Table() {
   static const std::vector<DeviceDesc> kDevices = {
-      {DeviceId::kNvhostCtrl, "/dev/nvhost-ctrl", kNoPermissionBit, kMagicCtrl, nvhost_ctrl::Ioctls()},
+      {DeviceId::kNvhostCtrl, "/dev/nvhost-ctrl", kNoPermissionBit, kMagicCtrl,
+       nvhost_ctrl::Ioctls()},
       {DeviceId::kNvmap, "/dev/nvmap", kNoPermissionBit, kMagicNvmap, nvmap::Ioctls()},
       {DeviceId::kNvdispCtrl, "/dev/nvdisp-ctrl", 8, kMagicDisp, nvdisp_ctrl::Ioctls()},
       {DeviceId::kNvdispDisp0, "/dev/nvdisp-disp0", 8, kMagicDisp, nvdisp::Ioctls()},
@@ -51,14 +52,15 @@ const std::vector<DeviceDesc>& Table() {
       {DeviceId::kNvdcutilDisp0, "/dev/nvdcutil-disp0", 8, kMagicDcutil, nvdcutil::Ioctls()},
       {DeviceId::kNvdcutilDisp1, "/dev/nvdcutil-disp1", 8, kMagicDcutil, nvdcutil::Ioctls()},
       {DeviceId::kNvschedCtrl, "/dev/nvsched-ctrl", 2, kMagicSched, nvsched_ctrl::Ioctls()},
-      {DeviceId::kNverptCtrl, "/dev/nverpt-ctrl", kNoPermissionBit, kMagicErpt, nverpt_ctrl::Ioctls(),
-       0, FwRange{Fw(3, 0, 0)}},
+      {DeviceId::kNverptCtrl, "/dev/nverpt-ctrl", kNoPermissionBit, kMagicErpt,
+       nverpt_ctrl::Ioctls(), 0, FwRange{Fw(3, 0, 0)}},
       {DeviceId::kNvhostAsGpu, "/dev/nvhost-as-gpu", 0, kMagicAs, nvhost_as_gpu::Ioctls()},
       {DeviceId::kNvhostDbgGpu, "/dev/nvhost-dbg-gpu", 1, kMagicDbg, nvhost_dbg_gpu::Ioctls(),
        kNeedsDebugMode},
       {DeviceId::kNvhostProfGpu, "/dev/nvhost-prof-gpu", 1, kMagicDbg, nvhost_dbg_gpu::Ioctls(),
        kNeedsDebugMode},
-      {DeviceId::kNvhostCtrlGpu, "/dev/nvhost-ctrl-gpu", 0, kMagicCtrlGpu, nvhost_ctrl_gpu::Ioctls()},
+      {DeviceId::kNvhostCtrlGpu, "/dev/nvhost-ctrl-gpu", 0, kMagicCtrlGpu,
+       nvhost_ctrl_gpu::Ioctls()},
       {DeviceId::kNvhostGpu, "/dev/nvhost-gpu", 0, kMagicChannel, channel::Ioctls()},
       {DeviceId::kNvhostMsenc, "/dev/nvhost-msenc", 4, kMagicChannel, channel::Ioctls()},
       {DeviceId::kNvhostNvdec, "/dev/nvhost-nvdec", 5, kMagicChannel, channel::Ioctls()},
@@ -114,9 +116,9 @@ bool LooksLikeNvidiaNode(std::string_view path) {
   if (!path.starts_with("/dev/")) return false;
   std::string_view name = path.substr(5);
   // NVMe (/dev/nvme*) and nvram share the "nv" prefix but are not NVIDIA's.
-  static constexpr std::string_view kPrefixes[] = {
-      "nvhost", "nvmap", "nvdisp", "nvcec", "nvhdcp", "nvdcutil", "nvsched",
-      "nverpt", "nvdrv",  "nvidia", "nvgpu/", "nvgpu-"};
+  static constexpr std::string_view kPrefixes[] = {"nvhost", "nvmap",    "nvdisp",  "nvcec",
+                                                   "nvhdcp", "nvdcutil", "nvsched", "nverpt",
+                                                   "nvdrv",  "nvidia",   "nvgpu/",  "nvgpu-"};
   for (std::string_view p : kPrefixes)
     if (name.starts_with(p)) return true;
   return name == "nvgpu";

@@ -142,10 +142,10 @@ struct IoctlDesc {
   std::span<const Field> fields;  // the whole struct, or the fixed header of a variable ioctl
   uint32_t flags = 0;
   std::span<const ArrayDesc> arrays = {};
-  uint16_t header_size = 0;  // kVariable only: bytes before the first inline array
-  FwRange fw = {};           // firmware versions that use this code
-  NvError answer = NvError::kSuccess;  // kFixedAnswer only
-  std::string_view summary = {};       // one line for docs and `nvsentry abi show`
+  uint16_t header_size = 0;                 // kVariable only: bytes before the first inline array
+  FwRange fw = {};                          // firmware versions that use this code
+  NvError answer = NvError::kSuccess;       // kFixedAnswer only
+  std::string_view summary = {};            // one line for docs and `nvsentry abi show`
   std::span<const CodeAlias> aliases = {};  // fixed-size ioctls only
 
   constexpr bool variable() const { return (flags & kVariable) != 0; }

@@ -170,7 +170,8 @@ class Writer {
   void Scalar(FieldType t, Fmt fmt, std::span<const uint8_t> b) {
     const uint32_t size = FieldTypeSize(t);
     uint64_t raw = 0;
-    if (!b.empty()) std::memcpy(&raw, b.data(), std::min<size_t>(size, b.size()));  // little-endian host
+    if (!b.empty())
+      std::memcpy(&raw, b.data(), std::min<size_t>(size, b.size()));  // little-endian host
     int64_t sval = 0;
     if (IsSigned(t)) {
       const unsigned shift = 64 - 8 * size;

@@ -35,9 +35,9 @@ namespace nvsentry::abi {
 enum class Show : uint8_t { kIn, kOut, kAll };
 enum class DecodeFormat : uint8_t { kText, kJson };
 
-constexpr size_t kMaxShownScalars = 16;   // elements of a fixed array before `... N more`
-constexpr size_t kMaxShownElements = 8;   // elements of a variable array before `... N more`
-constexpr size_t kMaxShownChars = 256;    // bytes of a char array before `...`
+constexpr size_t kMaxShownScalars = 16;  // elements of a fixed array before `... N more`
+constexpr size_t kMaxShownElements = 8;  // elements of a variable array before `... N more`
+constexpr size_t kMaxShownChars = 256;   // bytes of a char array before `...`
 
 // `{a=1, b=0x2}`: the fields of one struct.
 std::string DecodeText(std::span<const Field> fields, std::span<const uint8_t> bytes, Show show);

@@ -1,8 +1,8 @@
 #include "abi/firmware.h"
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace nvsentry::abi {
 

@@ -102,6 +102,6 @@ constexpr bool FieldAt(std::span<const Field> fields, std::string_view name, siz
 
 // Beside a table: the C++ struct's `member` lies where the field table `fields` puts the field of
 // that name.
-#define NVS_CHECK_MEMBER(fields, Struct, member)                                   \
+#define NVS_CHECK_MEMBER(fields, Struct, member)                                     \
   static_assert(::nvsentry::abi::FieldAt(fields, #member, offsetof(Struct, member)), \
                 #Struct "::" #member " is not where the catalogue's field table puts it")

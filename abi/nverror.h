@@ -74,6 +74,6 @@ struct NvErrorInfo {
 const NvErrorInfo* AllNvErrors(size_t* count);
 
 std::string_view NvErrorName(NvError e);  // "Unknown" for a code Switchbrew does not list
-int NvErrorToErrno(NvError e);             // EIO for a code Switchbrew does not list
+int NvErrorToErrno(NvError e);            // EIO for a code Switchbrew does not list
 
 }  // namespace nvsentry::abi

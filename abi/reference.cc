@@ -32,8 +32,8 @@ void AddRows(std::span<const Field> fields, uint32_t base, const std::string& pr
              std::vector<LayoutRow>& rows) {
   for (const Field& f : fields) {
     const std::string name = prefix + S(f.name);
-    rows.push_back({base + f.offset, f.elem_size() * f.count, TypeName(f), f.dir, name, f.alt,
-                    depth});
+    rows.push_back(
+        {base + f.offset, f.elem_size() * f.count, TypeName(f), f.dir, name, f.alt, depth});
     // Depth limit: the catalogue nests two or three levels; this only keeps a bad table finite.
     if (f.type == FieldType::kStruct && f.sub != nullptr && depth < 8)
       AddRows(f.sub->fields, base + f.offset, name + (f.count > 1 ? "[]." : "."), depth + 1, rows);
@@ -67,9 +67,10 @@ void IoctlSection(const IoctlDesc& d, std::string& md) {
   md += "\n\n";
   if (!d.summary.empty()) absl::StrAppend(&md, S(d.summary), "\n\n");
   for (const CodeAlias& a : d.aliases)
-    absl::StrAppend(&md, "Also served as `", absl::StrFormat("0x%08X", a.code), "` (",
-                    DirName(IocDir(a.code)), "), the code ", S(a.client),
-                    " sends: the same ioctl, read and written as above (Switchbrew's direction).\n\n");
+    absl::StrAppend(
+        &md, "Also served as `", absl::StrFormat("0x%08X", a.code), "` (", DirName(IocDir(a.code)),
+        "), the code ", S(a.client),
+        " sends: the same ioctl, read and written as above (Switchbrew's direction).\n\n");
   if (d.flags & kFixedAnswer)
     absl::StrAppend(&md, "Switchbrew gives a fixed answer: ", S(NvErrorName(d.answer)),
                     absl::StrFormat(" (0x%X)", static_cast<uint32_t>(d.answer)), ".\n\n");
@@ -106,8 +107,9 @@ std::string TypeName(const Field& f) {
 
 std::string IoctlFlagsString(const IoctlDesc& d) {
   static constexpr std::pair<uint32_t, const char*> kNames[] = {
-      {kPure, "pure"},           {kMayBlock, "may block"},      {kVariable, "variable"},
-      {kFixedAnswer, "fixed answer"}, {kUsesIoctl2, "Ioctl2"},    {kUsesIoctl3, "Ioctl3"},
+      {kPure, "pure"},         {kMayBlock, "may block"},
+      {kVariable, "variable"}, {kFixedAnswer, "fixed answer"},
+      {kUsesIoctl2, "Ioctl2"}, {kUsesIoctl3, "Ioctl3"},
       {kOpaque, "opaque"},
   };
   std::string out;
@@ -176,7 +178,8 @@ std::string IoctlReferenceMarkdown() {
       "padding or a reserved word. Codes use the Linux `_IOC` layout. Firmware ranges are "
       "`[first-end)`, `[first+]`, or `all`. Flags: `pure` changes no driver state, `may block` "
       "may wait, `variable` has arrays after a fixed header (the code's size bits vary), `fixed "
-      "answer` is answered with Switchbrew's fixed NvError before any backend, `Ioctl2`/`Ioctl3` may come through those nvdrv commands with "
+      "answer` is answered with Switchbrew's fixed NvError before any backend, `Ioctl2`/`Ioctl3` "
+      "may come through those nvdrv commands with "
       "a second buffer, `opaque` has no known layout. An `alias` is a code a public client sends "
       "for the same ioctl with other direction bits; it is served as the entry, read and written "
       "as the entry's direction says (docs/guest-abi.md).\n\n"
@@ -212,10 +215,11 @@ std::string IoctlReferenceMarkdown() {
     md += "| Code | Name | Dir | Size | Firmware | Flags |\n|---|---|---|---|---|---|\n";
     for (const IoctlDesc& d : ioctls) {
       std::string code = absl::StrFormat("`0x%08X`", d.code);
-      for (const CodeAlias& a : d.aliases) absl::StrAppend(&code, absl::StrFormat(", alias `0x%08X`", a.code));
-      absl::StrAppend(&md, "| ", code, " | ", Cell(d.name), " | ",
-                      DirName(d.dir()), " | ", SizeString(d), " | ", FirmwareRangeString(d.fw),
-                      " | ", IoctlFlagsString(d), " |\n");
+      for (const CodeAlias& a : d.aliases)
+        absl::StrAppend(&code, absl::StrFormat(", alias `0x%08X`", a.code));
+      absl::StrAppend(&md, "| ", code, " | ", Cell(d.name), " | ", DirName(d.dir()), " | ",
+                      SizeString(d), " | ", FirmwareRangeString(d.fw), " | ", IoctlFlagsString(d),
+                      " |\n");
     }
     md += "\n";
     for (const IoctlDesc& d : ioctls) IoctlSection(d, md);

@@ -29,9 +29,9 @@ uint32_t Cmd(uint32_t mode, uint32_t subch, uint32_t method_byte, uint32_t count
 
 // A pushbuffer shaped like 3D state setup: bind 3D on subchannel 0, then a repeating mix of
 // short incrementing commands (1..8 arguments), non-incrementing pairs and immediates on
-// methods the simulator stores but does not model (pure state). Every word is either a header or an argument.
-// No command straddles a multiple of kEntryWords (NOP words pad the gap), so the buffer can be
-// split into GPFIFO entries of that size.
+// methods the simulator stores but does not model (pure state). Every word is either a header or an
+// argument. No command straddles a multiple of kEntryWords (NOP words pad the gap), so the buffer
+// can be split into GPFIFO entries of that size.
 constexpr size_t kEntryWords = 1u << 20;
 
 std::vector<uint32_t> StatePushbuffer(size_t words) {
@@ -58,9 +58,7 @@ std::vector<uint32_t> StatePushbuffer(size_t words) {
         pb.push_back(x);
         pb.push_back(~x);
         break;
-      default:
-        pb.push_back(Cmd(4, 0, method, x & 0x1FFF));
-        break;
+      default: pb.push_back(Cmd(4, 0, method, x & 0x1FFF)); break;
     }
   }
   return pb;
@@ -113,7 +111,8 @@ void BM_DecodeEntries(benchmark::State& state) {
     for (size_t at = 0; at < pb.size(); at += kEntryWords) {
       uint32_t n = static_cast<uint32_t>(std::min(kEntryWords, pb.size() - at));
       uint64_t va = kPbVa + at * 4;
-      RunResult r = cp.Run({static_cast<uint32_t>(va), static_cast<uint32_t>(va >> 32) | (n << 10)});
+      RunResult r =
+          cp.Run({static_cast<uint32_t>(va), static_cast<uint32_t>(va >> 32) | (n << 10)});
       if (r.stop != RunResult::Stop::kDone) state.SkipWithError("decode stopped");
     }
   }
@@ -146,10 +145,19 @@ void BM_DmaCopy(benchmark::State& state) {
   uint32_t length = static_cast<uint32_t>(kCopyBytes / lines);
   // Bind DMA on subchannel 4; offsets, pitches, length and count from OFFSET_IN_UPPER; launch a
   // pitch-to-pitch copy (multi-line when there are several lines).
-  std::vector<uint32_t> pb = {Cmd(1, 4, 0, 1), 0xB0B5, Cmd(1, 4, 0x400, 8),
-                              static_cast<uint32_t>(kSrc >> 32), 0,
-                              static_cast<uint32_t>(kDst >> 32), 0, length, length, length, lines,
-                              Cmd(1, 4, 0x300, 1), 2u | (1u << 7) | (1u << 8) | (1u << 9)};
+  std::vector<uint32_t> pb = {Cmd(1, 4, 0, 1),
+                              0xB0B5,
+                              Cmd(1, 4, 0x400, 8),
+                              static_cast<uint32_t>(kSrc >> 32),
+                              0,
+                              static_cast<uint32_t>(kDst >> 32),
+                              0,
+                              length,
+                              length,
+                              length,
+                              lines,
+                              Cmd(1, 4, 0x300, 1),
+                              2u | (1u << 7) | (1u << 8) | (1u << 9)};
   for (auto _ : state) {
     RunResult r = cp.RunWords(pb);
     if (r.stop != RunResult::Stop::kDone) state.SkipWithError("copy stopped");
@@ -198,8 +206,8 @@ int main(int argc, char** argv) {
     std::string s = size;
     PrintRatio(("decode (RunWords) / scan, " + s + " words").c_str(), "BM_DecodeWords/" + s,
                "BM_Scan/" + s);
-    PrintRatio(("decode (Run, fetched) / scan, " + s + " words").c_str(),
-               "BM_DecodeEntries/" + s, "BM_Scan/" + s);
+    PrintRatio(("decode (Run, fetched) / scan, " + s + " words").c_str(), "BM_DecodeEntries/" + s,
+               "BM_Scan/" + s);
   }
   PrintRatio("DMA 64 MiB copy / memcpy", "BM_DmaCopy/1/real_time", "BM_Memcpy/real_time");
   PrintRatio("DMA 64 MiB, 4096 touching lines / memcpy", "BM_DmaCopy/4096/real_time",

@@ -50,9 +50,11 @@ struct buf {
 
 static void make_buf(struct buf* b, uint64_t size) {
   b->size = size;
-  b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  b->cpu =
+      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (b->cpu == MAP_FAILED) exit(1);
-  must("map memory", nvc_map_memory(&nv, nvmap, as, b->cpu, (uint32_t)size, 0x20000, &b->handle, &b->gpu));
+  must("map memory",
+       nvc_map_memory(&nv, nvmap, as, b->cpu, (uint32_t)size, 0x20000, &b->handle, &b->gpu));
 }
 
 /* Submits `n` entries all pointing at the same `words` words at `va`, with a fence, and waits
@@ -100,8 +102,9 @@ int main(int argc, char** argv) {
   /* The 64 MiB copy as 16 KiB lines (multi-line pitch copy), placed after the small one. */
   struct nvc_push dma = {0};
   nvc_push_incr(&dma, 4, 0x000, 1, 0xB0B5u);
-  nvc_push_incr(&dma, 4, 0x400, 8, (uint32_t)(src.gpu >> 32), (uint32_t)src.gpu, (uint32_t)(dst.gpu >> 32),
-                (uint32_t)dst.gpu, 16384u, 16384u, 16384u, (uint32_t)(big / 16384));
+  nvc_push_incr(&dma, 4, 0x400, 8, (uint32_t)(src.gpu >> 32), (uint32_t)src.gpu,
+                (uint32_t)(dst.gpu >> 32), (uint32_t)dst.gpu, 16384u, 16384u, 16384u,
+                (uint32_t)(big / 16384));
   nvc_push_incr(&dma, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8) | (1u << 9));
   memcpy(push.cpu + 4096, dma.words, dma.count * 4);
 
@@ -110,7 +113,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; r++) {
     struct nvhost_id_value v = {1, 0};
     double t0 = now_ns();
-    for (int i = 0; i < 200; i++) must("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+    for (int i = 0; i < 200; i++)
+      must("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
     t[r] = (now_ns() - t0) / 200;
   }
   const double trapped = median(t, rounds);

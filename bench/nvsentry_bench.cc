@@ -47,8 +47,8 @@ struct Measurement {
 
 struct Figure {
   bool ok = false;
-  double ns = 0;       // median over runs
-  double spread = 0;   // half the range of the runs, relative to the median
+  double ns = 0;      // median over runs
+  double spread = 0;  // half the range of the runs, relative to the median
 };
 
 // What the raw floor found out about the kernel (the same in every round).
@@ -63,7 +63,8 @@ struct Setup {
   int rounds = kDefaultRounds;
 };
 
-std::vector<std::string> GuestArgs(const Setup& s, const std::string& mode, int threads, long calls) {
+std::vector<std::string> GuestArgs(const Setup& s, const std::string& mode, int threads,
+                                   long calls) {
   return {s.guest, mode, std::to_string(threads), std::to_string(calls), std::to_string(kBlocks)};
 }
 
@@ -209,8 +210,10 @@ std::string ThroughputCell(const Figure& f, const Figure& one_thread) {
   if (!f.ok) return "n/a";
   char buf[48];
   double per_s = 1e9 / f.ns;
-  if (one_thread.ok) snprintf(buf, sizeof buf, "%7.0f (%.2fx)", per_s, one_thread.ns / f.ns);
-  else snprintf(buf, sizeof buf, "%7.0f", per_s);
+  if (one_thread.ok)
+    snprintf(buf, sizeof buf, "%7.0f (%.2fx)", per_s, one_thread.ns / f.ns);
+  else
+    snprintf(buf, sizeof buf, "%7.0f", per_s);
   return buf;
 }
 
@@ -243,8 +246,10 @@ class Report {
     printf("nvsentry benchmark, %s\n", Today().c_str());
     printf("machine: %ld CPUs, %s, Linux %s\n", sysconf(_SC_NPROCESSORS_ONLN), CpuModel().c_str(),
            KernelRelease().c_str());
-    printf("kernel: killable notification waits %s; sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) %s\n",
-           kernel_.killable_recv ? "yes" : "no", kernel_.sync_wakeup ? "yes" : "no");
+    printf(
+        "kernel: killable notification waits %s; sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) "
+        "%s\n",
+        kernel_.killable_recv ? "yes" : "no", kernel_.sync_wakeup ? "yes" : "no");
     printf("each figure: median of %d runs, each the median of %d timed blocks after a warm-up\n\n",
            setup_.rounds, kBlocks);
     PrintCells("row", "measurement", "ns/call", "spread", "x syscall", "x floor", "target");
@@ -267,7 +272,8 @@ class Report {
     PrintRow("3c", "SYNCPT_READ, --sync-wakeup --workers=1", at("syncpt one worker"), sys, floor,
              "(for comparison)");
     PrintRow("4a", "open+close /etc/passwd, native", at("open"), sys, 0);
-    PrintRow("4b", "open+close /etc/passwd, nvsentry (defaults)", at("open sandboxed"), sys, 0, Target4());
+    PrintRow("4b", "open+close /etc/passwd, nvsentry (defaults)", at("open sandboxed"), sys, 0,
+             Target4());
   }
 
   std::string Target3(const Figure& f) const {
@@ -301,8 +307,9 @@ class Report {
   }
 
   void PrintTargets() const {
-    printf("\ntargets (a miss is reported, never fatal); floor = the better of 2a and 2b = %.0f ns\n",
-           Floor());
+    printf(
+        "\ntargets (a miss is reported, never fatal); floor = the better of 2a and 2b = %.0f ns\n",
+        Floor());
     for (const char* flag : {"--no-sync-wakeup", "--sync-wakeup"}) {
       const Figure& f = at(SyncKey(flag, 1));
       if (!f.ok || Floor() <= 0) continue;
@@ -313,8 +320,8 @@ class Report {
     const Figure& open = at("open sandboxed");
     if (open.ok && at("open").ok && Floor() > 0)
       printf("  %-36s %.2f x (floor + native open+close = %.0f ns), target < 1.5: %s\n",
-             "(4) open+close under nvsentry",
-             open.ns / OpenBudget(), OpenBudget(), Verdict(open.ns < 1.5 * OpenBudget()));
+             "(4) open+close under nvsentry", open.ns / OpenBudget(), OpenBudget(),
+             Verdict(open.ns < 1.5 * OpenBudget()));
   }
 
   std::map<std::string, Figure> figures_;

@@ -203,7 +203,8 @@ bool RunRound(const Setup& s, const std::string& policy, Round* r) {
   if (!idle || !g.Go()) return Fail("no idle CPU figure");
   r->idle_cpu = *idle;
   fprintf(stderr, "parked_bench: parking %d waits\n", s.waits);
-  if (g.Line() != "parked " + std::to_string(s.waits)) return Fail("the guest did not park its waits");
+  if (g.Line() != "parked " + std::to_string(s.waits))
+    return Fail("the guest did not park its waits");
   sleep(kSettleSeconds);
   std::optional<double> parked = CpuShare(g.pid(), s.window);
   r->parked_threads = CountEntries(proc + "/task");
@@ -234,15 +235,17 @@ void Report(const Setup& s, const std::vector<Round>& rounds) {
   const double loaded_raw = m([](const Round& r) { return r.loaded_raw_ns; });
   const double read_ratio = loaded / read, raw_ratio = loaded_raw / raw;
   printf("Parked waits: %d guest threads in SYNCPT_WAITEX (never reached, no timeout)\n", s.waits);
-  printf("median of %zu rounds; CPU over a %d s window with the guest idle, read from "
-         "/proc/PID/stat\n\n", rounds.size(), s.window);
+  printf(
+      "median of %zu rounds; CPU over a %d s window with the guest idle, read from "
+      "/proc/PID/stat\n\n",
+      rounds.size(), s.window);
   printf("%-40s %14s %14s %8s  %s\n", "", "nothing parked", "waits parked", "ratio", "target");
-  printf("%-40s %13.1f%% %13.1f%% %8s  < 5%%: %s\n", "sentry CPU (share of one core)",
-         idle * 100, parked * 100, "", parked < 0.05 ? "PASS" : "MISS");
+  printf("%-40s %13.1f%% %13.1f%% %8s  < 5%%: %s\n", "sentry CPU (share of one core)", idle * 100,
+         parked * 100, "", parked < 0.05 ? "PASS" : "MISS");
   printf("%-40s %14.0f %14.0f %7.2fx  <= 1.2x: %s\n", "SYNCPT_READ under nvsentry, ns/call", read,
          loaded, read_ratio, read_ratio <= 1.2 ? "PASS" : "MISS");
-  printf("%-40s %14.0f %14.0f %7.2fx  (the kernel alone)\n",
-         "raw notify round trip, no sentry, ns", raw, loaded_raw, raw_ratio);
+  printf("%-40s %14.0f %14.0f %7.2fx  (the kernel alone)\n", "raw notify round trip, no sentry, ns",
+         raw, loaded_raw, raw_ratio);
   printf("%-40s %14s %14s %7.2fx\n", "nvsentry's ratio over the kernel's", "", "",
          read_ratio / raw_ratio);
   printf("%-40s %14.0f %14.0f\n", "sentry threads",

@@ -28,8 +28,14 @@
 #define SYNCPT_WAITEX 0xC0100019u
 #define WAIT_SYNCPT 20u /* nothing increments it in this guest */
 
-struct id_value { uint32_t id, value; };
-struct wait_ex { uint32_t id, thresh; int32_t timeout; uint32_t value; };
+struct id_value {
+  uint32_t id, value;
+};
+struct wait_ex {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};
 
 static int g_fd;
 static uint32_t g_thresh;

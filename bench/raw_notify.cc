@@ -65,8 +65,9 @@ int InstallTrapFilter(bool* killable) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
   // nvsentry asks for killable waits (Linux 5.19+) and falls back without them; so does the
   // floor, because the flag changes how the kernel waits for the answer.
-  long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+  long fd =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+              SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
   *killable = fd >= 0;
   if (fd < 0 && errno == EINVAL)
     fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
@@ -148,7 +149,7 @@ class Watchdog {
  public:
   Watchdog() {
     g_watchdog_fired = 0;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = [](int) { g_watchdog_fired = 1; };
     sigaction(SIGALRM, &sa, &old_);  // no SA_RESTART: the point is to interrupt RECV
     alarm(kWatchdogSeconds);
@@ -160,7 +161,7 @@ class Watchdog {
   bool fired() const { return g_watchdog_fired != 0; }
 
  private:
-  struct sigaction old_{};
+  struct sigaction old_ {};
 };
 
 // What nvsentry does between RECV and SEND for a SYNCPT_READ. Which files kcmp compares does not

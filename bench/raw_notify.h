@@ -22,8 +22,8 @@ struct RawOptions {
 
 struct RawResult {
   std::optional<std::vector<double>> ns_per_call;  // one per block; empty if the run failed
-  bool sync_wakeup_applied = false;  // the kernel accepted the flag
-  bool killable_recv = false;        // the filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+  bool sync_wakeup_applied = false;                // the kernel accepted the flag
+  bool killable_recv = false;  // the filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 };
 
 // Forks a child that traps one ioctl code and times it, and answers its calls from this

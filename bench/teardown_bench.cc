@@ -128,8 +128,10 @@ Row Measure(uint32_t n) {
 int main(int argc, char** argv) {
   uint32_t min = 16384, max = 262144;
   for (int i = 1; i < argc; i++) {
-    if (std::strncmp(argv[i], "--max=", 6) == 0) max = static_cast<uint32_t>(atol(argv[i] + 6));
-    else if (std::strncmp(argv[i], "--min=", 6) == 0) min = static_cast<uint32_t>(atol(argv[i] + 6));
+    if (std::strncmp(argv[i], "--max=", 6) == 0)
+      max = static_cast<uint32_t>(atol(argv[i] + 6));
+    else if (std::strncmp(argv[i], "--min=", 6) == 0)
+      min = static_cast<uint32_t>(atol(argv[i] + 6));
     else {
       std::fprintf(stderr, "usage: teardown_bench [--min=N] [--max=N]\n");
       return 2;
@@ -141,8 +143,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "measuring %u mappings...\n", n);
     rows.push_back(Measure(n));
   }
-  std::printf("one 4 KiB object mapped N times; ns per mapping (x map: against mapping the same N "
-              "in this run;\nscale: x map against x map at N = %u)\n", min);
+  std::printf(
+      "one 4 KiB object mapped N times; ns per mapping (x map: against mapping the same N "
+      "in this run;\nscale: x map against x map at N = %u)\n",
+      min);
   std::printf("%8s %9s %9s %7s %7s %9s %7s %7s %9s %7s %7s\n", "N", "map", "unmap", "x map",
               "scale", "teardown", "x map", "scale", "free", "x map", "scale");
   for (const Row& r : rows) {

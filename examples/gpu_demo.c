@@ -60,8 +60,8 @@ static void make_buffer(struct buffer* b, uint32_t size, uint32_t nvmap, uint32_
   struct nvmap_create cr = {size, 0};
   CHECK("NVMAP_IOC_CREATE", nvc_ioctl(&nv, nvmap, NVMAP_IOC_CREATE, &cr));
   b->handle = cr.handle;
-  struct nvmap_alloc al = {cr.handle, 0, 1 /* read-write, cached */, 0x1000, 0, {0},
-                           (uint64_t)(uintptr_t)b->cpu};
+  struct nvmap_alloc al = {cr.handle, 0,   1 /* read-write, cached */, 0x1000,
+                           0,         {0}, (uint64_t)(uintptr_t)b->cpu};
   CHECK("NVMAP_IOC_ALLOC", nvc_ioctl(&nv, nvmap, NVMAP_IOC_ALLOC, &al));
   struct nvgpu_as_map_ex m = {4 /* cacheable */, 0, b->handle, 0, 0, 0, 0x1000};
   CHECK("NVGPU_AS_IOCTL_MAP_BUFFER_EX", nvc_ioctl(&nv, as, NVGPU_AS_MAP_BUFFER_EX, &m));
@@ -75,8 +75,10 @@ int main(int argc, char** argv) {
   int direct = 0;
   uint32_t copy_size = 1u << 20;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--direct") == 0) direct = 1;
-    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) copy_size = (uint32_t)strtoul(argv[++i], NULL, 0);
+    if (strcmp(argv[i], "--direct") == 0)
+      direct = 1;
+    else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
+      copy_size = (uint32_t)strtoul(argv[++i], NULL, 0);
     else {
       fprintf(stderr, "usage: gpu_demo [--direct] [--size BYTES]\n");
       return 2;
@@ -147,8 +149,8 @@ int main(int argc, char** argv) {
   nvc_push_incr(&pb, SUBCH_3D, 0x000, 1, CLASS_3D);
   nvc_push_incr(&pb, SUBCH_I2M, 0x000, 1, CLASS_I2M);
   nvc_push_incr(&pb, SUBCH_DMA, 0x000, 1, CLASS_DMA);
-  nvc_push_incr(&pb, SUBCH_DMA, 0x400, 8, hi(src.gpu), lo(src.gpu), hi(dst.gpu), lo(dst.gpu),
-                4096u, 4096u, 4096u, copy_size / 4096);
+  nvc_push_incr(&pb, SUBCH_DMA, 0x400, 8, hi(src.gpu), lo(src.gpu), hi(dst.gpu), lo(dst.gpu), 4096u,
+                4096u, 4096u, copy_size / 4096);
   /* LAUNCH_DMA: non-pipelined, flush, pitch source and destination, multi-line. */
   nvc_push_incr(&pb, SUBCH_DMA, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8) | (1u << 9));
   entries[0] = nvc_gpfifo_entry(push.gpu + start * 4, pb.count - start);
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
   /* (c) 3D report semaphore: release the sequence as one word once the work before it is done. */
   const uint32_t sequence = 0x5EED0001u;
   nvc_push_incr(&pb, SUBCH_3D, 0x1B00, 4, hi(report.gpu), lo(report.gpu), sequence,
-                0u /* release */ | (1u << 4) /* fence */ | (0xFu << 12) /* unit */ | (1u << 28) /* one word */);
+                0u /* release */ | (1u << 4) /* fence */ | (0xFu << 12) /* unit */ |
+                    (1u << 28) /* one word */);
   entries[2] = nvc_gpfifo_entry(push.gpu + start * 4, pb.count - start);
   if (pb.count * 4 > push.size) {
     fprintf(stderr, "gpu_demo: pushbuffer too large\n");
@@ -189,7 +192,8 @@ int main(int argc, char** argv) {
   const char* how;
   if (!direct) {
     const uint32_t slot = 1;
-    CHECK("SYNCPT_ALLOC_EVENT", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_ALLOC_EVENT, (uint32_t[]){slot}));
+    CHECK("SYNCPT_ALLOC_EVENT",
+          nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_ALLOC_EVENT, (uint32_t[]){slot}));
     int efd = -1;
     CHECK("QueryEvent", nvc_query_event(&nv, ctrl, 0x10000000u | slot, &efd));
     /* A non-zero timeout arms the event when the fence is not reached yet (Timeout answers). */
@@ -206,7 +210,8 @@ int main(int argc, char** argv) {
       CHECK("SYNCPT_WAIT_EVENT_EX", rc);
       how = "already reached";
     }
-    CHECK("SYNCPT_FREE_EVENT", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_FREE_EVENT, (uint32_t[]){slot}));
+    CHECK("SYNCPT_FREE_EVENT",
+          nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_FREE_EVENT, (uint32_t[]){slot}));
   } else {
     struct nvhost_wait_ex w = {fence.id, fence.value, 10000, 0};
     CHECK("SYNCPT_WAITEX", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));

@@ -12,16 +12,32 @@
 #include <unistd.h>
 
 /* /dev/nvdrv's service commands (magic 'n', nr = command id). */
-struct nvdrv_open { char path[0x100]; uint32_t fd, error; };
-struct nvdrv_ioctl { uint32_t fd, code; uint64_t in, in_size, out, out_size; uint32_t error, reserved; };
+struct nvdrv_open {
+  char path[0x100];
+  uint32_t fd, error;
+};
+struct nvdrv_ioctl {
+  uint32_t fd, code;
+  uint64_t in, in_size, out, out_size;
+  uint32_t error, reserved;
+};
 struct nvdrv_ioctl2 {
   uint32_t fd, code;
   uint64_t in, in_size, in2, in2_size, out, out_size;
   uint32_t error, reserved;
 };
-struct nvdrv_close { uint32_t fd, error; };
-struct nvdrv_init { uint64_t transfer_memory; uint32_t size, error; };
-struct nvdrv_query { uint32_t fd, event_id, flags; int32_t event_fd; uint32_t error, reserved; };
+struct nvdrv_close {
+  uint32_t fd, error;
+};
+struct nvdrv_init {
+  uint64_t transfer_memory;
+  uint32_t size, error;
+};
+struct nvdrv_query {
+  uint32_t fd, event_id, flags;
+  int32_t event_fd;
+  uint32_t error, reserved;
+};
 
 #define NVDRV_OPEN NVC_IOC(3, 'n', 0, sizeof(struct nvdrv_open))
 #define NVDRV_IOCTL NVC_IOC(3, 'n', 1, sizeof(struct nvdrv_ioctl))
@@ -39,7 +55,8 @@ int nvc_init(struct nvc* c, enum nvc_via via, uint32_t tmem_size) {
   if (via == NVC_VIA_DIRECT) return 0;
   c->nvdrv = open("/dev/nvdrv", O_RDWR | O_CLOEXEC);
   if (c->nvdrv < 0) return -errno;
-  c->transfer_memory = mmap(NULL, tmem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  c->transfer_memory =
+      mmap(NULL, tmem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (c->transfer_memory == MAP_FAILED) return -errno;
   struct nvdrv_init in = {(uint64_t)(uintptr_t)c->transfer_memory, tmem_size, 0};
   if (ioctl(c->nvdrv, NVDRV_INITIALIZE, &in) != 0) return -errno;
@@ -76,7 +93,8 @@ int nvc_ioctl(struct nvc* c, uint32_t fd, uint32_t code, void* arg) {
   return (int)io.error;
 }
 
-int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2, size_t in2_size) {
+int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2,
+               size_t in2_size) {
   if (c->via == NVC_VIA_DIRECT) return -EOPNOTSUPP;
   uint64_t a = (uint64_t)(uintptr_t)arg, n = code_size(code);
   struct nvdrv_ioctl2 io = {fd, code, a, n, (uint64_t)(uintptr_t)in2, in2_size, a, n, 0, 0};
@@ -126,8 +144,8 @@ int nvc_map_memory(struct nvc* c, uint32_t nvmap, uint32_t as, void* cpu, uint32
   int rc = nvc_ioctl(c, nvmap, NVMAP_IOC_CREATE, &cr);
   if (rc != 0) return rc;
   *handle = cr.handle;
-  struct nvmap_alloc al = {cr.handle, 0, 1 /* read-write, cached */, 0x1000, 0, {0},
-                           (uint64_t)(uintptr_t)cpu};
+  struct nvmap_alloc al = {cr.handle, 0,   1 /* read-write, cached */, 0x1000,
+                           0,         {0}, (uint64_t)(uintptr_t)cpu};
   if ((rc = nvc_ioctl(c, nvmap, NVMAP_IOC_ALLOC, &al)) != 0) return rc;
   struct nvgpu_as_map_ex m = {4 /* cacheable */, 0, cr.handle, 0, 0, 0, align};
   if ((rc = nvc_ioctl(c, as, NVGPU_AS_MAP_BUFFER_EX, &m)) != 0) return rc;

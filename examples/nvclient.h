@@ -23,12 +23,28 @@ extern "C" {
 #define NVMAP_IOC_FREE 0xC0180105u
 #define NVMAP_IOC_PARAM 0xC00C0109u
 #define NVMAP_IOC_GET_ID 0xC008010Eu
-struct nvmap_create { uint32_t size, handle; };
-struct nvmap_from_id { uint32_t id, handle; };
-struct nvmap_alloc { uint32_t handle, heapmask, flags, align; uint8_t kind, pad[7]; uint64_t addr; };
-struct nvmap_free { uint32_t handle, pad; uint64_t address; uint32_t size, flags; };
-struct nvmap_param { uint32_t handle, param, result; };
-struct nvmap_get_id { uint32_t id, handle; };
+struct nvmap_create {
+  uint32_t size, handle;
+};
+struct nvmap_from_id {
+  uint32_t id, handle;
+};
+struct nvmap_alloc {
+  uint32_t handle, heapmask, flags, align;
+  uint8_t kind, pad[7];
+  uint64_t addr;
+};
+struct nvmap_free {
+  uint32_t handle, pad;
+  uint64_t address;
+  uint32_t size, flags;
+};
+struct nvmap_param {
+  uint32_t handle, param, result;
+};
+struct nvmap_get_id {
+  uint32_t id, handle;
+};
 
 /* ---- nvhost-ctrl (magic 0x00) ---- */
 #define NVHOST_CTRL_SYNCPT_READ 0xC0080014u
@@ -39,8 +55,14 @@ struct nvmap_get_id { uint32_t id, handle; };
 #define NVHOST_CTRL_SYNCPT_WAIT_EVENT_EX 0xC010001Eu
 #define NVHOST_CTRL_SYNCPT_ALLOC_EVENT 0xC004001Fu
 #define NVHOST_CTRL_SYNCPT_FREE_EVENT 0xC0040020u
-struct nvhost_id_value { uint32_t id, value; };
-struct nvhost_wait_ex { uint32_t id, thresh; int32_t timeout; uint32_t value; };
+struct nvhost_id_value {
+  uint32_t id, value;
+};
+struct nvhost_wait_ex {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};
 
 /* ---- nvhost-ctrl-gpu ('G') ---- */
 #define NVGPU_GPU_GET_CHARACTERISTICS 0xC0B04705u
@@ -71,10 +93,20 @@ struct nvgpu_get_characteristics {
 #define NVGPU_AS_UNMAP_BUFFER 0xC0084105u
 #define NVGPU_AS_MAP_BUFFER_EX 0xC0284106u
 #define NVGPU_AS_ALLOC_AS_EX 0x40284109u
-struct nvgpu_as_bind_channel { uint32_t channel_fd; };
-struct nvgpu_as_alloc_space { uint32_t pages, page_size, flags, pad; uint64_t offset; };
-struct nvgpu_as_free_space { uint64_t offset; uint32_t pages, page_size; };
-struct nvgpu_as_unmap { uint64_t offset; };
+struct nvgpu_as_bind_channel {
+  uint32_t channel_fd;
+};
+struct nvgpu_as_alloc_space {
+  uint32_t pages, page_size, flags, pad;
+  uint64_t offset;
+};
+struct nvgpu_as_free_space {
+  uint64_t offset;
+  uint32_t pages, page_size;
+};
+struct nvgpu_as_unmap {
+  uint64_t offset;
+};
 struct nvgpu_as_map_ex {
   uint32_t flags, kind, mem_id, reserved;
   uint64_t buffer_offset, mapping_size, offset;
@@ -99,8 +131,12 @@ struct nvgpu_as_alloc_as_ex {
 #define NVGPU_CH_GET_ERROR_NOTIFICATION 0xC0104817u
 #define NVGPU_CH_ALLOC_GPFIFO_EX2 0xC020481Au
 #define NVGPU_CH_SUBMIT_GPFIFO2 0xC018481Bu
-struct nvgpu_fence { uint32_t id, value; };
-struct nvgpu_gpfifo_entry { uint32_t entry0, entry1; };
+struct nvgpu_fence {
+  uint32_t id, value;
+};
+struct nvgpu_gpfifo_entry {
+  uint32_t entry0, entry1;
+};
 struct nvgpu_submit_gpfifo {
   uint64_t gpfifo;
   uint32_t num_entries, flags;
@@ -111,13 +147,29 @@ struct nvgpu_submit_gpfifo {
 #define NVGPU_SUBMIT_HW_FORMAT 0x4u
 #define NVGPU_SUBMIT_SUPPRESS_WFI 0x10u
 #define NVGPU_SUBMIT_INCR_BY_VALUE 0x100u
-struct nvgpu_alloc_obj_ctx { uint32_t class_num, flags; uint64_t obj_id; };
-struct nvgpu_set_error_notifier { uint64_t offset, size; uint32_t mem, reserved; };
-struct nvgpu_alloc_gpfifo_ex { uint32_t num_entries, num_jobs, flags; struct nvgpu_fence fence; uint32_t reserved[3]; };
-struct nvgpu_error_notification { uint64_t timestamp; uint32_t info32; uint16_t info16, status; };
+struct nvgpu_alloc_obj_ctx {
+  uint32_t class_num, flags;
+  uint64_t obj_id;
+};
+struct nvgpu_set_error_notifier {
+  uint64_t offset, size;
+  uint32_t mem, reserved;
+};
+struct nvgpu_alloc_gpfifo_ex {
+  uint32_t num_entries, num_jobs, flags;
+  struct nvgpu_fence fence;
+  uint32_t reserved[3];
+};
+struct nvgpu_error_notification {
+  uint64_t timestamp;
+  uint32_t info32;
+  uint16_t info16, status;
+};
 /* GET_ERROR_INFO: word 0 the error kind (1 MMU fault, 2 graphics, 3 PBDMA), the rest as libnx's
  * NvError info[] (deko3d decodes it: docs/guest-abi.md). */
-struct nvgpu_error_info { uint32_t type, info[31]; };
+struct nvgpu_error_info {
+  uint32_t type, info[31];
+};
 
 /* ---- the client ---- */
 enum nvc_via { NVC_VIA_NVDRV, NVC_VIA_DIRECT };
@@ -137,7 +189,8 @@ int nvc_close(struct nvc* c, uint32_t fd);
 /* One ioctl on `arg` (in and out, the code's size; for variable codes the size in the code). */
 int nvc_ioctl(struct nvc* c, uint32_t fd, uint32_t code, void* arg);
 /* Ioctl2 (NVC_VIA_NVDRV only): `arg` plus a second input buffer. */
-int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2, size_t in2_size);
+int nvc_ioctl2(struct nvc* c, uint32_t fd, uint32_t code, void* arg, const void* in2,
+               size_t in2_size);
 /* QueryEvent (NVC_VIA_NVDRV only): an eventfd in this process. */
 int nvc_query_event(struct nvc* c, uint32_t fd, uint32_t event_id, int* event_fd);
 /* DumpStatus (NVC_VIA_NVDRV only): the driver logs (and traces) its state. */
@@ -160,7 +213,8 @@ int nvc_make_channel(struct nvc* c, uint32_t nvmap, uint32_t as, uint32_t entrie
 int nvc_submit(struct nvc* c, uint32_t ch, const struct nvgpu_gpfifo_entry* entries, uint32_t n,
                uint32_t flags, struct nvgpu_fence* fence);
 
-/* ---- pushbuffers (command words as Switchbrew's GPU page and the GM20B class headers give them) ---- */
+/* ---- pushbuffers (command words as Switchbrew's GPU page and the GM20B class headers give them)
+ * ---- */
 struct nvc_push {
   uint32_t* words;
   uint32_t count, capacity;

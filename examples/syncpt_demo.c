@@ -16,8 +16,14 @@
 #define SYNCPT_WAITEX 0xC0100019u
 #define SYNCPT_READ_MAX 0xC008001Au
 
-struct id_value { uint32_t id, value; };
-struct wait_ex { uint32_t id, thresh; int32_t timeout; uint32_t value; };
+struct id_value {
+  uint32_t id, value;
+};
+struct wait_ex {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};
 
 static int ctrl;
 static const uint32_t kSyncpt = 20;
@@ -45,11 +51,17 @@ int main(void) {
     return 1;
   }
   struct id_value r = {kSyncpt, 0};
-  if (ioctl(ctrl, SYNCPT_READ, &r) != 0) { perror("SYNCPT_READ"); return 1; }
+  if (ioctl(ctrl, SYNCPT_READ, &r) != 0) {
+    perror("SYNCPT_READ");
+    return 1;
+  }
   printf("syncpoint %u reads %u\n", r.id, r.value);
 
   uint32_t id = kSyncpt;
-  if (ioctl(ctrl, SYNCPT_INCR, &id) != 0) { perror("SYNCPT_INCR"); return 1; }
+  if (ioctl(ctrl, SYNCPT_INCR, &id) != 0) {
+    perror("SYNCPT_INCR");
+    return 1;
+  }
   uint32_t base = r.value + 1;
   ioctl(ctrl, SYNCPT_READ, &r);
   printf("incremented it: now %u\n", r.value);
@@ -58,7 +70,10 @@ int main(void) {
   pthread_create(&t, NULL, incrementer, NULL);
   struct wait_ex w = {kSyncpt, base + 3, 2000, 0};
   double t0 = now_ms();
-  if (ioctl(ctrl, SYNCPT_WAITEX, &w) != 0) { perror("SYNCPT_WAITEX"); return 1; }
+  if (ioctl(ctrl, SYNCPT_WAITEX, &w) != 0) {
+    perror("SYNCPT_WAITEX");
+    return 1;
+  }
   printf("waited for %u: reached with value %u after %.0f ms (another thread incremented it)\n",
          w.thresh, w.value, now_ms() - t0);
   pthread_join(t, NULL);

@@ -100,7 +100,9 @@ struct Result {
   int undelivered = 0;
   static Result Done(abi::NvError e) { return {false, e}; }
   static Result Parked() { return {true, abi::NvError::kSuccess}; }
-  static Result Undelivered(int errno_value) { return {false, abi::NvError::kSuccess, errno_value}; }
+  static Result Undelivered(int errno_value) {
+    return {false, abi::NvError::kSuccess, errno_value};
+  }
 };
 
 class DeviceBackend {
@@ -110,9 +112,7 @@ class DeviceBackend {
   // The event `id` of this device session for the QueryEvent service command: an eventfd the
   // backend signals (owned by the backend; the caller installs a copy in the guest). Devices
   // without events answer NotSupported; an id the device does not have is BadParameter.
-  virtual abi::NvError QueryEvent(uint32_t id, int* eventfd) {
-    return abi::NvError::kNotSupported;
-  }
+  virtual abi::NvError QueryEvent(uint32_t id, int* eventfd) { return abi::NvError::kNotSupported; }
 };
 
 // What serves a guest's device sessions: the simulated GPU (hostshim/sim/gpu.h), later the host.

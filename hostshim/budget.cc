@@ -19,8 +19,8 @@ std::string_view BudgetName(BudgetKind k) {
 }
 
 BudgetAccount::BudgetAccount(const abi::Budgets& b)
-    : limits_{b.open_fds, b.nvmap_objects, b.channels, b.address_spaces, b.pinned_bytes,
-              b.transfer_memory, b.mappings, b.parked_waits} {}
+    : limits_{b.open_fds,     b.nvmap_objects,   b.channels, b.address_spaces,
+              b.pinned_bytes, b.transfer_memory, b.mappings, b.parked_waits} {}
 
 abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
   const size_t i = static_cast<size_t>(k);

@@ -68,10 +68,10 @@ void ReportSuppressedLogs();
 
 }  // namespace nvsentry
 
-#define NVS_LOG_LIMITED(level, ...)                                                 \
-  do {                                                                               \
-    if (spdlog::should_log(level)) {                                                 \
-      static ::nvsentry::LogSite nvs_log_site_(__FILE__, __LINE__, level);           \
-      if (nvs_log_site_.Admit()) spdlog::log(level, __VA_ARGS__);                    \
-    }                                                                                \
+#define NVS_LOG_LIMITED(level, ...)                                        \
+  do {                                                                     \
+    if (spdlog::should_log(level)) {                                       \
+      static ::nvsentry::LogSite nvs_log_site_(__FILE__, __LINE__, level); \
+      if (nvs_log_site_.Admit()) spdlog::log(level, __VA_ARGS__);          \
+    }                                                                      \
   } while (0)

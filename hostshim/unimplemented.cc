@@ -7,14 +7,11 @@
 namespace nvsentry::hostshim {
 
 Result Unimplemented(const abi::IoctlDesc& desc) {
-  NVS_LOG_LIMITED(spdlog::level::warn, "{} (0x{:08X}) is not implemented yet: answering NotSupported", desc.name,
-               desc.code);
+  NVS_LOG_LIMITED(spdlog::level::warn,
+                  "{} (0x{:08X}) is not implemented yet: answering NotSupported", desc.name,
+                  desc.code);
   return Result::Done(abi::NvError::kNotSupported);
 }
-
-}  // namespace nvsentry::hostshim
-
-namespace nvsentry::hostshim {
 
 abi::NvError UnimplementedDevice::QueryEvent(uint32_t id, int* eventfd) {
   abi::NvError v = abi::EventIdVerdict(device_, id);

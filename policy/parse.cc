@@ -37,10 +37,14 @@ std::optional<uint64_t> ParseSize(std::string_view s) {
   while (i < s.size() && s[i] == ' ') ++i;
   const std::string_view unit = s.substr(i);
   int shift = -1;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "KiB") shift = 10;
-  else if (unit == "MiB") shift = 20;
-  else if (unit == "GiB") shift = 30;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "KiB")
+    shift = 10;
+  else if (unit == "MiB")
+    shift = 20;
+  else if (unit == "GiB")
+    shift = 30;
   if (shift < 0 || v > ((UINT64_MAX >> 1) >> shift)) return std::nullopt;
   return v << shift;
 }
@@ -50,8 +54,9 @@ class Reader {
   explicit Reader(std::string_view name) : name_(name) {}
 
   void Error(const toml::source_region& at, std::string_view msg) {
-    errors_.push_back({at.begin.line, at.begin.column,
-                       absl::StrCat(S(name_), ":", at.begin.line, ":", at.begin.column, ": ", S(msg))});
+    errors_.push_back(
+        {at.begin.line, at.begin.column,
+         absl::StrCat(S(name_), ":", at.begin.line, ":", at.begin.column, ": ", S(msg))});
   }
   bool ok() const { return errors_.empty(); }
   // In file order (tables are walked in key order). A rule that covers several catalogue entries
@@ -73,8 +78,10 @@ class Reader {
       bool found = false;
       for (std::string_view n : known) found |= S(k.str()) == n;
       if (!found)
-        Error(k.source(), absl::StrCat("unknown key '", S(k.str()), "' in ", S(where), "; expected one of: ",
-                                       absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
+        Error(k.source(),
+              absl::StrCat(
+                  "unknown key '", S(k.str()), "' in ", S(where), "; expected one of: ",
+                  absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
     }
   }
 
@@ -101,17 +108,23 @@ class Reader {
     std::optional<std::string> s = n.value_exact<std::string>();
     std::optional<uint64_t> v = s ? ParseSize(*s) : std::nullopt;
     if (!v || *v > max) {
-      Error(n.source(), absl::StrCat("expected a size from 0 to ", max,
-                                     " bytes: an integer or a string like \"64MiB\" (B, KiB, MiB, GiB)"));
+      Error(n.source(),
+            absl::StrCat("expected a size from 0 to ", max,
+                         " bytes: an integer or a string like \"64MiB\" (B, KiB, MiB, GiB)"));
       return std::nullopt;
     }
     return v;
   }
-  std::optional<std::string> OneOf(const toml::node& n, std::initializer_list<std::string_view> values) {
+  std::optional<std::string> OneOf(const toml::node& n,
+                                   std::initializer_list<std::string_view> values) {
     auto v = n.value_exact<std::string>();
     for (std::string_view x : values)
       if (v && *v == x) return v;
-    Error(n.source(), absl::StrCat("expected one of \"", absl::StrJoin(std::vector<std::string>(values.begin(), values.end()), "\", \""), "\""));
+    Error(
+        n.source(),
+        absl::StrCat(
+            "expected one of \"",
+            absl::StrJoin(std::vector<std::string>(values.begin(), values.end()), "\", \""), "\""));
     return std::nullopt;
   }
   const toml::table* Table(const toml::node& n, std::string_view what) {
@@ -130,8 +143,8 @@ class Reader {
 };
 
 void ReadGuest(Reader& r, const toml::table& t, Policy& p) {
-  r.OnlyKeys(t, "[guest]", {"service", "firmware", "permission_mask", "aruid", "debug_mode",
-                            "production_mode"});
+  r.OnlyKeys(t, "[guest]",
+             {"service", "firmware", "permission_mask", "aruid", "debug_mode", "production_mode"});
   if (const toml::node* n = t.get("service")) {
     if (auto s = r.OneOf(*n, {"nvdrv", "nvdrv:a", "nvdrv:s", "nvdrv:t"})) p.service = *s;
   }
@@ -168,8 +181,9 @@ void ReadViolation(Reader& r, const toml::table& t, Policy& p) {
 }
 
 void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
-  r.OnlyKeys(t, "[budgets]", {"transfer_memory", "open_fds", "nvmap_objects", "channels",
-                              "address_spaces", "pinned_bytes", "mappings", "parked_waits"});
+  r.OnlyKeys(t, "[budgets]",
+             {"transfer_memory", "open_fds", "nvmap_objects", "channels", "address_spaces",
+              "pinned_bytes", "mappings", "parked_waits"});
   Budgets& b = p.budgets;
   auto bytes = [&](const char* k, uint64_t& out, uint64_t max) {
     if (const toml::node* n = t.get(k))
@@ -191,9 +205,10 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
 
 void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p) {
   if (!dev.fw.Contains(p.firmware)) {
-    r.Error(at.source(), absl::StrCat("backend \"simulated\" for ", S(dev.path), ", which firmware ",
-                                      abi::FirmwareString(p.firmware), " does not have (only ",
-                                      abi::FwRangeString(dev.fw), "); use \"deny\" or drop the table"));
+    r.Error(at.source(),
+            absl::StrCat("backend \"simulated\" for ", S(dev.path), ", which firmware ",
+                         abi::FirmwareString(p.firmware), " does not have (only ",
+                         abi::FwRangeString(dev.fw), "); use \"deny\" or drop the table"));
     return;
   }
   const int bit = dev.permission_bit;
@@ -203,7 +218,8 @@ void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, con
     if (b.bit == bit) name = b.name;
   r.Error(at.source(), absl::StrCat("backend \"simulated\" contradicts the permission mask ",
                                     absl::StrFormat("0x%X", p.permission_mask), ": ", S(dev.path),
-                                    " needs bit ", bit, " (", S(name), "); use \"deny\" or set "
+                                    " needs bit ", bit, " (", S(name),
+                                    "); use \"deny\" or set "
                                     "permission_mask in [guest]"));
 }
 
@@ -221,8 +237,9 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
     DeviceRule rule;
     if (const toml::node* n = d->get("backend")) {
       if (n->value_exact<std::string>() == std::optional<std::string>("host"))
-        r.Error(n->source(), "backend \"host\" (passthrough to a host device) is not available yet: "
-                             "it comes with a later release; use \"simulated\" or \"deny\"");
+        r.Error(n->source(),
+                "backend \"host\" (passthrough to a host device) is not available yet: "
+                "it comes with a later release; use \"simulated\" or \"deny\"");
       else if (auto b = r.OneOf(*n, {"simulated", "deny"})) {
         rule.backend = *b == "deny" ? Backend::kDeny : Backend::kSimulated;
         // Saying "simulated" for a node the guest can never open is a mistake worth naming (a
@@ -231,7 +248,8 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
       }
     }
     if (const toml::node* n = d->get("ioctls"))
-      if (auto s = r.OneOf(*n, {"allow", "deny"})) rule.ioctls = *s == "deny" ? Verdict::kDeny : Verdict::kAllow;
+      if (auto s = r.OneOf(*n, {"allow", "deny"}))
+        rule.ioctls = *s == "deny" ? Verdict::kDeny : Verdict::kAllow;
     p.devices[dev->id] = rule;
   }
 }
@@ -297,8 +315,9 @@ void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p)
   const std::string what = S(key.str());
   std::vector<const abi::IoctlDesc*> descs = Named(what);
   if (descs.empty()) {
-    r.Error(key.source(), absl::StrCat("unknown ioctl '", what,
-                                       "'; expected a name or code from `nvsentry abi list DEVICE`"));
+    r.Error(key.source(),
+            absl::StrCat("unknown ioctl '", what,
+                         "'; expected a name or code from `nvsentry abi list DEVICE`"));
     return;
   }
   r.OnlyKeys(t, absl::StrCat("[ioctls.", what, "]"), {"allow", "arrays", "fields"});
@@ -306,20 +325,22 @@ void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p)
   if (const toml::node* n = t.get("allow"))
     if (auto v = r.Bool(*n)) rule.verdict = *v ? Verdict::kAllow : Verdict::kDeny;
   if (rule.verdict == Verdict::kDeny && (t.contains("arrays") || t.contains("fields")))
-    r.Error(key.source(), "allow = false contradicts limits on arrays or fields: a denied ioctl has none");
+    r.Error(key.source(),
+            "allow = false contradicts limits on arrays or fields: a denied ioctl has none");
 
   const toml::table* arrays = nullptr;
   if (const toml::node* n = t.get("arrays")) arrays = r.Table(*n, "array name = largest count");
   const toml::table* fields = nullptr;
-  if (const toml::node* n = t.get("fields")) fields = r.Table(*n, "field name = { max, bits, one_of }");
+  if (const toml::node* n = t.get("fields"))
+    fields = r.Table(*n, "field name = { max, bits, one_of }");
   // Names first, once: a name no covered entry has is the mistake, whatever the variant.
   if (arrays != nullptr)
     for (const auto& [ak, av] : *arrays) {
       bool any = false;
       for (const abi::IoctlDesc* d : descs) any |= ArrayIndex(*d, S(ak.str())) >= 0;
       if (!any)
-        r.Error(ak.source(), absl::StrCat(what, " has no array '", S(ak.str()), "'; its arrays: ",
-                                          Choices(descs, true)));
+        r.Error(ak.source(), absl::StrCat(what, " has no array '", S(ak.str()),
+                                          "'; its arrays: ", Choices(descs, true)));
     }
   if (fields != nullptr)
     for (const auto& [fk, fv] : *fields) {
@@ -339,7 +360,8 @@ void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p)
       for (const auto& [ak, av] : *arrays) {
         const int i = ArrayIndex(*d, S(ak.str()));
         if (i < 0) continue;
-        if (auto v = r.Uint(av, d->arrays[i].max_count)) mine.array_limits[i] = static_cast<uint32_t>(*v);
+        if (auto v = r.Uint(av, d->arrays[i].max_count))
+          mine.array_limits[i] = static_cast<uint32_t>(*v);
       }
     }
     if (fields != nullptr) {
@@ -347,15 +369,17 @@ void ReadIoctl(Reader& r, const toml::key& key, const toml::table& t, Policy& p)
         const abi::Field* field = InputField(*d, S(fk.str()));
         const toml::table* c = fv.as_table();
         if (field == nullptr || c == nullptr) continue;
-        const uint64_t top = field->elem_size() >= 8 ? UINT64_MAX >> 1
-                                                     : (uint64_t{1} << (8 * field->elem_size())) - 1;
+        const uint64_t top = field->elem_size() >= 8
+                                 ? UINT64_MAX >> 1
+                                 : (uint64_t{1} << (8 * field->elem_size())) - 1;
         FieldRule fr{field, std::nullopt, std::nullopt, {}};
         if (const toml::node* m = c->get("max")) fr.max = r.Uint(*m, top);
         if (const toml::node* b = c->get("bits")) fr.bits = r.Uint(*b, top);
         if (const toml::node* o = c->get("one_of")) {
           if (const toml::array* arr = o->as_array()) {
             // An empty list would read as "nothing allowed" but the model means "anything".
-            if (arr->empty()) r.Error(o->source(), "expected at least one value in one_of (or no one_of)");
+            if (arr->empty())
+              r.Error(o->source(), "expected at least one value in one_of (or no one_of)");
             for (const toml::node& e : *arr)
               if (auto v = r.Uint(e, top)) fr.one_of.push_back(*v);
           } else {
@@ -384,7 +408,8 @@ void ReadChannels(Reader& r, const toml::table& t, Policy& p) {
   if (n == nullptr) return;
   const toml::array* arr = n->as_array();
   if (arr == nullptr) {
-    r.Error(n->source(), "expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
+    r.Error(n->source(),
+            "expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
     return;
   }
   const bool graphics = AllowsGraphicsContext(p);
@@ -395,8 +420,8 @@ void ReadChannels(Reader& r, const toml::table& t, Policy& p) {
     const uint32_t cls = static_cast<uint32_t>(*v);
     const abi::GpuClass* c = abi::FindGpuClass(cls);
     if (c == nullptr) {
-      r.Error(e.source(), absl::StrFormat("0x%X is not a GM20B engine class; expected one of %s", cls,
-                                          ClassList()));
+      r.Error(e.source(), absl::StrFormat("0x%X is not a GM20B engine class; expected one of %s",
+                                          cls, ClassList()));
       continue;
     }
     if (std::find(classes.begin(), classes.end(), cls) != classes.end()) {
@@ -404,13 +429,14 @@ void ReadChannels(Reader& r, const toml::table& t, Policy& p) {
       continue;
     }
     if (c->engine == abi::GpuEngine::kGraphics && !graphics)
-      r.Error(e.source(),
-              absl::StrFormat("class 0x%04X (%s) runs on the graphics engine, which needs a graphics "
-                              "object context, and this policy never lets a channel allocate one "
-                              "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule "
-                              "allows none of 0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or "
-                              "allow the context",
-                              cls, S(c->name)));
+      r.Error(
+          e.source(),
+          absl::StrFormat("class 0x%04X (%s) runs on the graphics engine, which needs a graphics "
+                          "object context, and this policy never lets a channel allocate one "
+                          "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule "
+                          "allows none of 0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or "
+                          "allow the context",
+                          cls, S(c->name)));
     classes.push_back(cls);
   }
   std::sort(classes.begin(), classes.end());
@@ -424,13 +450,15 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name)
   if (!parsed) {
     const toml::parse_error& e = parsed.error();
     return absl::InvalidArgumentError(absl::StrCat(S(name), ":", e.source().begin.line, ":",
-                                                   e.source().begin.column, ": ", S(e.description())));
+                                                   e.source().begin.column, ": ",
+                                                   S(e.description())));
   }
   const toml::table& root = parsed.table();
   Reader r(name);
   Policy p = DefaultPolicy();
   p.source = std::string(name);
-  r.OnlyKeys(root, "the policy", {"guest", "violation", "budgets", "devices", "ioctls", "channels"});
+  r.OnlyKeys(root, "the policy",
+             {"guest", "violation", "budgets", "devices", "ioctls", "channels"});
   // [guest] first: the mask depends on service and firmware.
   if (const toml::node* n = root.get("guest"))
     if (const toml::table* t = r.Table(*n, "[guest]")) ReadGuest(r, *t, p);
@@ -454,7 +482,8 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name)
 
 absl::StatusOr<Policy> LoadPolicy(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: ", strerror(errno)));
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: ", strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return ParsePolicy(ss.str(), path);

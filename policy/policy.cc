@@ -57,9 +57,8 @@ std::vector<uint32_t> BindableClasses(const Policy& p) {
   const bool graphics = AllowsGraphicsContext(p);
   std::vector<uint32_t> out;
   for (const abi::GpuClass& c : abi::kGpuClasses) {
-    const bool engine_allowed = c.engine == abi::GpuEngine::kGraphics
-                                    ? graphics
-                                    : AllowsObjectContext(p, c.number);
+    const bool engine_allowed =
+        c.engine == abi::GpuEngine::kGraphics ? graphics : AllowsObjectContext(p, c.number);
     if (engine_allowed) out.push_back(c.number);
   }
   std::sort(out.begin(), out.end());

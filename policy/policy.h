@@ -33,10 +33,10 @@ enum class Action : uint8_t {
 
 // A constraint on one scalar field of an ioctl's fixed part, by catalogue field name.
 struct FieldRule {
-  const abi::Field* field;          // in the ioctl's catalogue layout
-  std::optional<uint64_t> max;      // value <= max
-  std::optional<uint64_t> bits;     // value & ~bits == 0 (e.g. heap masks)
-  std::vector<uint64_t> one_of;     // value is one of these (e.g. ALLOC_OBJ_CTX classes); empty: any
+  const abi::Field* field;       // in the ioctl's catalogue layout
+  std::optional<uint64_t> max;   // value <= max
+  std::optional<uint64_t> bits;  // value & ~bits == 0 (e.g. heap masks)
+  std::vector<uint64_t> one_of;  // value is one of these (e.g. ALLOC_OBJ_CTX classes); empty: any
 };
 
 struct IoctlRule {
@@ -58,15 +58,16 @@ struct Policy {
   std::string source;  // the file it came from, "(default)" for the built-in one
   std::string service = "nvdrv";
   abi::Firmware firmware = abi::kLatestFirmware;
-  uint32_t permission_mask = 0;   // the service's mask on `firmware`, or the explicit one
+  uint32_t permission_mask = 0;  // the service's mask on `firmware`, or the explicit one
   bool mask_explicit = false;
   uint64_t aruid = 0;
   bool debug_mode = false;
-  bool production_mode = false;   // GET_CONFIG is unavailable
+  bool production_mode = false;  // GET_CONFIG is unavailable
   Action action = Action::kErrno;
   Budgets budgets;
   absl::flat_hash_map<abi::DeviceId, DeviceRule> devices;  // devices not listed: DeviceRule{}
-  absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule> ioctls;  // ioctls not listed: the device's default
+  absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule>
+      ioctls;  // ioctls not listed: the device's default
   // [channels] classes: the engine classes a GPU channel's command stream may bind with
   // SET_OBJECT, sorted. nullopt: not said, derived from the ALLOC_OBJ_CTX rule (BindableClasses).
   std::optional<std::vector<uint32_t>> channel_classes;

@@ -74,17 +74,17 @@ std::string Answer(const Policy& p, const abi::DeviceDesc& dev, const abi::Ioctl
     return absl::StrCat("AccessDenied: permission ", absl::StrJoin(names, " or "), " missing");
   };
   std::string why;
-  if (dev.id == abi::DeviceId::kNvmap && (d.code == abi::nvmap::kExportForAruid ||
-                                          d.code == abi::nvmap::kRemoveExportForAruid))
+  if (dev.id == abi::DeviceId::kNvmap &&
+      (d.code == abi::nvmap::kExportForAruid || d.code == abi::nvmap::kRemoveExportForAruid))
     why = missing({abi::kPermExportForAruid});
   else if (dev.id == abi::DeviceId::kNvmap && d.code == abi::nvmap::kFromId) {
     // Only other processes' objects need the bits (nvmap decides; own objects always import).
     std::string m = missing({abi::kPermImportMemory, abi::kPermImportExported});
     if (!m.empty()) why = m + " for another process's objects";
-  }
-  else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetAruidWithoutCheck)
+  } else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetAruidWithoutCheck)
     why = missing({abi::kPermNoCheckedAruid});
-  else if (dev.id == abi::DeviceId::kNvdrv && d.code == abi::nvdrv::kSetGraphicsFirmwareMemoryMarginEnabled)
+  else if (dev.id == abi::DeviceId::kNvdrv &&
+           d.code == abi::nvdrv::kSetGraphicsFirmwareMemoryMarginEnabled)
     why = missing({abi::kPermGraphicsFirmwareMemoryMargin});
   else if (dev.id == abi::DeviceId::kNvhostCtrl && d.code == abi::nvhost_ctrl::kGetConfig &&
            p.production_mode)
@@ -133,9 +133,11 @@ std::string RenderToml(const Policy& p, bool comments) {
   note("nvdrv, nvdrv:a (applets), nvdrv:s (sysmodules), nvdrv:t (factory)");
   absl::StrAppend(&o, "service = \"", p.service, "\"\n");
   absl::StrAppend(&o, "firmware = \"", abi::FirmwareString(p.firmware), "\"\n");
-  if (p.mask_explicit) absl::StrAppend(&o, "permission_mask = ", Hex(p.permission_mask), "\n");
+  if (p.mask_explicit)
+    absl::StrAppend(&o, "permission_mask = ", Hex(p.permission_mask), "\n");
   else if (comments)
-    absl::StrAppend(&o, "# permission_mask = ", Hex(p.permission_mask), "  # the service's own mask\n");
+    absl::StrAppend(&o, "# permission_mask = ", Hex(p.permission_mask),
+                    "  # the service's own mask\n");
   absl::StrAppend(&o, "aruid = ", p.aruid, "\n");
   absl::StrAppend(&o, "debug_mode = ", p.debug_mode ? "true" : "false", "\n");
   absl::StrAppend(&o, "production_mode = ", p.production_mode ? "true" : "false", "\n\n");
@@ -146,8 +148,9 @@ std::string RenderToml(const Policy& p, bool comments) {
   const Budgets& b = p.budgets;
   absl::StrAppend(&o, "transfer_memory = ", Hex(b.transfer_memory), "\n", "open_fds = ", b.open_fds,
                   "\n", "nvmap_objects = ", b.nvmap_objects, "\n", "channels = ", b.channels, "\n",
-                  "address_spaces = ", b.address_spaces, "\n", "pinned_bytes = ", Hex(b.pinned_bytes),
-                  "\n", "mappings = ", b.mappings, "\n", "parked_waits = ", b.parked_waits, "\n");
+                  "address_spaces = ", b.address_spaces, "\n",
+                  "pinned_bytes = ", Hex(b.pinned_bytes), "\n", "mappings = ", b.mappings, "\n",
+                  "parked_waits = ", b.parked_waits, "\n");
   if (p.channel_classes) {
     absl::StrAppend(&o, "\n[channels]\n");
     note("the engine classes the GPU channels' pushbuffers may bind with SET_OBJECT");
@@ -156,7 +159,8 @@ std::string RenderToml(const Policy& p, bool comments) {
     absl::StrAppend(&o, "classes = [", absl::StrJoin(v, ", "), "]\n");
   } else if (comments) {
     absl::StrAppend(&o, "\n# [channels] classes not set: the GPU channels may bind ",
-                    ClassesText(BindableClasses(p)), " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)\n");
+                    ClassesText(BindableClasses(p)),
+                    " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)\n");
   }
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     auto it = p.devices.find(dev.id);
@@ -165,15 +169,18 @@ std::string RenderToml(const Policy& p, bool comments) {
     if (comments && dev.permission_bit >= 0)
       absl::StrAppend(&o, "# needs permission ", BitName(dev.permission_bit),
                       (p.permission_mask >> dev.permission_bit) & 1 ? ", which the mask grants"
-                                                                     : ", which the mask lacks",
+                                                                    : ", which the mask lacks",
                       "\n");
     // "simulated" is the default; the parser refuses it, as a contradiction, for a node the
     // policy can never open, so it is only written where it means something.
     const bool opens = dev.fw.Contains(p.firmware) &&
                        (dev.permission_bit < 0 || (p.permission_mask >> dev.permission_bit) & 1);
-    if (it->second.backend == Backend::kDeny) absl::StrAppend(&o, "backend = \"deny\"\n");
-    else if (opens) absl::StrAppend(&o, "backend = \"simulated\"\n");
-    absl::StrAppend(&o, "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow", "\"\n");
+    if (it->second.backend == Backend::kDeny)
+      absl::StrAppend(&o, "backend = \"deny\"\n");
+    else if (opens)
+      absl::StrAppend(&o, "backend = \"simulated\"\n");
+    absl::StrAppend(&o, "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow",
+                    "\"\n");
   }
   for (const auto& [name, d, rule] : RulesByName(p)) {
     absl::StrAppend(&o, "\n[ioctls.", name, "]\n");
@@ -213,21 +220,22 @@ std::string InitPolicy(std::string_view service, abi::Firmware fw) {
 }
 
 std::string ShowPolicy(const Policy& p, bool effective) {
-  std::string o = absl::StrCat("policy ", p.source, "\nservice ", p.service, " on firmware ",
-                               abi::FirmwareString(p.firmware), ", permission mask ",
-                               Hex(p.permission_mask), p.mask_explicit ? " (explicit)" : " (the service's)",
-                               "\n");
+  std::string o =
+      absl::StrCat("policy ", p.source, "\nservice ", p.service, " on firmware ",
+                   abi::FirmwareString(p.firmware), ", permission mask ", Hex(p.permission_mask),
+                   p.mask_explicit ? " (explicit)" : " (the service's)", "\n");
   for (const abi::PermissionBitDesc& b : abi::PermissionBits())
-    absl::StrAppend(&o, absl::StrFormat("  bit %2d %-28s %-7s %s\n", b.bit, S(b.name),
-                                        (p.permission_mask >> b.bit) & 1 ? "granted" : "-", S(b.grants)));
+    absl::StrAppend(
+        &o, absl::StrFormat("  bit %2d %-28s %-7s %s\n", b.bit, S(b.name),
+                            (p.permission_mask >> b.bit) & 1 ? "granted" : "-", S(b.grants)));
   absl::StrAppend(&o, "aruid ", p.aruid, ", debug_mode ", p.debug_mode ? "on" : "off",
-                  ", production_mode ", p.production_mode ? "on" : "off", ", violations: ",
-                  ActionName(p.action), "\n");
+                  ", production_mode ", p.production_mode ? "on" : "off",
+                  ", violations: ", ActionName(p.action), "\n");
   const Budgets& b = p.budgets;
-  absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ", b.open_fds,
-                  ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels, ", address_spaces ",
-                  b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes), ", mappings ", b.mappings,
-                  ", parked_waits ", b.parked_waits, "\n");
+  absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ",
+                  b.open_fds, ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels,
+                  ", address_spaces ", b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes),
+                  ", mappings ", b.mappings, ", parked_waits ", b.parked_waits, "\n");
   absl::StrAppend(&o, "channels may bind: ", ClassesText(BindableClasses(p)),
                   p.channel_classes ? " ([channels] classes)"
                                     : " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)",
@@ -243,8 +251,9 @@ std::string ShowPolicy(const Policy& p, bool effective) {
     for (const abi::IoctlDesc& d : dev.ioctls) {
       if (!d.fw.Contains(p.firmware)) continue;
       const IoctlRule rule = p.Ioctl(dev, d);
-      absl::StrAppend(&o, absl::StrFormat("    %-50s %s%s\n", S(d.name), RuleText(d, rule),
-                                          rule.verdict == Verdict::kAllow ? Answer(p, dev, d) : ""));
+      absl::StrAppend(&o,
+                      absl::StrFormat("    %-50s %s%s\n", S(d.name), RuleText(d, rule),
+                                      rule.verdict == Verdict::kAllow ? Answer(p, dev, d) : ""));
     }
   }
   return o;
@@ -259,23 +268,28 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
   both("firmware", abi::FirmwareString(a.firmware), abi::FirmwareString(b.firmware));
   for (const abi::PermissionBitDesc& bit : abi::PermissionBits()) {
     bool ga = (a.permission_mask >> bit.bit) & 1, gb = (b.permission_mask >> bit.bit) & 1;
-    both(absl::StrCat("permission bit ", bit.bit, " ", S(bit.name)), ga ? "granted" : "-", gb ? "granted" : "-");
+    both(absl::StrCat("permission bit ", bit.bit, " ", S(bit.name)), ga ? "granted" : "-",
+         gb ? "granted" : "-");
   }
   both("debug_mode", a.debug_mode ? "on" : "off", b.debug_mode ? "on" : "off");
   both("production_mode", a.production_mode ? "on" : "off", b.production_mode ? "on" : "off");
   both("violations", ActionName(a.action), ActionName(b.action));
   both("budgets.transfer_memory", Hex(a.budgets.transfer_memory), Hex(b.budgets.transfer_memory));
   both("budgets.open_fds", absl::StrCat(a.budgets.open_fds), absl::StrCat(b.budgets.open_fds));
-  both("budgets.nvmap_objects", absl::StrCat(a.budgets.nvmap_objects), absl::StrCat(b.budgets.nvmap_objects));
+  both("budgets.nvmap_objects", absl::StrCat(a.budgets.nvmap_objects),
+       absl::StrCat(b.budgets.nvmap_objects));
   both("budgets.channels", absl::StrCat(a.budgets.channels), absl::StrCat(b.budgets.channels));
-  both("budgets.address_spaces", absl::StrCat(a.budgets.address_spaces), absl::StrCat(b.budgets.address_spaces));
+  both("budgets.address_spaces", absl::StrCat(a.budgets.address_spaces),
+       absl::StrCat(b.budgets.address_spaces));
   both("budgets.pinned_bytes", Hex(a.budgets.pinned_bytes), Hex(b.budgets.pinned_bytes));
   both("budgets.mappings", absl::StrCat(a.budgets.mappings), absl::StrCat(b.budgets.mappings));
-  both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits), absl::StrCat(b.budgets.parked_waits));
+  both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits),
+       absl::StrCat(b.budgets.parked_waits));
   both("channel classes", ClassesText(BindableClasses(a)), ClassesText(BindableClasses(b)));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);
-    both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa, wb.empty() ? "opens" : "refused: " + wb);
+    both(S(dev.path), wa.empty() ? "opens" : "refused: " + wa,
+         wb.empty() ? "opens" : "refused: " + wb);
     if (!wa.empty() || !wb.empty()) continue;
     // Per catalogue entry: the one each policy's firmware uses (they may differ).
     for (const abi::IoctlDesc& d : dev.ioctls) {
@@ -286,7 +300,8 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
       };
       std::string ta = text(a), tb = text(b);
       if (ta != tb)
-        absl::StrAppend(&o, S(dev.path), " ", S(d.name), " ", Hex(d.code), ": ", ta, " | ", tb, "\n");
+        absl::StrAppend(&o, S(dev.path), " ", S(d.name), " ", Hex(d.code), ": ", ta, " | ", tb,
+                        "\n");
     }
   }
   return o;

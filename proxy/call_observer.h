@@ -39,7 +39,7 @@ struct CallRecord {
   std::span<const uint8_t> out;
   std::span<const uint8_t> out2;
   abi::NvError nverr;
-  int err;  // errno the guest sees (direct) or 0 with nverr set (service commands)
+  int err;              // errno the guest sees (direct) or 0 with nverr set (service commands)
   bool parked = false;  // finished later by a wake-up, timer or signal
   std::chrono::nanoseconds took{0};
 };

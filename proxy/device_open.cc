@@ -7,13 +7,15 @@
 namespace nvsentry::proxy {
 
 abi::NvError MayOpen(const GuestConfig& config, const abi::DeviceDesc* dev) {
-  if (dev == nullptr || !dev->fw.Contains(config.policy.firmware())) return abi::NvError::kDeviceNotFound;
+  if (dev == nullptr || !dev->fw.Contains(config.policy.firmware()))
+    return abi::NvError::kDeviceNotFound;
   // The guest's identity first, whatever the policy says of the node: a device its service's
   // mask does not grant is AccessDenied and the debuggers without debug mode NotSupported, so a
   // policy that lists such a device as "deny" (as `policy init` and --learn write them) answers
   // exactly as the service does.
   if (!config.policy.permissions().MayOpen(*dev)) return abi::NvError::kAccessDenied;
-  if ((dev->flags & abi::kNeedsDebugMode) && !config.policy.debug_mode()) return abi::NvError::kNotSupported;
+  if ((dev->flags & abi::kNeedsDebugMode) && !config.policy.debug_mode())
+    return abi::NvError::kNotSupported;
   // backend = "deny" on a device the identity allows: the node does not exist for the guest (not
   // a violation: there is nothing to open, whatever the policy's action).
   if (config.policy.rules().Device(dev->id).backend == policy::Backend::kDeny)

@@ -23,7 +23,8 @@ std::string_view ActionName(policy::Action a) {
 
 RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) {
   const policy::Policy& p = c.policy.rules();
-  if (auto it = p.ioctls.find(&desc); it != p.ioctls.end()) return {it->second.verdict, &it->second};
+  if (auto it = p.ioctls.find(&desc); it != p.ioctls.end())
+    return {it->second.verdict, &it->second};
   return {p.Device(dev.id).ioctls, nullptr};
 }
 
@@ -34,7 +35,7 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
       case abi::nvmap::kExportForAruid:
       case abi::nvmap::kRemoveExportForAruid:
         return c.policy.permissions().MayExportForAruid() ? abi::NvError::kSuccess
-                                                   : abi::NvError::kAccessDenied;
+                                                          : abi::NvError::kAccessDenied;
       default: break;
     }
     // NVMAP_IOC_FROM_ID is not refused here: bits 9 and 12 are about other processes' objects,
@@ -66,20 +67,23 @@ std::optional<uint64_t> FieldValue(const abi::Field& f, std::span<const uint8_t>
   uint64_t v = 0;
   std::memcpy(&v, fixed.data() + f.offset, n);  // little-endian
   switch (f.type) {
-    case abi::FieldType::kS8: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v)));
-    case abi::FieldType::kS16: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v)));
-    case abi::FieldType::kS32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
+    case abi::FieldType::kS8:
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(v)));
+    case abi::FieldType::kS16:
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(v)));
+    case abi::FieldType::kS32:
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
     default: return v;
   }
 }
 
 std::optional<Breach> CheckArguments(const GuestConfig& c, const abi::IoctlDesc& desc,
-                                     const policy::IoctlRule* rule,
-                                     std::span<const uint8_t> fixed,
+                                     const policy::IoctlRule* rule, std::span<const uint8_t> fixed,
                                      const abi::ArrayLayout& layout) {
   if (const std::vector<uint32_t>* lowered = c.policy.ArrayLimits(desc)) {
     const std::vector<uint32_t>& limits = *lowered;
-    for (size_t i = 0; i < desc.arrays.size() && i < limits.size() && i < layout.slices.size(); ++i) {
+    for (size_t i = 0; i < desc.arrays.size() && i < limits.size() && i < layout.slices.size();
+         ++i) {
       if (layout.slices[i].count > limits[i])
         return Breach{fmt::format("array {}", desc.arrays[i].name),
                       fmt::format("{} count {} above the policy's limit {}", desc.arrays[i].name,
@@ -112,14 +116,16 @@ ViolationOutcome Act(const GuestConfig& c, pid_t tid, const abi::DeviceDesc& dev
                      std::string_view refusal) {
   policy::Action action = c.policy.rules().action;
   if (action == policy::Action::kKill && !c.services.kill_guest) action = policy::Action::kErrno;
-  const std::string_view what = action == policy::Action::kAudit ? "allowed (audit)"
+  const std::string_view what = action == policy::Action::kAudit  ? "allowed (audit)"
                                 : action == policy::Action::kKill ? "killing the guest"
                                                                   : refusal;
   const bool first = c.services.violations->First(fmt::format("{} {} {}", dev.path, name, rule));
-  const std::string text = fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path,
-                                       name, detail, rule, what);
-  if (first || action == policy::Action::kKill) NVS_LOG_LIMITED(spdlog::level::warn, "{}", text);
-  else NVS_LOG_LIMITED(spdlog::level::debug, "{}", text);
+  const std::string text =
+      fmt::format("policy violation: {} {}: {} [rule: {}]: {}", dev.path, name, detail, rule, what);
+  if (first || action == policy::Action::kKill)
+    NVS_LOG_LIMITED(spdlog::level::warn, "{}", text);
+  else
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}", text);
   c.services.observers->Violated({tid, dev, name, rule, text});
   switch (action) {
     case policy::Action::kAudit: return ViolationOutcome::kProceed;

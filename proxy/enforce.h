@@ -49,8 +49,8 @@ struct Breach {
   std::string detail;
 };
 std::optional<Breach> CheckArguments(const GuestConfig& c, const abi::IoctlDesc& desc,
-                                     const policy::IoctlRule* rule,
-                                     std::span<const uint8_t> fixed, const abi::ArrayLayout& layout);
+                                     const policy::IoctlRule* rule, std::span<const uint8_t> fixed,
+                                     const abi::ArrayLayout& layout);
 
 // What the sentry does about a violation.
 enum class ViolationOutcome {

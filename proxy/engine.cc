@@ -31,19 +31,21 @@ struct Completion {
   // `undelivered`: the backend's answer could not reach the guest (hostshim::Result); nothing is
   // written back and the syscall fails with it.
   int Finish(std::span<uint8_t> arg, abi::NvError err, GuestIo& io, int undelivered = 0) {
-    const bool writes_back = undelivered == 0 &&
-                             (err == abi::NvError::kSuccess ||
-                              (err == abi::NvError::kTimeout && (desc->flags & abi::kOutputsOnTimeout)));
+    const bool writes_back =
+        undelivered == 0 &&
+        (err == abi::NvError::kSuccess ||
+         (err == abi::NvError::kTimeout && (desc->flags & abi::kOutputsOnTimeout)));
     int e = undelivered;
     if (writes_back && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
     if (e == 0 && writes_back && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
     if (e == 0) e = answer(err, io);
     if (observer != nullptr) {
-      std::span<const uint8_t> out = writes_back && e == 0 ? std::span<const uint8_t>(arg.first(out_end))
-                                                  : std::span<const uint8_t>();
+      std::span<const uint8_t> out = writes_back && e == 0
+                                         ? std::span<const uint8_t>(arg.first(out_end))
+                                         : std::span<const uint8_t>();
       observer->Finished({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
-                     writes_back ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(), err, e,
-                     parked, Clock::now() - start});
+                          writes_back ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(),
+                          err, e, parked, Clock::now() - start});
     }
     return e;
   }
@@ -85,7 +87,8 @@ class EngineCaller : public hostshim::Caller {
     return tgid_;
   }
   std::shared_ptr<hostshim::DeviceBackend> BackendOf(int32_t fd) override {
-    std::shared_ptr<Session> s = fd_space_ != nullptr ? fd_space_->SessionOf(fd) : ctx_.SessionOfFd(fd);
+    std::shared_ptr<Session> s =
+        fd_space_ != nullptr ? fd_space_->SessionOf(fd) : ctx_.SessionOfFd(fd);
     return s ? s->shared_backend() : nullptr;
   }
   int PlaceFd(int fd, bool cloexec) override { return ctx_.PlaceFd(fd, cloexec); }
@@ -97,13 +100,26 @@ class EngineCaller : public hostshim::Caller {
 };
 
 // The answer to a call that never reached a known ioctl.
-IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx, const Answer& answer,
-                    abi::NvError err, int direct_errno, const abi::IoctlDesc* desc, Clock::time_point t0,
+IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
+                    const Answer& answer, abi::NvError err, int direct_errno,
+                    const abi::IoctlDesc* desc, Clock::time_point t0,
                     std::span<const uint8_t> in = {}) {
   int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
   if (ObserverSet& o = *s.config().services.observers; !o.empty())
-    o.Finished({ctx.tid(), req.fd, &s.device(), desc, req.code, req.via, in, {}, {}, {}, err, e, false,
-              Clock::now() - t0});
+    o.Finished({ctx.tid(),
+                req.fd,
+                &s.device(),
+                desc,
+                req.code,
+                req.via,
+                in,
+                {},
+                {},
+                {},
+                err,
+                e,
+                false,
+                Clock::now() - t0});
   return {IoctlOutcome::kAnswer, e};
 }
 
@@ -175,7 +191,8 @@ std::optional<IoctlOutcome> IoctlCall::Admit() {
   }
   if (abi::NvError id = IdentityAnswer(config_, dev_, *desc_); id != abi::NvError::kSuccess) {
     NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {} for service {} (mask 0x{:X}{})", dev_.path,
-                    desc_->name, abi::NvErrorName(id), config_.policy.service(), config_.policy.permission_mask(),
+                    desc_->name, abi::NvErrorName(id), config_.policy.service(),
+                    config_.policy.permission_mask(),
                     config_.policy.rules().production_mode ? ", production mode" : "");
     return Reject(id);
   }
@@ -201,9 +218,8 @@ std::optional<IoctlOutcome> IoctlCall::CopyIn() {
       desc_->arrays.empty() ? std::vector<uint32_t>() : LayoutLimits(config_, *desc_);
   layout_ = abi::LayOutArrays(*desc_, req_.via, main_, sizes, limits);
   if (layout_.err != abi::NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev_.path, desc_->name,
-                    layout_.problem, layout_.culprit ? " in " : "",
-                    layout_.culprit ? layout_.culprit->name : "");
+    NVS_LOG_LIMITED(spdlog::level::debug, "{}: {}: {}{}{}", dev_.path, desc_->name, layout_.problem,
+                    layout_.culprit ? " in " : "", layout_.culprit ? layout_.culprit->name : "");
     // The header was copied: the trace shows the counts that did not fit.
     return Reject(layout_.err, 0, Input());
   }
@@ -241,7 +257,8 @@ std::optional<IoctlOutcome> IoctlCall::Commit() {
     if (!ctx_.Read(req_.buf.in2, done_->in2)) return IoctlOutcome{IoctlOutcome::kAnswer, EFAULT};
   }
   done_->out2.resize(layout_.out2_bytes);
-  if (observers_.WantsInput()) done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
+  if (observers_.WantsInput())
+    done_->in_copy.assign(main_.begin(), has_in_ ? main_.end() : main_.begin());
   if (!desc_->pure() && !(desc_->flags & abi::kFixedAnswer) && !ctx_.StillValid())
     return IoctlOutcome{IoctlOutcome::kDropped, 0};
   return std::nullopt;

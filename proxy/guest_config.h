@@ -80,8 +80,9 @@ class GuestPolicy {
 struct GuestServices {
   // What watches the calls (proxy/call_observer.h): the tracer and the learner when there are.
   std::shared_ptr<ObserverSet> observers = std::make_shared<ObserverSet>();
-  std::shared_ptr<Tracer> tracer;    // opens, closes and service notes; null: no tracing
-  std::shared_ptr<Learner> learner;  // --learn: opens, Initialize sizes, classes; null: not learning
+  std::shared_ptr<Tracer> tracer;  // opens, closes and service notes; null: no tracing
+  std::shared_ptr<Learner>
+      learner;  // --learn: opens, Initialize sizes, classes; null: not learning
   std::shared_ptr<BudgetAccount> budget;  // the live budgets, sized by the policy
   std::shared_ptr<ViolationLog> violations = std::make_shared<ViolationLog>();
   // Kills the whole guest (policy action "kill"); set by the launcher before the guest starts.

@@ -80,8 +80,10 @@ void Learner::Fields(const abi::IoctlDesc& desc, std::span<const uint8_t> fixed)
     s.max = std::max(s.max, *v);
     s.bits |= *v;
     if (!s.too_many && std::find(s.values.begin(), s.values.end(), *v) == s.values.end()) {
-      if (s.values.size() == kMaxOneOf) s.too_many = true;
-      else s.values.push_back(*v);
+      if (s.values.size() == kMaxOneOf)
+        s.too_many = true;
+      else
+        s.values.push_back(*v);
     }
   }
 }
@@ -111,21 +113,23 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
   p.budgets = ran.budgets;
   // Page-granular, like the Initialize sizes themselves; it also covers the sentry memory behind
   // nvmap objects allocated without a guest address.
-  const uint64_t tm = WithHeadroom(std::max(max_initialize_, used.peak(BudgetKind::kTransferMemory)),
-                                   0, ran.budgets.transfer_memory);
-  p.budgets.transfer_memory = std::min<uint64_t>((tm + 0xFFF) & ~uint64_t{0xFFF}, ran.budgets.transfer_memory);
+  const uint64_t tm =
+      WithHeadroom(std::max(max_initialize_, used.peak(BudgetKind::kTransferMemory)), 0,
+                   ran.budgets.transfer_memory);
+  p.budgets.transfer_memory =
+      std::min<uint64_t>((tm + 0xFFF) & ~uint64_t{0xFFF}, ran.budgets.transfer_memory);
   p.budgets.open_fds =
       static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kOpenFds), 1, ran.budgets.open_fds));
   p.budgets.nvmap_objects = static_cast<uint32_t>(
       WithHeadroom(used.peak(BudgetKind::kNvmapObjects), 0, ran.budgets.nvmap_objects));
-  p.budgets.channels =
-      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kChannels), 0, ran.budgets.channels));
+  p.budgets.channels = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kChannels), 0, ran.budgets.channels));
   p.budgets.address_spaces = static_cast<uint32_t>(
       WithHeadroom(used.peak(BudgetKind::kAddressSpaces), 0, ran.budgets.address_spaces));
   p.budgets.pinned_bytes =
       WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
-  p.budgets.mappings =
-      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
+  p.budgets.mappings = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
   // Whether a wait parks at all depends on timing (a fence may be reached before the wait is
   // served), so a run that parked few leaves room for a few more.
   p.budgets.parked_waits = static_cast<uint32_t>(WithHeadroom(

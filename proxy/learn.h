@@ -13,8 +13,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "policy/policy.h"
-#include "proxy/call_observer.h"
 #include "proxy/budget.h"
+#include "proxy/call_observer.h"
 
 namespace nvsentry::proxy {
 

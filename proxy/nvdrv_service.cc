@@ -6,9 +6,9 @@
 #include "abi/devices/nvdrv.h"
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
 #include "proxy/learn.h"
 #include "proxy/trace.h"
-#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
@@ -21,7 +21,6 @@ template <typename T>
 T& As(std::span<uint8_t> cmd) {
   return *reinterpret_cast<T*>(cmd.data());
 }
-
 
 }  // namespace
 
@@ -86,32 +85,40 @@ NvdrvService::Carried NvdrvService::Unwrap(uint32_t code, std::span<const uint8_
   if (code == nv::kIoctl) {
     const auto& c = *reinterpret_cast<const nv::Ioctl*>(cmd.data());
     fd = c.fd;
-    out.request = {c.code, abi::Via::kIoctl, {c.in, c.in_size, c.out, c.out_size}, static_cast<int>(fd)};
+    out.request = {
+        c.code, abi::Via::kIoctl, {c.in, c.in_size, c.out, c.out_size}, static_cast<int>(fd)};
   } else if (code == nv::kIoctl2) {
     const auto& c = *reinterpret_cast<const nv::Ioctl2*>(cmd.data());
     fd = c.fd;
-    out.request = {c.code, abi::Via::kIoctl2,
-                   {c.in, c.in_size, c.out, c.out_size, c.in2, c.in2_size, 0, 0}, static_cast<int>(fd)};
+    out.request = {c.code,
+                   abi::Via::kIoctl2,
+                   {c.in, c.in_size, c.out, c.out_size, c.in2, c.in2_size, 0, 0},
+                   static_cast<int>(fd)};
   } else {
     const auto& c = *reinterpret_cast<const nv::Ioctl3*>(cmd.data());
     fd = c.fd;
-    out.request = {c.code, abi::Via::kIoctl3,
-                   {c.in, c.in_size, c.out, c.out_size, 0, 0, c.out2, c.out2_size}, static_cast<int>(fd)};
+    out.request = {c.code,
+                   abi::Via::kIoctl3,
+                   {c.in, c.in_size, c.out, c.out_size, 0, 0, c.out2, c.out2_size},
+                   static_cast<int>(fd)};
   }
   out.request.fd_space = this;
   // The carried ioctl's NvError goes into this command's error word in the guest.
   const uint64_t err_addr = outer.buf.out + static_cast<uint64_t>(nv::ErrorOffset(code));
   out.answer = [err_addr](NvError e, GuestIo& io) {
     uint32_t v = static_cast<uint32_t>(e);
-    return io.Write(err_addr, std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v)) ? 0 : EFAULT;
+    return io.Write(err_addr, std::span(reinterpret_cast<const uint8_t*>(&v), sizeof v)) ? 0
+                                                                                         : EFAULT;
   };
   bool initialized;
   {
     absl::MutexLock l(&mu_);
     initialized = initialized_;
   }
-  if (!initialized) out.refused = NvError::kNotInitialized;
-  else if (!(out.session = SessionOf(static_cast<int32_t>(fd)))) out.refused = NvError::kBadParameter;
+  if (!initialized)
+    out.refused = NvError::kNotInitialized;
+  else if (!(out.session = SessionOf(static_cast<int32_t>(fd))))
+    out.refused = NvError::kBadParameter;
   return out;
 }
 
@@ -128,9 +135,12 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
   uint32_t fd = 0;
   if (verdict == NvError::kSuccess) {
     absl::MutexLock l(&mu_);
-    if (!initialized_) verdict = NvError::kNotInitialized;
-    else if (fds_.size() >= kMaxFds) verdict = NvError::kResourceError;
-    else if (budget_ - used_ < kOpenCost) verdict = NvError::kInsufficientTransferMemory;
+    if (!initialized_)
+      verdict = NvError::kNotInitialized;
+    else if (fds_.size() >= kMaxFds)
+      verdict = NvError::kResourceError;
+    else if (budget_ - used_ < kOpenCost)
+      verdict = NvError::kInsufficientTransferMemory;
     else {
       NewSession made = MakeSession(config_, *dev, driver_);
       verdict = made.refused;
@@ -146,12 +156,14 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
     c.fd = fd;
     if (Learner* l = config_.services.learner.get()) l->Opened(*dev);
   } else if (verdict == NvError::kInsufficientMemory) {
-    NVS_LOG_LIMITED(spdlog::level::info, "nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
-                 path);
+    NVS_LOG_LIMITED(
+        spdlog::level::info,
+        "nvdrv open {}: the driver cannot keep another (open_fds or the device's own budget)",
+        path);
   }
   if (Tracer* t = config_.services.tracer.get())
-    t->Open({tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict,
-             true});
+    t->Open(
+        {tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict, true});
   return verdict;
 }
 
@@ -184,8 +196,9 @@ NvError NvdrvService::Initialize(std::span<uint8_t> cmd, bool devtools) {
   if (Learner* l = config_.services.learner.get()) l->Initialized(c.size);
   // The policy's transfer-memory budget: the most the guest may lend the driver.
   if (c.size > config_.policy.rules().budgets.transfer_memory) {
-    NVS_LOG_LIMITED(spdlog::level::info, "nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
-                 config_.policy.rules().budgets.transfer_memory);
+    NVS_LOG_LIMITED(spdlog::level::info,
+                    "nvdrv initialize: size 0x{:X} above the transfer_memory budget 0x{:X}", c.size,
+                    config_.policy.rules().budgets.transfer_memory);
     return NvError::kInsufficientTransferMemory;
   }
   initialized_ = true;
@@ -225,7 +238,8 @@ NvError NvdrvService::GetStatus(std::span<uint8_t> cmd) {
 
 NvError NvdrvService::SetAruid(std::span<uint8_t> cmd, bool unchecked) {
   auto& c = As<nv::SetAruid>(cmd);
-  if (unchecked && !config_.policy.permissions().MaySetUncheckedAruid()) return NvError::kAccessDenied;
+  if (unchecked && !config_.policy.permissions().MaySetUncheckedAruid())
+    return NvError::kAccessDenied;
   absl::MutexLock l(&mu_);
   aruid_ = c.aruid;
   return NvError::kSuccess;
@@ -248,7 +262,8 @@ void NvdrvService::DumpStatus(pid_t tid) {
                         initialized_ ? "yes" : "no", ", budget ", budget_, " used ", used_,
                         " peak ", peak_used_, ", aruid ", aruid_, ", margin ",
                         margin_enabled_ ? "on" : "off", ", fds:");
-    for (const auto& [fd, s] : fds_) absl::StrAppend(&text, " ", fd, "=", std::string(s->device().path));
+    for (const auto& [fd, s] : fds_)
+      absl::StrAppend(&text, " ", fd, "=", std::string(s->device().path));
   }
   absl::StrAppend(&text, "; ", driver_.Status());
   NVS_LOG_LIMITED(spdlog::level::info, "{}", text);

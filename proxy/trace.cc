@@ -1,9 +1,10 @@
 // The tracer: one record per line, strace-like text or JSON, decoded through the catalogue.
 //   [pid 7] open("/dev/nvhost-ctrl") = 3 <0.000021>
-//   [pid 7] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=0}) = 0 -> {value=12} <0.000004>
-//   [pid 7] ioctl(3</dev/nvhost-ctrl>, 0xC0080099, ?) = -1 ENOTTY (Inappropriate ioctl for device) [NvError NotImplemented]
-//   [pid 7] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = NvError BadParameter (0x4)
-//   [pid -] close(3</dev/nvhost-ctrl>) /* session end */
+//   [pid 7] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=0}) = 0 -> {value=12}
+//   <0.000004> [pid 7] ioctl(3</dev/nvhost-ctrl>, 0xC0080099, ?) = -1 ENOTTY (Inappropriate ioctl
+//   for device) [NvError NotImplemented] [pid 7] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>,
+//   NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = NvError BadParameter (0x4) [pid -]
+//   close(3</dev/nvhost-ctrl>) /* session end */
 #include "proxy/trace.h"
 
 #include <unistd.h>
@@ -53,7 +54,8 @@ std::string NvErrorText(NvError e) {
 std::string Result(int err, NvError nverr) {
   if (err != 0) {
     std::string s = ErrnoText(err);
-    if (nverr != NvError::kSuccess) absl::StrAppend(&s, " [NvError ", S(abi::NvErrorName(nverr)), "]");
+    if (nverr != NvError::kSuccess)
+      absl::StrAppend(&s, " [NvError ", S(abi::NvErrorName(nverr)), "]");
     return s;
   }
   if (nverr != NvError::kSuccess) return NvErrorText(nverr);
@@ -162,12 +164,11 @@ int Tracer::OpenPlaced(TraceOpen r, absl::FunctionRef<int()> place) {
 std::string Tracer::OpenRecord(const TraceOpen& r) const {
   const bool ok = r.err == 0 && r.nverr == NvError::kSuccess && r.fd >= 0;
   if (format_ == Format::kJson) {
-    return absl::StrCat("{\"tid\":", r.tid, ",\"op\":\"open\",\"via\":\"",
-                      r.nvdrv ? "nvdrv" : "direct", "\",\"path\":", abi::JsonQuote(r.path),
-                      ",\"fd\":", ok ? r.fd : -1, ",\"errno\":", r.err,
-                      r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
-                      ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":",
-                        Seconds(r.took), "}\n");
+    return absl::StrCat(
+        "{\"tid\":", r.tid, ",\"op\":\"open\",\"via\":\"", r.nvdrv ? "nvdrv" : "direct",
+        "\",\"path\":", abi::JsonQuote(r.path), ",\"fd\":", ok ? r.fd : -1, ",\"errno\":", r.err,
+        r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
+        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":", Seconds(r.took), "}\n");
   }
   std::string result = ok ? absl::StrCat(r.fd) : Result(r.err, r.nverr);
   // nvdrv Open fails with an NvError only; a direct open always has the errno.
@@ -197,11 +198,11 @@ void Tracer::Ioctl(const TraceIoctl& r) {
         "{\"tid\":", r.tid, ",\"op\":\"ioctl\",\"via\":\"", JsonVia(r.via), "\",\"fd\":", r.fd,
         ",\"device\":", abi::JsonQuote(path), ",\"code\":\"", absl::StrFormat("0x%08X", r.code),
         "\",\"name\":", r.desc != nullptr ? abi::JsonQuote(r.desc->name) : "null",
-        ",\"in\":", d.in.empty() ? "null" : d.in, ",\"out\":", ok && !d.out.empty() ? d.out : "null",
-        ",\"errno\":", r.err,
+        ",\"in\":", d.in.empty() ? "null" : d.in,
+        ",\"out\":", ok && !d.out.empty() ? d.out : "null", ",\"errno\":", r.err,
         r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
-        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"parked\":",
-        r.parked ? "true" : "false", ",\"seconds\":", Seconds(r.took), "}\n"));
+        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)),
+        "\",\"parked\":", r.parked ? "true" : "false", ",\"seconds\":", Seconds(r.took), "}\n"));
     return;
   }
   Decoded d = DecodeIoctl(r, abi::DecodeFormat::kText);

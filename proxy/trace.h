@@ -25,17 +25,17 @@ const char* ViaName(Via v);
 struct TraceOpen {
   pid_t tid;
   std::string_view path;
-  int fd;       // the guest's fd (or nvdrv fd) on success
-  int err;      // errno, 0 on success
+  int fd;                                       // the guest's fd (or nvdrv fd) on success
+  int err;                                      // errno, 0 on success
   abi::NvError nverr = abi::NvError::kSuccess;  // for nvdrv Open
-  bool nvdrv = false;  // opened through the /dev/nvdrv Open command
+  bool nvdrv = false;                           // opened through the /dev/nvdrv Open command
   std::chrono::nanoseconds took{0};
 };
 
 struct TraceClose {
-  pid_t tid;   // 0 when the last reference went away without a call (e.g. the process exited)
+  pid_t tid;  // 0 when the last reference went away without a call (e.g. the process exited)
   std::string_view path;
-  int fd;      // -1 when not known
+  int fd;  // -1 when not known
   bool nvdrv = false;
 };
 

@@ -51,10 +51,11 @@ std::string ListDevices() {
   std::string out = absl::StrFormat("%-22s %-17s %6s  %-18s %s\n", "DEVICE", "PERMISSION", "IOCTLS",
                                     "FIRMWARE", "NOTES");
   for (const abi::DeviceDesc& d : abi::Devices()) {
-    absl::StrAppend(&out, absl::StrFormat("%-22s %-17s %6d  %-18s %s\n", S(d.path),
-                                          abi::PermissionString(d.permission_bit), d.ioctls.size(),
-                                          abi::FirmwareRangeString(d.fw),
-                                          (d.flags & abi::kNeedsDebugMode) ? "needs --debug-mode" : ""));
+    absl::StrAppend(&out,
+                    absl::StrFormat("%-22s %-17s %6d  %-18s %s\n", S(d.path),
+                                    abi::PermissionString(d.permission_bit), d.ioctls.size(),
+                                    abi::FirmwareRangeString(d.fw),
+                                    (d.flags & abi::kNeedsDebugMode) ? "needs --debug-mode" : ""));
   }
   return TrimLineEnds(out);
 }
@@ -64,9 +65,10 @@ std::string ListIoctls(const abi::DeviceDesc& dev) {
   absl::StrAppend(&out, absl::StrFormat("%-10s  %-48s %-5s %6s  %-18s %s\n", "CODE", "NAME", "DIR",
                                         "SIZE", "FIRMWARE", "FLAGS"));
   for (const abi::IoctlDesc& d : dev.ioctls) {
-    absl::StrAppend(&out, absl::StrFormat("0x%08X  %-48s %-5s %6s  %-18s %s\n", d.code, S(d.name),
-                                          abi::DirName(d.dir()), abi::SizeString(d),
-                                          abi::FirmwareRangeString(d.fw), abi::IoctlFlagsString(d)));
+    absl::StrAppend(&out,
+                    absl::StrFormat("0x%08X  %-48s %-5s %6s  %-18s %s\n", d.code, S(d.name),
+                                    abi::DirName(d.dir()), abi::SizeString(d),
+                                    abi::FirmwareRangeString(d.fw), abi::IoctlFlagsString(d)));
   }
   return TrimLineEnds(out);
 }
@@ -108,8 +110,8 @@ std::string ShowIoctl(const abi::IoctlDesc& d, const std::vector<const abi::Devi
   if (d.fields.empty()) {
     out += "  layout    no argument\n";
   } else {
-    absl::StrAppend(&out, "  layout    ", d.fixed_size(), d.variable() ? " bytes of header\n" : " bytes\n",
-                    LayoutText(d.fields, "    "));
+    absl::StrAppend(&out, "  layout    ", d.fixed_size(),
+                    d.variable() ? " bytes of header\n" : " bytes\n", LayoutText(d.fields, "    "));
   }
   for (const abi::ArrayDesc& a : d.arrays) {
     absl::StrAppend(&out, "  array     ", S(a.name), " (", abi::DirName(a.dir), "): ");
@@ -118,9 +120,9 @@ std::string ShowIoctl(const abi::IoctlDesc& d, const std::vector<const abi::Devi
       continue;
     }
     absl::StrAppend(&out, S(a.elem->name), " elements of ", a.elem->size, " bytes in ",
-                    abi::ArrayBufferString(a.buffer), "; count: ",
-                    abi::ArrayCountString(a, d.fields), "; at most ", a.max_count, "\n",
-                    LayoutText(a.elem->fields, "    "));
+                    abi::ArrayBufferString(a.buffer),
+                    "; count: ", abi::ArrayCountString(a, d.fields), "; at most ", a.max_count,
+                    "\n", LayoutText(a.elem->fields, "    "));
   }
   return out;
 }
@@ -155,7 +157,8 @@ int Show(const std::string& what, FILE* out, FILE* err) {
     }
   }
   if (found.empty()) {
-    fprintf(err, "nvsentry abi: no ioctl named or coded '%s'; `nvsentry abi list DEVICE` lists them\n",
+    fprintf(err,
+            "nvsentry abi: no ioctl named or coded '%s'; `nvsentry abi list DEVICE` lists them\n",
             what.c_str());
     return 1;
   }
@@ -186,7 +189,8 @@ int RunAbiCommand(const std::vector<std::string>& args, FILE* out, FILE* err) {
     std::string path = args[1].starts_with("/") ? args[1] : "/dev/" + args[1];
     const abi::DeviceDesc* dev = abi::FindDeviceByPath(path);
     if (dev == nullptr) {
-      fprintf(err, "nvsentry abi: no device '%s'; `nvsentry abi list` lists them\n", args[1].c_str());
+      fprintf(err, "nvsentry abi: no device '%s'; `nvsentry abi list` lists them\n",
+              args[1].c_str());
       return 1;
     }
     fputs(ListIoctls(*dev).c_str(), out);

@@ -95,7 +95,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
     return cmd;
   }
   if (sub != "run")
-    return absl::InvalidArgumentError(absl::StrCat("unknown command '", sub, "'; try 'nvsentry --help'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", sub, "'; try 'nvsentry --help'"));
   cmd.kind = Command::kRun;
   RunOptions& o = cmd.run;
   int i = 2;
@@ -177,17 +178,19 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.shorthand_used = true;
       auto fw = abi::ParseFirmware(value);
       if (!fw || *fw < abi::Fw(1, 0, 0) || *fw > abi::kLatestFirmware)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--firmware: '", value, "' is not a version from 1.0.0 to ",
-            abi::FirmwareString(abi::kLatestFirmware)));
+        return absl::InvalidArgumentError(absl::StrCat("--firmware: '", value,
+                                                       "' is not a version from 1.0.0 to ",
+                                                       abi::FirmwareString(abi::kLatestFirmware)));
       o.firmware = value;
     } else if (name == "--uid" || name == "--gid") {
       if (auto s = need_value(); !s.ok()) return s;
       uint32_t id = 0;
       if (!absl::SimpleAtoi(value, &id) || id == static_cast<uint32_t>(-1))
         return absl::InvalidArgumentError(absl::StrCat(name, ": '", value, "' is not a number"));
-      if (name == "--uid") o.uid = id;
-      else o.gid = id;
+      if (name == "--uid")
+        o.uid = id;
+      else
+        o.gid = id;
     } else if (name == "--host-root" && !has_value) {
       o.host_root = true;
     } else if (name == "--ro-root" && !has_value) {
@@ -202,13 +205,14 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
     } else if (name == "--no-network" && !has_value) {
       o.no_network = true;
     } else if ((name == "--bind" || name == "--ro-bind") && !has_value) {
-      if (i + 2 >= argc) return absl::InvalidArgumentError(absl::StrCat(name, " needs SRC and DST"));
+      if (i + 2 >= argc)
+        return absl::InvalidArgumentError(absl::StrCat(name, " needs SRC and DST"));
       BindMount b{argv[i + 1], argv[i + 2], name == "--ro-bind"};
       i += 2;
       if (b.source.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": empty SRC"));
       if (!b.target.starts_with("/"))
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, ": DST must be an absolute path in the guest's view: '", b.target, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": DST must be an absolute path in the guest's view: '", b.target, "'"));
       o.binds.push_back(std::move(b));
     } else if (name == "--chdir") {
       if (auto s = need_value(); !s.ok()) return s;
@@ -218,7 +222,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.debug_mode = true;
       o.shorthand_used = true;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", arg, "'; try 'nvsentry --help'"));
     }
   }
   for (; i < argc; ++i) o.argv.push_back(argv[i]);
@@ -226,7 +231,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--service, --firmware and --debug-mode do not combine with --policy: set them in the "
         "policy file ([guest] service, firmware, debug_mode)");
-  if (o.argv.empty()) return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
+  if (o.argv.empty())
+    return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
   return cmd;
 }
 

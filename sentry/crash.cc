@@ -3,13 +3,12 @@
 #include "sentry/job_control.h"
 
 #define UNW_LOCAL_ONLY
+#include <cxxabi.h>
 #include <libunwind.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cxxabi.h>
-
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -95,7 +94,7 @@ void InstallCrashHandler(int log_fd) {
   g_demangle_len = 4096;
   g_demangle_buf = static_cast<char*>(malloc(g_demangle_len));
   InstallCrashStackForThread();
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = OnFatal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);

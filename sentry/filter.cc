@@ -2,9 +2,9 @@
 
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,9 +31,9 @@ std::vector<uint32_t> GuestArches() {
 }
 
 constexpr const char* kOpenCalls[] = {"open", "openat", "openat2", "creat"};
-constexpr const char* kDeniedCalls[] = {"mount",      "umount",        "umount2",  "pivot_root",
-                                        "fsopen",     "fsconfig",      "fsmount",  "move_mount",
-                                        "open_tree",  "mount_setattr", "open_by_handle_at"};
+constexpr const char* kDeniedCalls[] = {
+    "mount",   "umount",     "umount2",   "pivot_root",    "fsopen",           "fsconfig",
+    "fsmount", "move_mount", "open_tree", "mount_setattr", "open_by_handle_at"};
 
 struct CtxDeleter {
   void operator()(scmp_filter_ctx c) const { seccomp_release(c); }
@@ -41,7 +41,8 @@ struct CtxDeleter {
 
 absl::Status Check(int rc, std::string_view what) {
   if (rc == 0 || rc == -EEXIST) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("seccomp filter: ", std::string(what), ": ", strerror(-rc)));
+  return absl::InternalError(
+      absl::StrCat("seccomp filter: ", std::string(what), ": ", strerror(-rc)));
 }
 
 }  // namespace

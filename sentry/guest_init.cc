@@ -1,8 +1,5 @@
 #include "sentry/guest_init.h"
 
-#include "sentry/fd_passing.h"
-#include "sentry/guest_network.h"
-
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -13,6 +10,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "sentry/fd_passing.h"
+#include "sentry/guest_network.h"
 
 namespace nvsentry::sentry {
 namespace {
@@ -108,10 +108,12 @@ void RunGuestInit(const GuestInitArgs& a) {
   // --host-root the kernel exempts root: no limit.)
   if (a.max_tasks != 0) {
     const rlimit tasks = {a.max_tasks, a.max_tasks};
-    if (setrlimit(RLIMIT_NPROC, &tasks) != 0) Fail(a.control_fd, "setting RLIMIT_NPROC (--max-tasks)", errno);
+    if (setrlimit(RLIMIT_NPROC, &tasks) != 0)
+      Fail(a.control_fd, "setting RLIMIT_NPROC (--max-tasks)", errno);
   }
   // Whatever the guest execs, it gains no privilege (setuid and file capabilities do nothing).
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(a.control_fd, "setting no_new_privs", errno);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    Fail(a.control_fd, "setting no_new_privs", errno);
   // Out of nvsentry's group: a guest's kill(0, ...) reaches only the guest.
   setpgid(0, 0);
   // The sentry's state, from the host's /proc (before this namespace's /proc covers it).

@@ -3,9 +3,10 @@
 // namespace, leaves nvsentry's process group for one of its own (in nvsentry's
 // session, so that it can own nvsentry's terminal, if any), sets up the guest's view of the
 // filesystem (guest_mounts.h: host NVIDIA nodes hidden, a /proc that shows only the guest) and
-// network, installs the seccomp filter on itself (so even a guest that ptraces it stays confined), hands the listener to the sentry, starts the guest
-// program in its group and reaps everything. It reports the guest program's stops and, when it
-// exits, its raw wait status, then exits; the kernel kills whatever of the guest is left.
+// network, installs the seccomp filter on itself (so even a guest that ptraces it stays confined),
+// hands the listener to the sentry, starts the guest program in its group and reaps everything. It
+// reports the guest program's stops and, when it exits, its raw wait status, then exits; the kernel
+// kills whatever of the guest is left.
 #pragma once
 
 #include <signal.h>
@@ -22,11 +23,11 @@
 namespace nvsentry::sentry {
 
 struct GuestInitArgs {
-  char** argv;      // the guest program and its arguments
+  char** argv;       // the guest program and its arguments
   MountPlan mounts;  // the guest's view, host nodes covered
   const FilterProgram* filter;
-  int control_fd;   // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
-  int status_fd;    // pipe to the sentry: InitReports
+  int control_fd;  // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
+  int status_fd;   // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
   pid_t sentry_pid;        // while the sentry is stopped (SIGSTOP), so is the guest
   GuestIdentity identity;  // with a user namespace, init becomes its root once the maps are written
@@ -49,7 +50,7 @@ struct InitReport {
 // takes them synchronously and forwards only those the sentry sent: the terminal's own signals
 // (Ctrl-C, Ctrl-Z, window changes) reach the guest's group directly. SIGCONT is handled apart:
 // init continues the guest's whole group with it (what a shell's `fg` does).
-inline constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+inline constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
                                             SIGALRM, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU};
 
 // How often init looks at the sentry's state to mirror a SIGSTOP sent to nvsentry (which no

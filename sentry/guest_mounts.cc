@@ -47,7 +47,8 @@ std::string MakeMountPoint(const std::string& target, bool directory) {
   for (size_t slash = target.find('/', 1); slash != std::string::npos;
        slash = target.find('/', slash + 1)) {
     const std::string parent = target.substr(0, slash);
-    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return Why("creating " + parent, errno);
+    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+      return Why("creating " + parent, errno);
   }
   if (directory) {
     if (mkdir(target.c_str(), 0755) != 0) return Why("creating " + target, errno);
@@ -101,12 +102,13 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
     return Why("making / a slave mount", errno);
   for (const HostNode& n : plan.hide) {
-    int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NOEXEC,
-                              "size=4k,mode=0755")
+    int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs",
+                              MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=4k,mode=0755")
                       : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);
     // A node that vanished since the scan has nothing left to hide; one whose path the guest's
     // identity cannot even reach (EACCES) cannot be opened by the guest either.
-    if (rc != 0 && errno != ENOENT && errno != EACCES) return Why("hiding host node " + n.path, errno);
+    if (rc != 0 && errno != ENOENT && errno != EACCES)
+      return Why("hiding host node " + n.path, errno);
   }
   // Bind sources are found in the host's tree as it is (host nodes covered: a bind cannot
   // uncover one), before the private /tmp hides what was there.

@@ -20,7 +20,8 @@ const char* BringUpLoopback() {
     failed = "--no-network: reading the loopback interface's flags";
   } else {
     r.ifr_flags |= IFF_UP;
-    if (ioctl(s, SIOCSIFFLAGS, &r) != 0) failed = "--no-network: bringing the loopback interface up";
+    if (ioctl(s, SIOCSIFFLAGS, &r) != 0)
+      failed = "--no-network: bringing the loopback interface up";
   }
   const int err = errno;
   close(s);

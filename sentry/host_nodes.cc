@@ -18,8 +18,10 @@ std::set<unsigned> NvidiaCharMajors() {
   std::string line;
   bool chars = false;
   while (std::getline(in, line)) {
-    if (line.starts_with("Character")) chars = true;
-    else if (line.starts_with("Block")) chars = false;
+    if (line.starts_with("Character"))
+      chars = true;
+    else if (line.starts_with("Block"))
+      chars = false;
     unsigned major;
     char name[128];
     if (!chars || sscanf(line.c_str(), "%u %127s", &major, name) != 2) continue;
@@ -37,7 +39,8 @@ std::vector<HostNode> FindHostNvidiaNodes(const std::string& dev_root) {
   std::vector<HostNode> nodes;
   const std::set<unsigned> majors = NvidiaCharMajors();
   std::error_code ec;
-  auto it = fs::recursive_directory_iterator(dev_root, fs::directory_options::skip_permission_denied, ec);
+  auto it =
+      fs::recursive_directory_iterator(dev_root, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::directory_entry& e = *it;
     std::string rel = e.path().string().substr(dev_root.size());

@@ -51,13 +51,13 @@ absl::StatusOr<GuestIdentity> ChooseGuestIdentity(const RunOptions& o) {
     id.host_uid = geteuid();
     id.host_gid = getegid();
     if (o.uid && *o.uid != id.host_uid)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--uid=", *o.uid, ": nvsentry runs as uid ", id.host_uid,
-          " and can map the guest only to that (run it as root to choose another)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--uid=", *o.uid, ": nvsentry runs as uid ", id.host_uid,
+                       " and can map the guest only to that (run it as root to choose another)"));
     if (o.gid && *o.gid != id.host_gid)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--gid=", *o.gid, ": nvsentry runs with gid ", id.host_gid,
-          " and can map the guest only to that (run it as root to choose another)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--gid=", *o.gid, ": nvsentry runs with gid ", id.host_gid,
+                       " and can map the guest only to that (run it as root to choose another)"));
     return id;
   }
   if (o.uid) {

@@ -22,7 +22,7 @@ inline constexpr uid_t kNobodyUid = 65534;
 inline constexpr gid_t kNobodyGid = 65534;
 
 struct GuestIdentity {
-  bool user_ns = true;  // false: --host-root
+  bool user_ns = true;          // false: --host-root
   uid_t host_uid = kNobodyUid;  // what uid 0 inside is outside
   gid_t host_gid = kNobodyGid;
   // The sentry may write any mapping and lets init drop its supplementary groups (root); an

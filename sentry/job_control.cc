@@ -50,7 +50,8 @@ bool StopSelf(int sig) {
     raise(SIGSTOP);
     return true;
   }
-  struct sigaction dfl{}, old{};
+  struct sigaction dfl {
+  }, old{};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(sig, &dfl, &old);

@@ -1,10 +1,5 @@
 #include "sentry/launcher.h"
 
-#include "abi/services.h"
-#include "proxy/enforce.h"
-#include "proxy/learn.h"
-#include "proxy/trace.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -20,17 +15,23 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
+#include "abi/services.h"
+#include "absl/strings/str_cat.h"
 #include "policy/parse.h"
 #include "policy/render.h"
+#include "proxy/enforce.h"
+#include "proxy/learn.h"
+#include "proxy/trace.h"
 #include "sentry/crash.h"
 #include "sentry/fd_passing.h"
 #include "sentry/filter.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
 #include "sentry/identity.h"
-#include "sentry/sentry.h"
 #include "sentry/job_control.h"
+#include "sentry/sentry.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -56,6 +57,331 @@ int StatusToExitCode(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return kSandboxFailed;
+}
+
+// --learn: writes the learned policy when the guest has ended. False (with a message) when the
+// file cannot be written.
+bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
+                  const RunOptions& options) {
+  policy::Policy learned =
+      guest.services.learner->Learned(guest.policy.rules(), *guest.services.budget);
+  learned.source = name;
+  std::string text = "# Learned by nvsentry run --learn from:";
+  for (const std::string& a : options.argv) text += " " + a;
+  text +=
+      "\n# The guest ran with action = audit; this policy allows what it did (devices, ioctls,\n"
+      "# array counts, argument limits and budgets with 2x headroom) and refuses the rest.\n";
+  text += policy::RenderToml(learned, true);
+  const bool ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0;
+  const int err = errno;
+  fclose(out);
+  if (!ok) {
+    fprintf(stderr, "nvsentry: --learn: cannot write %s: %s\n", name.c_str(), strerror(err));
+    return false;
+  }
+  spdlog::info("learned policy written to {}", name);
+  return true;
+}
+
+// The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
+// directory.
+MountPlan GuestMountPlan(const RunOptions& o) {
+  MountPlan plan{FindHostNvidiaNodes(), o.ro_root, o.private_tmp, o.binds};
+  for (BindMount& b : plan.binds) b.source = std::filesystem::absolute(b.source).lexically_normal();
+  return plan;
+}
+
+// Where the guest starts: --chdir (relative to nvsentry's directory), else nvsentry's directory.
+std::string GuestWorkdir(const RunOptions& o) {
+  std::error_code ec;
+  std::filesystem::path dir =
+      o.chdir.empty() ? std::filesystem::current_path(ec) : std::filesystem::absolute(o.chdir, ec);
+  return ec ? "" : dir.lexically_normal().string();
+}
+
+// Reads the guest's exit status from init's reports, once init has exited; false if none came
+// (init was killed, or could not start the program).
+bool ReadExitReport(int report_fd, int* status) {
+  InitReport r;
+  while (read(report_fd, &r, sizeof r) == sizeof r) {
+    if (r.kind == InitReport::kGuestExited) {
+      *status = r.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The guest's init, cloned into its namespaces and told to go; its ends of the control socket and
+// the report pipe are the sentry's.
+struct StartedInit {
+  pid_t pid;
+  int pidfd;
+  hostshim::UniqueFd control;  // SOCK_SEQPACKET: "go" out, the listener (or why not) back
+  int report_fd;               // init's reports (InitReport); the sentry's for its whole life
+};
+
+// What init needs from the launcher, fixed before the clone.
+struct InitPlan {
+  const RunOptions& options;
+  const GuestIdentity& identity;
+  const FilterProgram& filter;
+  MountPlan mounts;
+  std::string workdir;
+  sigset_t original_mask;
+};
+
+// Clones init into the guest's user, PID and mount (and, with --no-network, network) namespaces,
+// maps its ids, makes it a process group of its own that owns the terminal if nvsentry does, and
+// tells it to go. The message says what failed.
+absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
+  std::vector<char*> argv;
+  for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int control[2], status_pipe[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0)
+    return absl::ErrnoToStatus(errno, "socketpair");
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close(control[0]);
+    close(control[1]);
+    return absl::ErrnoToStatus(err, "pipe2");
+  }
+  // Fork-like clone (no new stack): the sentry is still single-threaded here.
+  const pid_t sentry_pid = getpid();
+  // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
+  // init may mount in them, and nothing it does there reaches the host's.
+  const unsigned long ns_flags = CLONE_NEWPID | CLONE_NEWNS |
+                                 (plan.identity.user_ns ? CLONE_NEWUSER : 0) |
+                                 (plan.options.no_network ? CLONE_NEWNET : 0);
+  int pidfd = -1;
+  long pid =
+      syscall(SYS_clone, ns_flags | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
+  if (pid < 0) {
+    const int err = errno;
+    for (int fd : {control[0], control[1], status_pipe[0], status_pipe[1]}) close(fd);
+    return absl::ErrnoToStatus(
+        err, absl::StrCat("cannot create the sandbox's namespaces",
+                          plan.identity.user_ns && (err == EPERM || err == ENOSPC || err == EUSERS)
+                              ? " (are unprivileged user namespaces disabled? see "
+                                "user.max_user_namespaces, kernel.unprivileged_userns_clone or "
+                                "AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
+                              : ""));
+  }
+  if (pid == 0) {
+    close(control[0]);
+    close(status_pipe[0]);
+    RunGuestInit({argv.data(), std::move(plan.mounts), &plan.filter, control[1], status_pipe[1],
+                  plan.original_mask, sentry_pid, plan.identity, plan.options.no_network,
+                  plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks});
+  }
+  close(control[1]);
+  close(status_pipe[1]);
+  StartedInit init{static_cast<pid_t>(pid), pidfd, hostshim::UniqueFd(control[0]), status_pipe[0]};
+  SetCrashVictim(init.pid);
+  auto give_up = [&](absl::Status why) {
+    init.control.Reset();  // init exits on EOF
+    tty.TakeBack();
+    waitpid(init.pid, nullptr, 0);
+    return why;
+  };
+  if (plan.identity.user_ns) {
+    if (absl::Status s = WriteIdMaps(init.pid, plan.identity); !s.ok())
+      return give_up(absl::InternalError(
+          absl::StrCat("cannot map the guest's user namespace: ", s.message())));
+  }
+  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
+  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
+  setpgid(init.pid, init.pid);
+  tty.HandToIfForeground(init.pid);
+  if (!SendWithFd(init.control.get(), "go", -1).ok())
+    return give_up(
+        absl::UnavailableError("cannot start the sandbox: its init exited before it was ready"));
+  return init;
+}
+
+// After the guest runs: what nvsentry passes on between its own signals and the guest (job
+// control, forwarded signals) and, when the whole guest is gone, the exit status.
+class Supervisor {
+ public:
+  Supervisor(const StartedInit& init, Terminal& tty, Sentry& sentry,
+             std::shared_ptr<std::atomic<bool>> killed_by_policy)
+      : pid_(init.pid),
+        pidfd_(init.pidfd),
+        report_fd_(init.report_fd),
+        tty_(tty),
+        sentry_(sentry),
+        killed_by_policy_(std::move(killed_by_policy)) {}
+
+  // Until the guest is gone; its exit code.
+  int Run(const sigset_t& handled) {
+    const int sfd = signalfd(-1, &handled, SFD_CLOEXEC);
+    for (;;) {
+      pollfd fds[2] = {{sfd, POLLIN, 0}, {report_fd_, POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) continue;
+      if (fds[1].revents != 0) {
+        OnReport();
+        continue;
+      }
+      if (!(fds[0].revents & POLLIN)) continue;
+      signalfd_siginfo si;
+      if (read(sfd, &si, sizeof si) != sizeof si) continue;
+      if (std::optional<int> code = OnSignal(si)) return *code;
+    }
+  }
+
+ private:
+  void Signal(int sig) { syscall(SYS_pidfd_send_signal, pidfd_, sig, nullptr, 0); }
+
+  void OnReport() {
+    InitReport report;
+    if (read(report_fd_, &report, sizeof report) != sizeof report) {
+      report_fd_ = -1;  // init is gone; SIGCHLD says so too
+    } else if (report.kind == InitReport::kGuestExited) {
+      exit_status_ = report.value;
+    } else if (report.kind == InitReport::kGuestStopped) {
+      // The guest stopped (Ctrl-Z, a stop signal): so does nvsentry, for its shell to see. The
+      // shell takes the terminal back; `fg` continues nvsentry, which continues the guest.
+      spdlog::debug("the guest stopped with signal {}: stopping nvsentry", report.value);
+      tty_.ForgetHandover();
+      if (!StopSelf(report.value)) {
+        // Discarded (an orphaned group): as for a program outside, the stop does not happen.
+        spdlog::info(
+            "nvsentry's process group is orphaned: signal {} does not stop it; "
+            "continuing the guest",
+            report.value);
+        tty_.HandToIfForeground(pid_);
+        Signal(SIGCONT);
+      }
+    }
+  }
+
+  // The guest's exit code once the whole guest is gone, else nullopt.
+  std::optional<int> OnSignal(const signalfd_siginfo& si) {
+    const int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCONT) {
+      // Continued (`fg` or `bg`, or a SIGSTOP/SIGCONT sent to nvsentry): the guest goes on too,
+      // owning the terminal again if nvsentry is now the foreground job.
+      tty_.HandToIfForeground(pid_);
+      Signal(SIGCONT);
+      return std::nullopt;
+    }
+    if (sig != SIGCHLD) {
+      // The guest cannot reach nvsentry (another process group, outside its PID namespace): this
+      // came from outside the sandbox, and goes to the guest program.
+      spdlog::debug("signal {} from pid {}: forwarding", sig, si.ssi_pid);
+      Signal(sig);
+      return std::nullopt;
+    }
+    siginfo_t info{};
+    if (waitid(P_PIDFD, static_cast<id_t>(pidfd_), &info, WEXITED | WNOHANG) != 0 ||
+        info.si_pid == 0)
+      return std::nullopt;
+    while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+    // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
+    tty_.TakeBack();
+    sentry_.sessions().EndAll();
+    return ExitCode(info);
+  }
+
+  int ExitCode(const siginfo_t& init_exit) {
+    if (*killed_by_policy_) return 128 + SIGKILL;
+    if (exit_status_ >= 0 || (report_fd_ >= 0 && ReadExitReport(report_fd_, &exit_status_)))
+      return StatusToExitCode(exit_status_);
+    // Init died without reporting: killed from outside, or it could not start the program.
+    if (init_exit.si_code == CLD_KILLED || init_exit.si_code == CLD_DUMPED)
+      return 128 + init_exit.si_status;
+    return init_exit.si_status == 0 ? kSandboxFailed : init_exit.si_status;
+  }
+
+  const pid_t pid_;
+  const int pidfd_;
+  int report_fd_;         // -1 once init has closed it
+  int exit_status_ = -1;  // the guest program's raw wait status, once init reported it
+  Terminal& tty_;
+  Sentry& sentry_;
+  std::shared_ptr<std::atomic<bool>> killed_by_policy_;
+};
+
+// The sentry's side before its first thread: higher fd limits, and (root-started with a user
+// namespace) no capability over the host.
+void NarrowTheSentry(const GuestIdentity& identity) {
+  // Sessions cost the sentry fds; the guest keeps the limits it was started with.
+  rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  // The sentry has made everything it needs from the host (namespaces, maps, files, limits):
+  // from here on it holds no capability over the host, only over the guest's namespaces, which
+  // its uid owns. Done before any thread exists, so every thread has the reduced set.
+  if (identity.user_ns && identity.privileged) {
+    if (const char* what = DropHostCapabilities(identity))
+      spdlog::warn("{}: {}; the sentry keeps root's capabilities", what, strerror(errno));
+  }
+}
+
+int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
+  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
+  if (!identity.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
+    return 2;
+  }
+  spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
+  absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
+  if (!filter.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
+    return kSandboxFailed;
+  }
+  MountPlan mounts = GuestMountPlan(options);
+  for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
+
+  // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
+  // foreground to the guest and take it back from the background.
+  sigset_t handled, original;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGCHLD);
+  sigaddset(&handled, SIGCONT);
+  for (int s : kForwardedSignals) sigaddset(&handled, s);
+  sigprocmask(SIG_BLOCK, &handled, &original);
+
+  Terminal tty = Terminal::OpenControlling();
+  absl::StatusOr<StartedInit> init = StartInit(
+      {options, *identity, *filter, std::move(mounts), GuestWorkdir(options), original}, tty);
+  if (!init.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
+    return kSandboxFailed;
+  }
+  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
+  // 137 (SIGKILL) whatever init reports.
+  auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
+  guest->services.kill_guest = [pidfd = init->pidfd, killed_by_policy] {
+    if (!killed_by_policy->exchange(true))
+      spdlog::error("the policy's action is kill: killing the guest");
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  };
+
+  absl::StatusOr<ReceivedListener> received = ReceiveListener(init->control.get());
+  init->control.Reset();
+  if (!received.ok()) {
+    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n",
+            std::string(received.status().message()).c_str());
+    tty.TakeBack();
+    waitpid(init->pid, nullptr, 0);
+    return kSandboxFailed;
+  }
+  if (!received->killable)
+    spdlog::warn(
+        "kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
+        "interrupt a call after the sentry acted on it");
+  NarrowTheSentry(*identity);
+
+  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
+  // process ends right after RunGuest returns. The listener is the sentry's for its whole life.
+  auto* sentry = new Sentry(received->fd.Release(),
+                            SentryOptions{options.workers, options.sync_wakeup, guest});
+  sentry->Start();
+  return Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
 }
 
 }  // namespace
@@ -98,35 +424,6 @@ absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOpt
   return c;
 }
 
-static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest);
-
-namespace {
-
-// --learn: writes the learned policy when the guest has ended. False (with a message) when the
-// file cannot be written.
-bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& guest,
-                  const RunOptions& options) {
-  policy::Policy learned =
-      guest.services.learner->Learned(guest.policy.rules(), *guest.services.budget);
-  learned.source = name;
-  std::string text = "# Learned by nvsentry run --learn from:";
-  for (const std::string& a : options.argv) text += " " + a;
-  text += "\n# The guest ran with action = audit; this policy allows what it did (devices, ioctls,\n"
-          "# array counts, argument limits and budgets with 2x headroom) and refuses the rest.\n";
-  text += policy::RenderToml(learned, true);
-  const bool ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0;
-  const int err = errno;
-  fclose(out);
-  if (!ok) {
-    fprintf(stderr, "nvsentry: --learn: cannot write %s: %s\n", name.c_str(), strerror(err));
-    return false;
-  }
-  spdlog::info("learned policy written to {}", name);
-  return true;
-}
-
-}  // namespace
-
 int RunGuest(const RunOptions& options) {
   absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> guest = MakeGuestConfig(options);
   if (!guest.ok()) {
@@ -147,229 +444,6 @@ int RunGuest(const RunOptions& options) {
   if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, **guest, options))
     return status == 0 ? 1 : status;
   return status;
-}
-
-namespace {
-
-// The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
-// directory.
-MountPlan GuestMountPlan(const RunOptions& o) {
-  MountPlan plan{FindHostNvidiaNodes(), o.ro_root, o.private_tmp, o.binds};
-  for (BindMount& b : plan.binds) b.source = std::filesystem::absolute(b.source).lexically_normal();
-  return plan;
-}
-
-// Where the guest starts: --chdir (relative to nvsentry's directory), else nvsentry's directory.
-std::string GuestWorkdir(const RunOptions& o) {
-  std::error_code ec;
-  std::filesystem::path dir = o.chdir.empty() ? std::filesystem::current_path(ec)
-                                              : std::filesystem::absolute(o.chdir, ec);
-  return ec ? "" : dir.lexically_normal().string();
-}
-
-// Reads the guest's exit status from init's reports, once init has exited; false if none came
-// (init was killed, or could not start the program).
-bool ReadExitReport(int report_fd, int* status) {
-  InitReport r;
-  while (read(report_fd, &r, sizeof r) == sizeof r) {
-    if (r.kind == InitReport::kGuestExited) {
-      *status = r.value;
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
-static int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
-  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
-  if (!identity.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
-    return 2;
-  }
-  spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
-  absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
-  if (!filter.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
-    return kSandboxFailed;
-  }
-  MountPlan mounts = GuestMountPlan(options);
-  for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
-  const std::string workdir = GuestWorkdir(options);
-
-  std::vector<char*> argv;
-  for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  // Taken from the signalfd below. SIGTTOU also lets nvsentry give its terminal's foreground to
-  // the guest and take it back from the background.
-  sigset_t handled, original;
-  sigemptyset(&handled);
-  sigaddset(&handled, SIGCHLD);
-  sigaddset(&handled, SIGCONT);
-  for (int s : kForwardedSignals) sigaddset(&handled, s);
-  sigprocmask(SIG_BLOCK, &handled, &original);
-
-  Terminal tty = Terminal::OpenControlling();
-  int control[2], status_pipe[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0 ||
-      pipe2(status_pipe, O_CLOEXEC) != 0) {
-    fprintf(stderr, "nvsentry: %s\n", strerror(errno));
-    return kSandboxFailed;
-  }
-
-  // Fork-like clone (no new stack): the sentry is still single-threaded here.
-  const pid_t sentry_pid = getpid();
-  // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
-  // init may mount in them, and nothing it does there reaches the host's.
-  const unsigned long ns_flags =
-      CLONE_NEWPID | CLONE_NEWNS | (identity->user_ns ? CLONE_NEWUSER : 0) |
-      (options.no_network ? CLONE_NEWNET : 0);
-  int pidfd = -1;
-  long pid = syscall(SYS_clone, ns_flags | CLONE_PIDFD | SIGCHLD, nullptr, &pidfd, nullptr, nullptr);
-  if (pid < 0) {
-    int err = errno;
-    fprintf(stderr, "nvsentry: cannot create the sandbox's namespaces: %s%s\n", strerror(err),
-            !identity->user_ns ? ""
-            : err == EPERM || err == ENOSPC || err == EUSERS
-                ? " (are unprivileged user namespaces disabled? see user.max_user_namespaces, "
-                  "kernel.unprivileged_userns_clone or AppArmor's "
-                  "kernel.apparmor_restrict_unprivileged_userns)"
-                : "");
-    return kSandboxFailed;
-  }
-  if (pid == 0) {
-    close(control[0]);
-    close(status_pipe[0]);
-    RunGuestInit({argv.data(), std::move(mounts), &*filter, control[1], status_pipe[1], original,
-                  sentry_pid, *identity, options.no_network, workdir, !options.chdir.empty(),
-                  options.max_tasks});
-  }
-  close(control[1]);
-  close(status_pipe[1]);
-  SetCrashVictim(static_cast<pid_t>(pid));
-  if (identity->user_ns) {
-    if (absl::Status s = WriteIdMaps(static_cast<pid_t>(pid), *identity); !s.ok()) {
-      fprintf(stderr, "nvsentry: cannot map the guest's user namespace: %s\n",
-              std::string(s.message()).c_str());
-      close(control[0]);  // init exits on EOF
-      waitpid(static_cast<pid_t>(pid), nullptr, 0);
-      return kSandboxFailed;
-    }
-  }
-  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
-  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
-  const pid_t guest_pgid = static_cast<pid_t>(pid);
-  setpgid(guest_pgid, guest_pgid);
-  tty.HandToIfForeground(guest_pgid);
-  if (!SendWithFd(control[0], "go", -1).ok()) {
-    fprintf(stderr, "nvsentry: cannot start the sandbox: its init exited before it was ready\n");
-    tty.TakeBack();
-    waitpid(static_cast<pid_t>(pid), nullptr, 0);
-    return kSandboxFailed;
-  }
-  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
-  // 137 (SIGKILL) whatever init reports.
-  auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
-  guest->services.kill_guest = [pidfd, killed_by_policy] {
-    if (!killed_by_policy->exchange(true)) spdlog::error("the policy's action is kill: killing the guest");
-    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-  };
-
-  absl::StatusOr<ReceivedListener> received = ReceiveListener(control[0]);
-  close(control[0]);
-  if (!received.ok()) {
-    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n",
-            std::string(received.status().message()).c_str());
-    tty.TakeBack();
-    waitpid(static_cast<pid_t>(pid), nullptr, 0);
-    return kSandboxFailed;
-  }
-  const int listener = received->fd.Release();  // the sentry's for the rest of its life
-  if (!received->killable)
-    spdlog::warn("kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
-                 "interrupt a call after the sentry acted on it");
-
-  // Sessions cost the sentry fds; the guest keeps the limits it was started with.
-  rlimit nofile;
-  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
-    nofile.rlim_cur = nofile.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &nofile);
-  }
-
-  // The sentry has made everything it needs from the host (namespaces, maps, files, limits):
-  // from here on it holds no capability over the host, only over the guest's namespaces, which
-  // its uid owns. Done before any thread exists, so every thread has the reduced set.
-  if (identity->user_ns && identity->privileged) {
-    if (const char* what = DropHostCapabilities(*identity))
-      spdlog::warn("{}: {}; the sentry keeps root's capabilities", what, strerror(errno));
-  }
-
-  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
-  // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(listener, SentryOptions{options.workers, options.sync_wakeup, guest});
-  sentry->Start();
-
-  int report_fd = status_pipe[0];  // -1 once init has closed it
-  int exit_status = -1;            // the guest program's raw wait status, once init reported it
-  int sfd = signalfd(-1, &handled, SFD_CLOEXEC);
-  for (;;) {
-    pollfd fds[2] = {{sfd, POLLIN, 0}, {report_fd, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) continue;
-    if (fds[1].revents != 0) {
-      InitReport report;
-      if (read(report_fd, &report, sizeof report) != sizeof report) {
-        report_fd = -1;  // init is gone; SIGCHLD says so too
-      } else if (report.kind == InitReport::kGuestExited) {
-        exit_status = report.value;
-      } else if (report.kind == InitReport::kGuestStopped) {
-        // The guest stopped (Ctrl-Z, a stop signal): so does nvsentry, for its shell to see. The
-        // shell takes the terminal back; `fg` continues nvsentry, which continues the guest below.
-        spdlog::debug("the guest stopped with signal {}: stopping nvsentry", report.value);
-        tty.ForgetHandover();
-        if (!StopSelf(report.value)) {
-          // Discarded (an orphaned group): as for a program outside, the stop does not happen.
-          spdlog::info("nvsentry's process group is orphaned: signal {} does not stop it; "
-                       "continuing the guest", report.value);
-          tty.HandToIfForeground(guest_pgid);
-          syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, nullptr, 0);
-        }
-      }
-      continue;
-    }
-    if (!(fds[0].revents & POLLIN)) continue;
-    signalfd_siginfo si;
-    if (read(sfd, &si, sizeof si) != sizeof si) continue;
-    const int sig = static_cast<int>(si.ssi_signo);
-    if (sig == SIGCONT) {
-      // Continued (`fg` or `bg`, or a SIGSTOP/SIGCONT sent to nvsentry): the guest goes on too,
-      // owning the terminal again if nvsentry is now the foreground job.
-      tty.HandToIfForeground(guest_pgid);
-      syscall(SYS_pidfd_send_signal, pidfd, SIGCONT, nullptr, 0);
-      continue;
-    }
-    if (sig != SIGCHLD) {
-      // The guest cannot reach nvsentry (another process group, outside its PID namespace): this
-      // came from outside the sandbox, and goes to the guest program.
-      spdlog::debug("signal {} from pid {}: forwarding", sig, si.ssi_pid);
-      syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0);
-      continue;
-    }
-    siginfo_t info{};
-    if (waitid(P_PIDFD, static_cast<id_t>(pidfd), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
-      continue;
-    while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
-    // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
-    tty.TakeBack();
-    sentry->sessions().EndAll();
-    if (*killed_by_policy) return 128 + SIGKILL;
-    if (exit_status >= 0 || (report_fd >= 0 && ReadExitReport(report_fd, &exit_status)))
-      return StatusToExitCode(exit_status);
-    // Init died without reporting: killed from outside, or it could not start the program.
-    if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return 128 + info.si_status;
-    return info.si_status == 0 ? kSandboxFailed : info.si_status;
-  }
 }
 
 }  // namespace nvsentry::sentry

@@ -9,10 +9,10 @@
 #include "absl/status/statusor.h"
 #include "hostshim/rate_limited_log.h"
 #include "sentry/abi_cmd.h"
-#include "sentry/policy_cmd.h"
 #include "sentry/cli.h"
 #include "sentry/crash.h"
 #include "sentry/launcher.h"
+#include "sentry/policy_cmd.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -26,8 +26,7 @@ absl::StatusOr<int> SetUpLogging(const nvsentry::sentry::RunOptions& o) {
   if (!o.log_file.empty()) {
     // Checked here so that a bad path is an error (spdlog would create missing directories).
     crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (crash_fd < 0)
-      return absl::ErrnoToStatus(errno, "--log-file: cannot open " + o.log_file);
+    if (crash_fd < 0) return absl::ErrnoToStatus(errno, "--log-file: cannot open " + o.log_file);
   }
   try {
     if (o.log_file.empty()) {
@@ -62,16 +61,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   switch (cmd->kind) {
-    case Command::kHelp:
-      fputs(nvsentry::sentry::HelpText().c_str(), stdout);
-      return 0;
-    case Command::kAbi:
-      return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
-    case Command::kPolicy:
-      return nvsentry::sentry::RunPolicyCommand(cmd->policy_args);
-    case Command::kVersion:
-      puts("nvsentry 0.1.0");
-      return 0;
+    case Command::kHelp: fputs(nvsentry::sentry::HelpText().c_str(), stdout); return 0;
+    case Command::kAbi: return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
+    case Command::kPolicy: return nvsentry::sentry::RunPolicyCommand(cmd->policy_args);
+    case Command::kVersion: puts("nvsentry 0.1.0"); return 0;
     case Command::kRun: {
       absl::StatusOr<int> crash_fd = SetUpLogging(cmd->run);
       if (!crash_fd.ok()) {

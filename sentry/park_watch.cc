@@ -143,7 +143,8 @@ ParkWatch::Verdict ParkWatch::Check(WatchedCall& call, Entry& e) {
   }
   if (n <= 0) return Verdict::kGone;  // ESRCH: the thread is gone
   ThreadSignals s;
-  if (!ParseThreadStatus(std::string_view(buf, static_cast<size_t>(n)), &s)) return Verdict::kWaiting;
+  if (!ParseThreadStatus(std::string_view(buf, static_cast<size_t>(n)), &s))
+    return Verdict::kWaiting;
   if (Dying(s)) return Verdict::kGone;
   if (s.thread != 0) return Verdict::kInterruptedThread;
   if (s.process != 0) return Verdict::kInterruptedProcess;
@@ -175,7 +176,8 @@ void ParkWatch::Loop() {
         spent = absl::ZeroDuration();
       }
       absl::Time until = due_.empty() ? absl::InfiniteFuture() : due_.begin()->first;
-      if (spent >= options_.work_per_period) until = std::max(until, period_start + options_.period);
+      if (spent >= options_.work_per_period)
+        until = std::max(until, period_start + options_.period);
       if (now >= until) break;
       cv_.WaitWithDeadline(&mu_, until);
     }

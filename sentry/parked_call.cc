@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include "sentry/guest_memory.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/guest_memory.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -30,7 +30,12 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
  public:
   ParkedIoctl(const Listener& l, ParkWatch& watch, uint64_t id, pid_t tid, std::string_view what,
               std::vector<uint8_t> arg, proxy::Finisher finish)
-      : l_(l), watch_(watch), id_(id), tid_(tid), what_(what), arg_(std::move(arg)),
+      : l_(l),
+        watch_(watch),
+        id_(id),
+        tid_(tid),
+        what_(what),
+        arg_(std::move(arg)),
         finish_(std::move(finish)) {}
   ~ParkedIoctl() override {
     if (ticket_ != 0) watch_.Forget(ticket_);
@@ -40,7 +45,9 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
   bool Charge(const std::shared_ptr<hostshim::BudgetAccount>& budget) {
     return hold_.Take(budget, hostshim::BudgetKind::kParkedWaits);
   }
-  void StartWatch(std::weak_ptr<WatchedCall> self) { ticket_ = watch_.Watch(std::move(self), tid_); }
+  void StartWatch(std::weak_ptr<WatchedCall> self) {
+    ticket_ = watch_.Watch(std::move(self), tid_);
+  }
 
   std::span<uint8_t> arg() override { return arg_; }
 
@@ -54,7 +61,8 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
     const bool sent = e == 0 ? l_.Return(id_, 0) : l_.Fail(id_, e);
     if (!sent)
       NVS_LOG_LIMITED(spdlog::level::debug,
-                      "dropped parked {} of thread {}: finished after its thread went away", what_, tid_);
+                      "dropped parked {} of thread {}: finished after its thread went away", what_,
+                      tid_);
   }
 
   // The holder forgets the call once it ended here without it.
@@ -75,7 +83,8 @@ class ParkedIoctl : public hostshim::Continuation, public WatchedCall {
   void Gone() override {
     if (done_.exchange(true)) return;
     Ended();
-    NVS_LOG_LIMITED(spdlog::level::debug, "dropped parked {} of thread {}: its thread went away", what_, tid_);
+    NVS_LOG_LIMITED(spdlog::level::debug, "dropped parked {} of thread {}: its thread went away",
+                    what_, tid_);
   }
 
  private:
@@ -107,7 +116,8 @@ std::shared_ptr<hostshim::Continuation> ParkCall(const Listener& listener, const
   auto call = std::make_shared<ParkedIoctl>(listener, parking.watch, id, tid, what, std::move(arg),
                                             std::move(finish));
   if (!call->Charge(parking.budget)) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "{} of thread {}: not parked, the parked_waits budget is spent", what, tid);
+    NVS_LOG_LIMITED(spdlog::level::debug,
+                    "{} of thread {}: not parked, the parked_waits budget is spent", what, tid);
     return nullptr;
   }
   call->StartWatch(call);

@@ -49,21 +49,28 @@ int RunPolicyCommand(const std::vector<std::string>& args, FILE* out, FILE* err)
     std::string service, firmware;
     for (size_t i = 1; i < args.size(); ++i) {
       std::string v = args[i];
-      std::string* dst = v.starts_with("--service") ? &service : v.starts_with("--firmware") ? &firmware : nullptr;
+      std::string* dst = v.starts_with("--service")    ? &service
+                         : v.starts_with("--firmware") ? &firmware
+                                                       : nullptr;
       if (dst == nullptr) return Usage(err, "unknown option " + v);
-      if (auto eq = v.find('='); eq != std::string::npos) *dst = v.substr(eq + 1);
-      else if (i + 1 < args.size()) *dst = args[++i];
-      else return Usage(err, v + " needs a value");
+      if (auto eq = v.find('='); eq != std::string::npos)
+        *dst = v.substr(eq + 1);
+      else if (i + 1 < args.size())
+        *dst = args[++i];
+      else
+        return Usage(err, v + " needs a value");
     }
     if (service.empty()) return Usage(err, "init needs --service");
     abi::Firmware fw = abi::kLatestFirmware;
     if (!firmware.empty()) {
       auto f = abi::ParseFirmware(firmware);
       if (!f || *f < abi::Fw(1, 0, 0) || *f > abi::kLatestFirmware)
-        return Usage(err, "--firmware: not a version from 1.0.0 to " + abi::FirmwareString(abi::kLatestFirmware));
+        return Usage(err, "--firmware: not a version from 1.0.0 to " +
+                              abi::FirmwareString(abi::kLatestFirmware));
       fw = *f;
     }
-    if (!abi::ServiceMask(service, fw)) return Usage(err, "--service: not one of nvdrv, nvdrv:a, nvdrv:s, nvdrv:t");
+    if (!abi::ServiceMask(service, fw))
+      return Usage(err, "--service: not one of nvdrv, nvdrv:a, nvdrv:s, nvdrv:t");
     fputs(policy::InitPolicy(service, fw).c_str(), out);
     return 0;
   }

@@ -13,9 +13,9 @@
 #include "abi/catalogue.h"
 #include "hostshim/rate_limited_log.h"
 #include "proxy/device_open.h"
-#include "proxy/serve.h"
 #include "proxy/enforce.h"
 #include "proxy/learn.h"
+#include "proxy/serve.h"
 #include "proxy/trace.h"
 #include "sentry/crash.h"
 #include "sentry/guest_memory.h"
@@ -34,10 +34,6 @@ std::optional<std::string> ReadLink(const std::string& path) {
   if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf)) return std::nullopt;
   return std::string(buf, static_cast<size_t>(n));
 }
-
-}  // namespace
-
-namespace {
 
 // The simulated GPU serves the guest its policy describes: its budgets, mask and aruid, and the
 // rules for its command streams (which classes they may bind; --learn hears what they bound).
@@ -90,14 +86,9 @@ void Sentry::WorkerLoop() {
 void Sentry::Handle(const seccomp_notif& req) {
   TrappedCall kind = syscalls_.Classify(req.data.arch, req.data.nr);
   switch (kind) {
-    case TrappedCall::kIoctl:
-      HandleIoctl(req);
-      return;
-    case TrappedCall::kOther:
-      listener_.Continue(req.id);
-      return;
-    default:
-      HandleOpen(req, kind);
+    case TrappedCall::kIoctl: HandleIoctl(req); return;
+    case TrappedCall::kOther: listener_.Continue(req.id); return;
+    default: HandleOpen(req, kind);
   }
 }
 
@@ -108,9 +99,19 @@ std::optional<Sentry::OpenArgs> Sentry::DecodeOpen(const seccomp_notif& req, Tra
   const __u64* a = req.data.args;
   OpenArgs o;
   switch (kind) {
-    case TrappedCall::kOpen: o.path_addr = a[0]; o.flags = a[1]; break;
-    case TrappedCall::kCreat: o.path_addr = a[0]; o.flags = O_CREAT | O_WRONLY | O_TRUNC; break;
-    case TrappedCall::kOpenat: o.dirfd = static_cast<int>(a[0]); o.path_addr = a[1]; o.flags = a[2]; break;
+    case TrappedCall::kOpen:
+      o.path_addr = a[0];
+      o.flags = a[1];
+      break;
+    case TrappedCall::kCreat:
+      o.path_addr = a[0];
+      o.flags = O_CREAT | O_WRONLY | O_TRUNC;
+      break;
+    case TrappedCall::kOpenat:
+      o.dirfd = static_cast<int>(a[0]);
+      o.path_addr = a[1];
+      o.flags = a[2];
+      break;
     case TrappedCall::kOpenat2: {
       o.dirfd = static_cast<int>(a[0]);
       o.path_addr = a[1];
@@ -194,8 +195,9 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   PlaceSession(req, np->path, *dev, std::move(made.session), (args->flags & O_CLOEXEC) != 0, t0);
 }
 
-void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
-                          std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0) {
+void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path,
+                          const abi::DeviceDesc& dev, std::shared_ptr<proxy::Session> session,
+                          bool cloexec, Clock::time_point t0) {
   const pid_t tid = static_cast<pid_t>(req.pid);
   proxy::Tracer* tracer = options_.guest->services.tracer.get();
   // The worker keeps its reference until the open is finished: the session may end (the guest
@@ -219,7 +221,8 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path, const
                                place)
           : place();
   if (guest_fd < 0) {
-    NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", path, strerror(-guest_fd));
+    NVS_LOG_LIMITED(spdlog::level::debug, "open {}: placing the fd failed: {}", path,
+                    strerror(-guest_fd));
     sessions_.Abandon(*pending);
     // EMFILE and the like are the guest's to see; a vanished call has nobody to answer.
     if (guest_fd != -ENOENT) listener_.Fail(req.id, -guest_fd);
@@ -245,8 +248,10 @@ void Sentry::HandleIoctl(const seccomp_notif& req) {
   proxy::IoctlOutcome out =
       proxy::Serve(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);
   if (out.kind != proxy::IoctlOutcome::kAnswer) return;
-  if (out.err == 0) listener_.Return(req.id, 0);
-  else listener_.Fail(req.id, out.err);
+  if (out.err == 0)
+    listener_.Return(req.id, 0);
+  else
+    listener_.Fail(req.id, out.err);
 }
 
 }  // namespace nvsentry::sentry

@@ -17,9 +17,9 @@
 #include "hostshim/sim/gpu.h"
 #include "proxy/guest_config.h"
 #include "proxy/session.h"
-#include "sentry/open_path.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
+#include "sentry/open_path.h"
 #include "sentry/park_watch.h"
 #include "sentry/parked_call.h"
 #include "sentry/session_table.h"
@@ -27,7 +27,7 @@
 namespace nvsentry::sentry {
 
 struct SentryOptions {
-  int workers = 0;           // 0: one per CPU, at least 2
+  int workers = 0;          // 0: one per CPU, at least 2
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
   // Shared with the launcher; never null.
   std::shared_ptr<const proxy::GuestConfig> guest;

@@ -52,7 +52,8 @@ SessionTable::SessionTable() : self_(getpid()) {
                       reinterpret_cast<unsigned long>(&slot)) == 0;
     }
   }
-  if (!kcmp_ok_) spdlog::warn("kcmp(KCMP_EPOLL_TFD) unavailable: every ioctl takes the slow fd lookup");
+  if (!kcmp_ok_)
+    spdlog::warn("kcmp(KCMP_EPOLL_TFD) unavailable: every ioctl takes the slow fd lookup");
   lifetime_epoll_.Reset(epoll_create1(EPOLL_CLOEXEC));
   stop_fd_.Reset(eventfd(0, EFD_CLOEXEC));
   epoll_event ev{};
@@ -69,7 +70,8 @@ SessionTable::~SessionTable() {
   // The entries' fds close with the maps.
 }
 
-absl::StatusOr<SessionTable::Pending> SessionTable::Create(std::shared_ptr<proxy::Session> session) {
+absl::StatusOr<SessionTable::Pending> SessionTable::Create(
+    std::shared_ptr<proxy::Session> session) {
   {
     absl::MutexLock lock(&census_->mu);
     ++census_->alive;
@@ -154,7 +156,8 @@ int SessionTable::EndAll(absl::Duration patience) {
   // middle of End (it took the entry out, the session's end has not run yet), and a worker
   // inside a call may hold the last reference. The process must not end before they finish.
   absl::MutexLock lock(&census_->mu);
-  auto all_ended = [c = census_.get()]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu) { return c->alive == 0; };
+  auto all_ended = [c = census_.get()]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(c->mu) { return c->alive == 0; };
   if (!census_->mu.AwaitWithTimeout(absl::Condition(&all_ended), patience))
     spdlog::warn("{} device sessions still in use at exit; their ends are not recorded",
                  census_->alive);
@@ -208,7 +211,8 @@ std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, int*
 
 void SessionTable::WaitUntilEnded(int slot, absl::Duration patience) {
   absl::MutexLock lock(&mu_);
-  auto ended = [this, slot]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !by_slot_.contains(slot); };
+  auto ended = [this, slot]()
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !by_slot_.contains(slot); };
   mu_.AwaitWithTimeout(absl::Condition(&ended), patience);
 }
 

@@ -19,9 +19,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "hostshim/unique_fd.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "hostshim/unique_fd.h"
 #include "proxy/session.h"
 
 namespace nvsentry::sentry {
@@ -60,9 +60,10 @@ class SessionTable {
  private:
   struct Entry {
     std::shared_ptr<proxy::Session> session;
-    hostshim::UniqueFd slot;      // the session's own epoll fd; its number names the entry
-    int tfd;                      // the number the guest end had when registered in the slot
-    hostshim::UniqueFd keep_end;  // read end of the pipe: hangs up when the guest's last copy closes
+    hostshim::UniqueFd slot;  // the session's own epoll fd; its number names the entry
+    int tfd;                  // the number the guest end had when registered in the slot
+    hostshim::UniqueFd
+        keep_end;  // read end of the pipe: hangs up when the guest's last copy closes
     ino_t ino;
   };
 

@@ -133,7 +133,8 @@ struct GetClkRate {
   uint32_t clk_rate;
   uint32_t module_id;
 };
-struct U32Arg {  // SET_SUBMIT_TIMEOUT, SET_NVMAP_FD, SET_TIMEOUT, CYCLE_STATS, SET_PRIORITY, SET_TIMESLICE
+struct U32Arg {  // SET_SUBMIT_TIMEOUT, SET_NVMAP_FD, SET_TIMEOUT, CYCLE_STATS, SET_PRIORITY,
+                 // SET_TIMESLICE
   uint32_t value;
 };
 struct AllocGpfifo {

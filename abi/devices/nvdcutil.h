@@ -1,4 +1,5 @@
-// /dev/nvdcutil-disp0/1: display test hooks (CRC, virtual EDID, DSI packets, DP tests) (Switchbrew).
+// /dev/nvdcutil-disp0/1: display test hooks (CRC, virtual EDID, DSI packets, DP tests)
+// (Switchbrew).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// /dev/nvdisp-disp0/1: one display head each: windows, flips, modes, colour, backlight (Switchbrew).
+// /dev/nvdisp-disp0/1: one display head each: windows, flips, modes, colour, backlight
+// (Switchbrew).
 #pragma once
 
 #include <cstdint>

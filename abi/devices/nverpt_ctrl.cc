@@ -64,10 +64,24 @@ constexpr Field kSubmitDisplayDataF[] = {
 constexpr FwRange kFrom300{Fw(3, 0, 0)};
 
 constexpr IoctlDesc kIoctls[] = {
-    {kTelemetrySubmitData, "NVERPT_TELEMETRY_SUBMIT_DATA", kSubmitDataF, 0, {}, 0, kFrom300, kOk,
+    {kTelemetrySubmitData,
+     "NVERPT_TELEMETRY_SUBMIT_DATA",
+     kSubmitDataF,
+     0,
+     {},
+     0,
+     kFrom300,
+     kOk,
      "Submits a block of test values from which an error report is made."},
-    {kTelemetrySubmitDisplayData, "NVERPT_TELEMETRY_SUBMIT_DISPLAY_DATA", kSubmitDisplayDataF, 0,
-     {}, 0, kFrom300, kOk, "Submits video/display decode state from which an error report is made."},
+    {kTelemetrySubmitDisplayData,
+     "NVERPT_TELEMETRY_SUBMIT_DISPLAY_DATA",
+     kSubmitDisplayDataF,
+     0,
+     {},
+     0,
+     kFrom300,
+     kOk,
+     "Submits video/display decode state from which an error report is made."},
 };
 static_assert(TableIsSound(kIoctls), "nverpt-ctrl layouts disagree with their codes");
 static_assert(sizeof(TelemetrySubmitData) == IocSize(kTelemetrySubmitData));

@@ -1,4 +1,5 @@
-// /dev/nvhdcp_up-ctrl: HDCP link protection status and control for the external output (Switchbrew).
+// /dev/nvhdcp_up-ctrl: HDCP link protection status and control for the external output
+// (Switchbrew).
 #pragma once
 
 #include <cstdint>

@@ -95,7 +95,7 @@ struct MapBufferEx2 {
   uint32_t pages;
   uint32_t reserved1;
 };
-struct RemapOp {  // REMAP's buffer is an array of these
+struct RemapOp {   // REMAP's buffer is an array of these
   uint16_t flags;  // bit2 cacheable
   uint16_t kind;
   uint32_t mem_handle;

@@ -10,20 +10,27 @@ constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut;
 
 constexpr Field kIdValue[] = {{"id", 0, kU32, 1, I}, {"value", 4, kU32, 1, O}};
 constexpr Field kIncr[] = {{"id", 0, kU32, 1, I}};
-constexpr Field kWait[] = {{"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, I}, {"timeout", 8, kS32, 1, I}};
-constexpr Field kWaitEx[] = {{"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, I},
-                             {"timeout", 8, kS32, 1, I}, {"value", 12, kU32, 1, O}};
+constexpr Field kWait[] = {
+    {"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, I}, {"timeout", 8, kS32, 1, I}};
+constexpr Field kWaitEx[] = {{"id", 0, kU32, 1, I},
+                             {"thresh", 4, kU32, 1, I},
+                             {"timeout", 8, kS32, 1, I},
+                             {"value", 12, kU32, 1, O}};
 constexpr Field kMutex[] = {{"id", 0, kU32, 1, I}, {"lock", 4, kU32, 1, I}};
 constexpr Field kRegRdWr[] = {{"id", 0, kU32, 1, I},         {"num_offsets", 4, kU32, 1, I},
                               {"block_size", 8, kU32, 1, I}, {"offsets", 12, kU32, 1, I},
                               {"values", 16, kU32, 1, I},    {"write", 20, kU32, 1, I}};
-constexpr Field kConfig[] = {{"name", 0, kChar, 0x41, I}, {"key", 0x41, kChar, 0x41, I},
-                             {"value", 0x82, kChar, 0x101, O}};
+constexpr Field kConfig[] = {
+    {"name", 0, kChar, 0x41, I}, {"key", 0x41, kChar, 0x41, I}, {"value", 0x82, kChar, 0x101, O}};
 constexpr Field kSlot[] = {{"event_slot", 0, kU32, 1, I}};
-constexpr Field kWaitEvent[] = {{"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, I},
-                                {"timeout", 8, kS32, 1, I}, {"value", 12, kU32, 1, O}};
-constexpr Field kWaitEventEx[] = {{"id", 0, kU32, 1, I}, {"thresh", 4, kU32, 1, I},
-                                  {"timeout", 8, kS32, 1, I}, {"value", 12, kU32, 1, IO}};
+constexpr Field kWaitEvent[] = {{"id", 0, kU32, 1, I},
+                                {"thresh", 4, kU32, 1, I},
+                                {"timeout", 8, kS32, 1, I},
+                                {"value", 12, kU32, 1, O}};
+constexpr Field kWaitEventEx[] = {{"id", 0, kU32, 1, I},
+                                  {"thresh", 4, kU32, 1, I},
+                                  {"timeout", 8, kS32, 1, I},
+                                  {"value", 12, kU32, 1, IO}};
 constexpr Field kSlotMask[] = {{"event_slot_mask", 0, kU64, 1, I}};
 constexpr Field kShift[] = {{"syncpt_shift", 0, kU32, 1, O}};
 
@@ -32,7 +39,15 @@ constexpr CodeAlias kIncrAliases[] = {{0xC0040015, "libnx nvioctlNvhostCtrl_Sync
 
 constexpr IoctlDesc kIoctls[] = {
     {kSyncptRead, "NVHOST_IOCTL_CTRL_SYNCPT_READ", kIdValue, kPure},
-    {kSyncptIncr, "NVHOST_IOCTL_CTRL_SYNCPT_INCR", kIncr, 0, {}, 0, {}, NvError::kSuccess, {},
+    {kSyncptIncr,
+     "NVHOST_IOCTL_CTRL_SYNCPT_INCR",
+     kIncr,
+     0,
+     {},
+     0,
+     {},
+     NvError::kSuccess,
+     {},
      kIncrAliases},
     {kSyncptWait, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT", kWait, kMayBlock},
     {kModuleMutex, "NVHOST_IOCTL_CTRL_MODULE_MUTEX", kMutex, 0},
@@ -41,8 +56,10 @@ constexpr IoctlDesc kIoctls[] = {
     {kSyncptReadMax, "NVHOST_IOCTL_CTRL_SYNCPT_READ_MAX", kIdValue, kPure},
     {kGetConfig, "NVHOST_IOCTL_CTRL_GET_CONFIG", kConfig, 0},
     {kSyncptClearEventWait, "NVHOST_IOCTL_CTRL_SYNCPT_CLEAR_EVENT_WAIT", kSlot, 0},
-    {kSyncptWaitEvent, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT", kWaitEvent, kMayBlock | kOutputsOnTimeout},
-    {kSyncptWaitEventEx, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT_EX", kWaitEventEx, kMayBlock | kOutputsOnTimeout},
+    {kSyncptWaitEvent, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT", kWaitEvent,
+     kMayBlock | kOutputsOnTimeout},
+    {kSyncptWaitEventEx, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT_EX", kWaitEventEx,
+     kMayBlock | kOutputsOnTimeout},
     {kSyncptAllocEvent, "NVHOST_IOCTL_CTRL_SYNCPT_ALLOC_EVENT", kSlot, 0},
     {kSyncptFreeEvent, "NVHOST_IOCTL_CTRL_SYNCPT_FREE_EVENT", kSlot, 0},
     {kSyncptFreeEventBatch, "NVHOST_IOCTL_CTRL_SYNCPT_FREE_EVENT_BATCH", kSlotMask, 0},

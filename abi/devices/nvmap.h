@@ -31,7 +31,14 @@ constexpr uint32_t kIsOwnedByAruid = 0x40100113;
 constexpr uint32_t kRemoveExportForAruid = 0x40100114;
 
 // NVMAP_IOC_PARAM selectors.
-enum class Param : uint32_t { kSize = 1, kAlignment = 2, kBase = 3, kHeap = 4, kKind = 5, kCompr = 6 };
+enum class Param : uint32_t {
+  kSize = 1,
+  kAlignment = 2,
+  kBase = 3,
+  kHeap = 4,
+  kKind = 5,
+  kCompr = 6
+};
 
 struct Create {
   uint32_t size;
@@ -48,7 +55,7 @@ struct Alloc {
   uint32_t align;
   uint8_t kind;
   uint8_t pad[7];
-  uint64_t addr;   // guest memory that backs the object
+  uint64_t addr;  // guest memory that backs the object
 };
 struct Free {
   uint32_t handle;

@@ -30,8 +30,7 @@ std::optional<uint8_t> Kind(int32_t kind, uint8_t dflt) {
 
 }  // namespace
 
-std::shared_ptr<AddressSpace> AddressSpace::Create(const AsLayout& layout,
-                                                   BudgetAccount* budget) {
+std::shared_ptr<AddressSpace> AddressSpace::Create(const AsLayout& layout, BudgetAccount* budget) {
   return std::shared_ptr<AddressSpace>(new AddressSpace(layout, budget));
 }
 
@@ -95,7 +94,7 @@ VaAllocator* AddressSpace::RegionFor(uint32_t page_size) {
 }
 
 AddressSpace::Reservations::const_iterator AddressSpace::ReservationHolding(uint64_t va,
-                                                                           uint64_t size) const {
+                                                                            uint64_t size) const {
   auto it = reservations_.upper_bound(va);
   if (it == reservations_.begin()) return reservations_.end();
   --it;
@@ -225,11 +224,12 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
   if (NewObjectBytes(objects) > layout_.object_bytes_limit - mapped_object_bytes_) {
     return NvError::kInsufficientMemory;
   }
-  Mapping m{size, 0, a.object, a.buffer_offset, 0, *kind, (a.flags & kMapCacheable) != 0,
+  Mapping m{size,  0,    a.object, a.buffer_offset, 0, *kind, (a.flags & kMapCacheable) != 0,
             false, false};
   uint64_t va;
   if (a.flags & kMapFixed) {
-    // A fixed mapping goes into a reservation (Switchbrew, GPU command submission), at its page size.
+    // A fixed mapping goes into a reservation (Switchbrew, GPU command submission), at its page
+    // size.
     va = a.offset_or_align;
     auto r = ReservationHolding(va, 1);
     if (r == reservations_.end()) return NvError::kBadValue;
@@ -274,8 +274,8 @@ abi::NvError AddressSpace::Map(const MapArgs& a, uint64_t* va_out, int32_t* kind
   return NvError::kSuccess;
 }
 
-abi::NvError AddressSpace::Modify(uint64_t va, uint64_t buffer_offset, uint64_t size,
-                                  int32_t kind, int32_t* kind_out) {
+abi::NvError AddressSpace::Modify(uint64_t va, uint64_t buffer_offset, uint64_t size, int32_t kind,
+                                  int32_t* kind_out) {
   absl::MutexLock l(&mu_);
   auto it = mappings_.find(va);
   if (it == mappings_.end() || it->second.remap) return NvError::kBadValue;
@@ -431,8 +431,8 @@ std::optional<AddressSpace::MappingInfo> AddressSpace::FindMapping(uint64_t va) 
   --it;
   const Mapping& m = it->second;
   if (va - it->first >= m.footprint) return std::nullopt;
-  return MappingInfo{it->first,   m.size,  m.footprint, m.object_offset, m.page_size,
-                     m.kind,      m.cacheable, m.remap, m.object->id()};
+  return MappingInfo{it->first, m.size,      m.footprint, m.object_offset, m.page_size,
+                     m.kind,    m.cacheable, m.remap,     m.object->id()};
 }
 
 size_t AddressSpace::mapping_count() const {
@@ -458,8 +458,7 @@ bool AddressSpace::Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fa
   return Access(va, const_cast<uint8_t*>(src.data()), src.size(), true, fault);
 }
 
-bool AddressSpace::Access(uint64_t va, uint8_t* data, size_t len, bool write,
-                          MmuFault* fault) {
+bool AddressSpace::Access(uint64_t va, uint8_t* data, size_t len, bool write, MmuFault* fault) {
   auto fail = [&](MmuFault::Kind kind) {
     if (fault) *fault = MmuFault{kind, va, write};
     return false;

@@ -101,8 +101,8 @@ class AddressSpace : public GpuMemory,
 
   struct MapArgs {
     std::shared_ptr<NvmapObject> object;
-    uint32_t flags = 0;   // kMapFixed, kMapCacheable
-    int32_t kind = -1;    // -1: the object's kind
+    uint32_t flags = 0;  // kMapFixed, kMapCacheable
+    int32_t kind = -1;   // -1: the object's kind
     uint64_t buffer_offset = 0;
     uint64_t mapping_size = 0;  // 0: from buffer_offset to the end of the object
     uint64_t offset_or_align = 0;

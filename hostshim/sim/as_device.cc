@@ -15,7 +15,7 @@ using abi::NvError;
 namespace {
 
 // Switchbrew's numbers for bit 13, in 4 KiB (small) pages (see as_device.h).
-constexpr uint64_t kLowWindowEnd = uint64_t{0xC0000} << 12;   // 3 GiB
+constexpr uint64_t kLowWindowEnd = uint64_t{0xC0000} << 12;    // 3 GiB
 constexpr uint64_t kHighWindowEnd = uint64_t{0x580000} << 12;  // 22 GiB
 // Bit 15's GPU device windows: [0, 0x100000000) with it, [0x100000000, 0x11FA50000) without.
 constexpr uint64_t kWideDeviceWindow = 0x100000000;

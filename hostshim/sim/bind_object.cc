@@ -24,20 +24,22 @@ Exec CommandProcessor::State::BindObject(uint32_t subch, EngineKind k, uint32_t 
   const abi::GpuClass* c = abi::FindGpuClass(cls);
   if (c != nullptr) {  // an engine class (the host class is every channel's own)
     if (c->engine == abi::GpuEngine::kGraphics && env.object_class != nullptr) {
-      const abi::GpuClass* ctx = abi::FindGpuClass(env.object_class->load(std::memory_order_acquire));
+      const abi::GpuClass* ctx =
+          abi::FindGpuClass(env.object_class->load(std::memory_order_acquire));
       if (ctx == nullptr || ctx->engine != abi::GpuEngine::kGraphics) {
-        return MethodError(cls, method, value,
-                           fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} ({}) runs on the "
-                                       "graphics engine and the channel has no graphics object "
-                                       "context (ALLOC_OBJ_CTX of 0xB197, 0xB1C0, 0x902D or 0xA140)",
-                                       subch, cls, c->name));
+        return MethodError(
+            cls, method, value,
+            fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} ({}) runs on the "
+                        "graphics engine and the channel has no graphics object "
+                        "context (ALLOC_OBJ_CTX of 0xB197, 0xB1C0, 0x902D or 0xA140)",
+                        subch, cls, c->name));
       }
     }
     if (env.policy != nullptr && !env.policy->Allows(cls)) {
-      std::string detail =
-          fmt::format("SET_OBJECT on subchannel {} binds class 0x{:04X} ({}), which the policy's "
-                      "channel classes do not allow",
-                      subch, cls, c->name);
+      std::string detail = fmt::format(
+          "SET_OBJECT on subchannel {} binds class 0x{:04X} ({}), which the policy's "
+          "channel classes do not allow",
+          subch, cls, c->name);
       const bool go_on = env.policy->violation && env.policy->violation(cls, detail);
       if (!go_on) return MethodError(cls, method, value, std::move(detail));
     }

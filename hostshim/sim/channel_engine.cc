@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "abi/gpu_classes.h"
-#include "hostshim/sim/gpu_clock.h"
 #include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/gpu_clock.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -72,8 +72,7 @@ bool ChannelEngine::BoundMemory::Read(uint64_t va, std::span<uint8_t> dst, MmuFa
   return false;
 }
 
-bool ChannelEngine::BoundMemory::Write(uint64_t va, std::span<const uint8_t> src,
-                                       MmuFault* fault) {
+bool ChannelEngine::BoundMemory::Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fault) {
   if (AddressSpace* a = as.load(std::memory_order_acquire)) return a->Write(va, src, fault);
   *fault = {MmuFault::Kind::kUnmapped, va, true};
   return false;
@@ -210,13 +209,15 @@ void ChannelEngine::Fail(ChannelError e) {
     signal = (events_enabled_ >> kEventErrorNotifier) & 1;
     waits.swap(waits_);
   }
-  NVS_LOG_LIMITED(spdlog::level::warn, "simulated GPU: channel (syncpoint {}) stopped: {}", syncpoint_id_, e.what);
+  NVS_LOG_LIMITED(spdlog::level::warn, "simulated GPU: channel (syncpoint {}) stopped: {}",
+                  syncpoint_id_, e.what);
   // The notifier first: a client woken by the event or by its fence then sees why.
   if (notifier) {
     NotifierRecord rec{e.timestamp_ns, e.notifier_code, 0, kNotifierStatusError};
     if (!notifier->Write(offset, {reinterpret_cast<const uint8_t*>(&rec), sizeof rec}))
-      NVS_LOG_LIMITED(spdlog::level::warn, "simulated GPU: channel (syncpoint {}): error notifier memory is gone",
-                   syncpoint_id_);
+      NVS_LOG_LIMITED(spdlog::level::warn,
+                      "simulated GPU: channel (syncpoint {}): error notifier memory is gone",
+                      syncpoint_id_);
   }
   // GET_ERROR_NOTIFICATION/INFO report the error only once the notifier memory says the same.
   {
@@ -408,9 +409,7 @@ void ChannelEngine::Run() {
     }
     ++steps;
     switch (s.what) {
-      case Do::kResetCp:
-        cp_->Reset();
-        continue;
+      case Do::kResetCp: cp_->Reset(); continue;
       case Do::kWait:
         if (BlockOnSyncpoint(epoch, s.fence.id, s.fence.value)) break;
         StepDone(epoch, Do::kWait);
@@ -429,9 +428,7 @@ void ChannelEngine::Run() {
       case Do::kEntry: {
         RunResult r = cp_->Run(s.entry);
         switch (r.stop) {
-          case RunResult::Stop::kDone:
-            StepDone(epoch, Do::kEntry);
-            continue;
+          case RunResult::Stop::kDone: StepDone(epoch, Do::kEntry); continue;
           case RunResult::Stop::kWaitSyncpoint:
             if (!Syncpoints::ValidId(r.id)) {
               FailWith(ChannelErrorKind::kPbdma, kNotifierPbdmaError, {},
@@ -440,9 +437,7 @@ void ChannelEngine::Run() {
             }
             if (BlockOnSyncpoint(epoch, r.id, r.threshold)) break;
             continue;  // reached meanwhile: resume the same entry
-          case RunResult::Stop::kWaitSemaphore:
-            BlockOnSemaphore(epoch);
-            break;
+          case RunResult::Stop::kWaitSemaphore: BlockOnSemaphore(epoch); break;
           case RunResult::Stop::kFault: {
             std::string what = std::string("MMU fault (") + MmuFaultKindName(r.fault.kind) +
                                ") on " + (r.fault.write ? "write" : "read") + " at GPU VA 0x";
@@ -451,9 +446,7 @@ void ChannelEngine::Run() {
             FailWith(ChannelErrorKind::kMmu, kNotifierMmuFault, r.fault, what + va);
             break;
           }
-          case RunResult::Stop::kError:
-            FailOnError(r);
-            break;
+          case RunResult::Stop::kError: FailOnError(r); break;
         }
         break;
       }

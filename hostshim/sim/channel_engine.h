@@ -58,10 +58,10 @@ inline constexpr uint32_t kEventSmBreakpoint = 1, kEventSmPause = 2, kEventError
 // The error the channel stopped with.
 struct ChannelError {
   ChannelErrorKind kind = ChannelErrorKind::kNone;
-  uint32_t notifier_code = 0;   // info32
-  uint64_t timestamp_ns = 0;    // CLOCK_REALTIME, as the Linux notifier
-  uint64_t monotonic_ns = 0;    // CLOCK_MONOTONIC (GET_ERROR_NOTIFICATION's system tick)
-  MmuFault fault;               // kMmu
+  uint32_t notifier_code = 0;  // info32
+  uint64_t timestamp_ns = 0;   // CLOCK_REALTIME, as the Linux notifier
+  uint64_t monotonic_ns = 0;   // CLOCK_MONOTONIC (GET_ERROR_NOTIFICATION's system tick)
+  MmuFault fault;              // kMmu
   // A method the channel refused (kGr, kPbdma): its class, byte offset and value; zeros for an
   // error of the pusher itself (a malformed pushbuffer).
   uint32_t method_class = 0, method = 0, method_value = 0;
@@ -79,10 +79,10 @@ static_assert(sizeof(NotifierRecord) == 16);
 
 struct SubmitJob {
   std::vector<abi::channel::GpfifoEntry> entries;
-  bool wait = false;           // wait for wait_fence before the entries
+  bool wait = false;  // wait for wait_fence before the entries
   abi::channel::Fence wait_fence{};
-  bool increment = false;      // two syncpoint increments after the entries
-  bool wfi = true;             // ... preceded by a wait-for-idle
+  bool increment = false;  // two syncpoint increments after the entries
+  bool wfi = true;         // ... preceded by a wait-for-idle
 };
 
 // NVGPU_IOCTL_CHANNEL_WAIT's condition, resolved.
@@ -98,7 +98,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   struct Deps {
     Syncpoints& syncpoints;
     Runlist& runlist;
-    BudgetAccount* budget = nullptr;      // the kChannels charge it releases; event fds' open_fds
+    BudgetAccount* budget = nullptr;        // the kChannels charge it releases; event fds' open_fds
     std::function<uint64_t()> gpu_time_ns;  // null: GpuTimeNs() (gpu_clock.h)
     const StreamPolicy* policy = nullptr;   // the guest's command-stream rules; outlives the engine
   };

@@ -20,11 +20,11 @@ namespace {
 
 struct Span {
   EngineKind kind;
-  uint32_t byte;      // first method's byte offset
-  uint32_t count;     // methods in the span
-  uint32_t stride;    // bytes between them
+  uint32_t byte;    // first method's byte offset
+  uint32_t count;   // methods in the span
+  uint32_t stride;  // bytes between them
   MethodKind how;
-  const char* name;   // for refusals
+  const char* name;  // for refusals
 };
 
 constexpr EngineKind kGraphics[] = {k2D, k3D, kCompute, kI2M};
@@ -37,7 +37,8 @@ constexpr Span kSpans[] = {
     {k3D, 0x2390, 16, 4, kTrigger, "LOAD_CONSTANT_BUFFER"},
     {k3D, 0x3800, 256, 4, kTrigger, "CALL_MME_MACRO"},  // and CALL_MME_DATA, interleaved
     // 3D: stored for the triggers above.
-    {k3D, 0x2380, 4, 4, kRegister, "SET_CONSTANT_BUFFER_SELECTOR_A..C, LOAD_CONSTANT_BUFFER_OFFSET"},
+    {k3D, 0x2380, 4, 4, kRegister,
+     "SET_CONSTANT_BUFFER_SELECTOR_A..C, LOAD_CONSTANT_BUFFER_OFFSET"},
     {k3D, 0x3400, 128, 4, kRegister, "SET_MME_SHADOW_SCRATCH"},
     // 3D: refused (draws, clears and zcull storage touch memory the simulator does not render).
     {k3D, 0x0200, 1, 4, kRefused, "RUN_DS_NOW"},
@@ -71,8 +72,11 @@ constexpr Span kSpans[] = {
 }  // namespace
 
 void ClassifyMethods(std::array<std::array<uint8_t, methods::kNumMethods>, kNumKinds>* kind) {
-  auto set = [&](EngineKind k, uint32_t byte, MethodKind mk) { (*kind)[k][methods::Index(byte)] = mk; };
-  for (EngineKind k : {k2D, k3D, kCompute, kI2M, kDma}) set(k, methods::threed::kNoOperation, kRegister);
+  auto set = [&](EngineKind k, uint32_t byte, MethodKind mk) {
+    (*kind)[k][methods::Index(byte)] = mk;
+  };
+  for (EngineKind k : {k2D, k3D, kCompute, kI2M, kDma})
+    set(k, methods::threed::kNoOperation, kRegister);
   for (EngineKind k : kGraphics) {
     set(k, methods::graphics::kSetNotifyA, kRegister);
     set(k, methods::graphics::kSetNotifyB, kRegister);
@@ -97,10 +101,10 @@ void ClassifyMethods(std::array<std::array<uint8_t, methods::kNumMethods>, kNumK
   }
   {
     namespace d = methods::dma;
-    for (uint32_t off : {d::kSemaphoreA, d::kSemaphoreB, d::kSemaphorePayload, d::kOffsetInUpper,
-                         d::kOffsetInLower, d::kOffsetOutUpper, d::kOffsetOutLower, d::kPitchIn,
-                         d::kPitchOut, d::kLineLengthIn, d::kLineCount, d::kRemapConstA,
-                         d::kRemapConstB, d::kRemapComponents}) {
+    for (uint32_t off :
+         {d::kSemaphoreA, d::kSemaphoreB, d::kSemaphorePayload, d::kOffsetInUpper,
+          d::kOffsetInLower, d::kOffsetOutUpper, d::kOffsetOutLower, d::kPitchIn, d::kPitchOut,
+          d::kLineLengthIn, d::kLineCount, d::kRemapConstA, d::kRemapConstB, d::kRemapComponents}) {
       set(kDma, off, kRegister);
     }
     set(kDma, d::kLaunchDma, kTrigger);

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/cp_state.h"
 #include "hostshim/sim/pushbuffer.h"
-#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -31,12 +31,16 @@ struct ModeShape {
   uint8_t span;  // 1: the writes go to `count` consecutive methods (0: all to one method)
 };
 constexpr ModeShape kModeShapes[8] = {
-    {0, 0, 0}, {1, 1, 1} /*inc*/,       {0, 0, 0}, {1, 1, 0} /*non-inc*/,
-    {1, 0, 0} /*immediate*/, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    {0, 0, 0}, {1, 1, 1} /*inc*/, {0, 0, 0}, {1, 1, 0} /*non-inc*/, {1, 0, 0} /*immediate*/,
+    {0, 0, 0}, {0, 0, 0},         {0, 0, 0}};
 
-constexpr uint32_t kClassOf[kNumKinds] = {0, methods::kClassHost, methods::kClass2D,
-                                          methods::kClass3D, methods::kClassCompute,
-                                          methods::kClassI2M, methods::kClassDma};
+constexpr uint32_t kClassOf[kNumKinds] = {0,
+                                          methods::kClassHost,
+                                          methods::kClass2D,
+                                          methods::kClass3D,
+                                          methods::kClassCompute,
+                                          methods::kClassI2M,
+                                          methods::kClassDma};
 
 struct Tables {
   std::array<std::array<uint8_t, kNumMethods>, kNumKinds> kind{};
@@ -76,6 +80,14 @@ const Tables& T() {
   return *t;
 }
 
+bool WriteMem(GpuMemory* mem, uint64_t va, const void* data, size_t n, MmuFault* f) {
+  if (mem == nullptr) {
+    *f = MmuFault{MmuFault::Kind::kUnmapped, va, true};
+    return false;
+  }
+  return mem->Write(va, std::span(static_cast<const uint8_t*>(data), n), f);
+}
+
 }  // namespace
 
 const std::array<uint8_t, kNumMethods>& MethodTable(EngineKind k) { return T().kind[k]; }
@@ -89,7 +101,8 @@ CommandProcessor::State::State(ChannelEnv e)
   fetch.reserve(kChunkWords);
 }
 
-CommandProcessor::CommandProcessor(ChannelEnv env) : state_(std::make_unique<State>(std::move(env))) {}
+CommandProcessor::CommandProcessor(ChannelEnv env)
+    : state_(std::make_unique<State>(std::move(env))) {}
 CommandProcessor::~CommandProcessor() = default;
 
 const CommandStats& CommandProcessor::stats() const { return state_->stats; }
@@ -198,13 +211,9 @@ bool CommandProcessor::State::Execute(const uint32_t* words, size_t n, uint64_t 
       if (i == n) break;
     }
     switch (Step(words, n, base, &i)) {
-      case StepResult::kContinue:
-        break;
-      case StepResult::kEnd:
-        *end = true;
-        return true;
-      case StepResult::kStopped:
-        return false;
+      case StepResult::kContinue: break;
+      case StepResult::kEnd: *end = true; return true;
+      case StepResult::kStopped: return false;
     }
   }
   return true;
@@ -232,8 +241,8 @@ size_t CommandProcessor::State::FastRun(const uint32_t* words, size_t n, size_t 
     const ModeShape& sh = kModeShapes[mode];
     uint32_t span = count * sh.span + (1 - sh.span);    // distinct methods written
     uint32_t writes = count * sh.args + (1 - sh.args);  // method writes
-    bool ok = sh.fast & (m >= kFirstEngineMethod) & (k != kNone) & (writes != 0) &
-              (args < n - i) & (m + span <= kNumMethods);
+    bool ok = sh.fast & (m >= kFirstEngineMethod) & (k != kNone) & (writes != 0) & (args < n - i) &
+              (m + span <= kNumMethods);
     if (!ok) break;
     const auto& pk = t.packed[k];
     uint32_t diff = pk[m + span] - pk[m];
@@ -293,8 +302,7 @@ size_t CommandProcessor::State::FastRun(const uint32_t* words, size_t n, size_t 
         cur = PbCursor{pb::LegacyMethod(w), pb::LegacyCount(w),
                        static_cast<uint8_t>(pb::WordSubchannel(w)), pb::kModeNonInc};
         break;
-      case pb::kModeEndSegment:
-        return StepResult::kEnd;
+      case pb::kModeEndSegment: return StepResult::kEnd;
       default:
         Error(fmt::format("command word 0x{:08X}: reserved mode {}", w, mode));
         return StepResult::kStopped;
@@ -438,8 +446,9 @@ Exec CommandProcessor::State::Unmodelled(EngineKind k, uint32_t method, uint32_t
 void CommandProcessor::State::LogOnce(EngineKind k, uint32_t method, uint32_t value) {
   if (!logged[k][method]) {
     logged[k].set(method);
-    NVS_LOG_LIMITED(spdlog::level::debug, "sim gpu: class 0x{:04X} method 0x{:04X} (value 0x{:08X}) is not modelled",
-                  kClassOf[k], method * 4, value);
+    NVS_LOG_LIMITED(spdlog::level::debug,
+                    "sim gpu: class 0x{:04X} method 0x{:04X} (value 0x{:08X}) is not modelled",
+                    kClassOf[k], method * 4, value);
   }
 }
 
@@ -451,28 +460,28 @@ Exec CommandProcessor::State::Error(std::string message) {
 }
 
 Exec CommandProcessor::State::MethodError(uint32_t cls, uint32_t method_byte, uint32_t value,
-                                         std::string message) {
+                                          std::string message) {
   result.error_class = cls;
   result.error_method = method_byte;
   result.error_value = value;
   return Error(std::move(message));
 }
 
-Exec CommandProcessor::State::IncrementSyncpoint(uint32_t cls, uint32_t method_byte,
-                                                uint32_t value, uint32_t id) {
+Exec CommandProcessor::State::IncrementSyncpoint(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                                 uint32_t id) {
   if (env.syncpoints == nullptr) {
-    return MethodError(cls, method_byte, value,
-                       fmt::format("method 0x{:X} of class 0x{:04X}: no syncpoints", method_byte, cls));
+    return MethodError(
+        cls, method_byte, value,
+        fmt::format("method 0x{:X} of class 0x{:04X}: no syncpoints", method_byte, cls));
   }
   switch (env.syncpoints->IncrementFromCommandStream(id)) {
-    case abi::NvError::kSuccess:
-      ++stats.syncpoint_incrs;
-      return Exec::kOk;
+    case abi::NvError::kSuccess: ++stats.syncpoint_incrs; return Exec::kOk;
     case abi::NvError::kAccessDenied:
-      return MethodError(cls, method_byte, value,
-                         fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}) increments syncpoint "
-                                     "{}, which is not this guest's",
-                                     method_byte, cls, value, id));
+      return MethodError(
+          cls, method_byte, value,
+          fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}) increments syncpoint "
+                      "{}, which is not this guest's",
+                      method_byte, cls, value, id));
     default:
       return MethodError(cls, method_byte, value,
                          fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}): no syncpoint {}",
@@ -518,16 +527,6 @@ void CommandProcessor::State::Interrupt() {
   ++stats.nonstall_interrupts;
   if (env.nonstall_interrupt) env.nonstall_interrupt();
 }
-
-namespace {
-bool WriteMem(GpuMemory* mem, uint64_t va, const void* data, size_t n, MmuFault* f) {
-  if (mem == nullptr) {
-    *f = MmuFault{MmuFault::Kind::kUnmapped, va, true};
-    return false;
-  }
-  return mem->Write(va, std::span(static_cast<const uint8_t*>(data), n), f);
-}
-}  // namespace
 
 Exec CommandProcessor::State::Release(uint64_t va, uint32_t payload, bool four_bytes) {
   MmuFault f;

@@ -78,9 +78,9 @@ struct RunResult {
 // Counters for DumpStatus, the demo's summary and the tests.
 struct CommandStats {
   uint64_t entries = 0;
-  uint64_t words = 0;      // pushbuffer words fetched
-  uint64_t methods = 0;    // method writes executed
-  uint64_t unmodelled = 0; // method writes the simulator counted but does not model
+  uint64_t words = 0;       // pushbuffer words fetched
+  uint64_t methods = 0;     // method writes executed
+  uint64_t unmodelled = 0;  // method writes the simulator counted but does not model
   uint64_t syncpoint_incrs = 0;
   uint64_t semaphore_releases = 0;
   uint64_t semaphore_acquires = 0;

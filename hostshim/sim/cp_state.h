@@ -8,8 +8,8 @@
 #include <bitset>
 #include <cstdint>
 #include <memory>
-#include <string_view>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "hostshim/sim/command_processor.h"
@@ -49,10 +49,10 @@ struct I2mProgress {
   uint64_t dst = 0;
   uint64_t line_length = 0;  // bytes; coalesced lines make it exceed 32 bits
   uint32_t line_count = 0;
-  int32_t pitch = 0;         // PITCH_OUT, signed
-  uint32_t line = 0;         // current line
-  uint64_t in_line = 0;      // bytes written in the current line
-  uint32_t launch = 0;       // the LAUNCH_DMA value (completion, interrupt)
+  int32_t pitch = 0;     // PITCH_OUT, signed
+  uint32_t line = 0;     // current line
+  uint64_t in_line = 0;  // bytes written in the current line
+  uint32_t launch = 0;   // the LAUNCH_DMA value (completion, interrupt)
 };
 
 struct CommandProcessor::State {
@@ -63,7 +63,7 @@ struct CommandProcessor::State {
   RunResult result;
 
   // Pusher.
-  std::array<uint8_t, 8> subch_kind{};   // EngineKind per subchannel
+  std::array<uint8_t, 8> subch_kind{};  // EngineKind per subchannel
   std::array<uint32_t, 8> subch_class{};
   PbCursor cur;
   struct Pending {
@@ -80,9 +80,9 @@ struct CommandProcessor::State {
   // Engine registers, indexed by method index. Host methods use regs[kHost].
   std::unique_ptr<std::array<std::array<uint32_t, methods::kNumMethods>, kNumKinds>> regs;
   std::array<std::bitset<methods::kNumMethods>, kNumKinds> logged;  // unmodelled, logged once
-  std::array<I2mProgress, kNumKinds> i2m;  // used for k3D, kCompute, kI2M
+  std::array<I2mProgress, kNumKinds> i2m;                           // used for k3D, kCompute, kI2M
   std::bitset<kNumKinds> reported_bound;  // classes already reported to StreamPolicy::bound
-  std::vector<uint8_t> bounce;  // DMA copy buffer, allocated on the first copy
+  std::vector<uint8_t> bounce;            // DMA copy buffer, allocated on the first copy
   // The 3D class's macros: the expander, and the call being collected (CALL_MME_MACRO(j) and
   // its data, run once the command's last argument arrived).
   MacroExpander mme;
@@ -111,8 +111,8 @@ struct CommandProcessor::State {
   // The class side of a write: store, then count, execute or refuse (Write and macros).
   Exec EngineWrite(EngineKind k, uint32_t method, uint32_t value);
   Exec Trigger(EngineKind k, uint32_t method, uint32_t value);
-  Exec Refuse(EngineKind k, uint32_t method, uint32_t value);         // class_methods.cc
-  Exec Notify(EngineKind k, uint32_t value);                          // class_methods.cc
+  Exec Refuse(EngineKind k, uint32_t method, uint32_t value);      // class_methods.cc
+  Exec Notify(EngineKind k, uint32_t value);                       // class_methods.cc
   Exec Unmodelled(EngineKind k, uint32_t method, uint32_t value);  // counts and logs once
   void LogOnce(EngineKind k, uint32_t method, uint32_t value);
   Exec Error(std::string message);
@@ -148,11 +148,11 @@ struct CommandProcessor::State {
   // LOAD_CONSTANT_BUFFER data: n words at the selected buffer's offset.
   Exec CbData(const uint32_t* words, size_t n);
   Exec MacroCall(uint32_t macro);
-  Exec I2mTrigger(EngineKind k, uint32_t method, uint32_t value);     // i2m_class.cc
+  Exec I2mTrigger(EngineKind k, uint32_t method, uint32_t value);  // i2m_class.cc
   // Feeds LOAD_INLINE_DATA words in bulk; returns how many it took (all unless it stopped).
   size_t I2mData(EngineKind k, const uint32_t* words, size_t n, bool* stopped);
   Exec I2mComplete(EngineKind k);
-  Exec DmaTrigger(uint32_t method, uint32_t value);                   // dma_copy_class.cc
+  Exec DmaTrigger(uint32_t method, uint32_t value);  // dma_copy_class.cc
   Exec DmaCopy(uint32_t launch);
 };
 

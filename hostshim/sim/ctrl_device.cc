@@ -48,8 +48,8 @@ Result CtrlDevice::Ioctl(Call& call) {
     case ctrl::kSyncptReadMax: {
       auto& a = ArgAs<ctrl::SyncptIdValue>(call.arg);
       if (!Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
-      a.value = call.desc.code == ctrl::kSyncptRead ? syncpoints_.Read(a.id)
-                                                     : syncpoints_.ReadMax(a.id);
+      a.value =
+          call.desc.code == ctrl::kSyncptRead ? syncpoints_.Read(a.id) : syncpoints_.ReadMax(a.id);
       return Result::Done(NvError::kSuccess);
     }
     case ctrl::kSyncptIncr: {
@@ -58,10 +58,8 @@ Result CtrlDevice::Ioctl(Call& call) {
       syncpoints_.Increment(a.id);
       return Result::Done(NvError::kSuccess);
     }
-    case ctrl::kSyncptWait:
-      return Wait(call, false);
-    case ctrl::kSyncptWaitEx:
-      return Wait(call, true);
+    case ctrl::kSyncptWait: return Wait(call, false);
+    case ctrl::kSyncptWaitEx: return Wait(call, true);
     case ctrl::kSyncptAllocEvent:
       return Result::Done(events_.Alloc(ArgAs<ctrl::EventSlot>(call.arg).event_slot));
     case ctrl::kSyncptFreeEvent:
@@ -101,8 +99,7 @@ Result CtrlDevice::Ioctl(Call& call) {
     case ctrl::kSyncptGetShift:
       ArgAs<ctrl::GetShift>(call.arg).syncpt_shift = kSyncptShift;
       return Result::Done(NvError::kSuccess);
-    default:
-      return Unimplemented(call.desc);
+    default: return Unimplemented(call.desc);
   }
 }
 
@@ -111,11 +108,14 @@ Result CtrlDevice::Wait(Call& call, bool report_value) {
   const auto a = ArgAs<ctrl::SyncptWait>(call.arg);
   if (!Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
   uint32_t value = 0;
-  auto start = syncpoints_.Wait(a.id, a.thresh, a.timeout, [&]() -> std::shared_ptr<SyncpointWaiter> {
-    std::shared_ptr<Continuation> parked = call.parker.Park();
-    if (parked == nullptr) return nullptr;
-    return std::make_shared<WaitCompletion>(std::move(parked), report_value);
-  }, &value);
+  auto start = syncpoints_.Wait(
+      a.id, a.thresh, a.timeout,
+      [&]() -> std::shared_ptr<SyncpointWaiter> {
+        std::shared_ptr<Continuation> parked = call.parker.Park();
+        if (parked == nullptr) return nullptr;
+        return std::make_shared<WaitCompletion>(std::move(parked), report_value);
+      },
+      &value);
   switch (start) {
     case Syncpoints::WaitStart::kReached:
       if (report_value) ArgAs<ctrl::SyncptWaitEx>(call.arg).value = value;

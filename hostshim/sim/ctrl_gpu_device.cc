@@ -70,21 +70,11 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
     case cg::kZcullGetCtxSize:
       ArgAs<cg::ZcullGetCtxSize>(call.arg).size = gm20b::kZcullCtxSize;
       break;
-    case cg::kZcullGetInfo:
-      ArgAs<cg::ZcullGetInfo>(call.arg) = gm20b::ZcullInfo();
-      break;
-    case cg::kZbcSetTable:
-      err = state_.zbc().Set(ArgAs<cg::ZbcSetTable>(call.arg));
-      break;
-    case cg::kZbcQueryTable:
-      err = state_.zbc().Query(ArgAs<cg::ZbcQueryTable>(call.arg));
-      break;
-    case cg::kGetCharacteristics:
-      err = GetCharacteristics(call);
-      break;
-    case cg::kGetTpcMasks:
-      err = GetTpcMasks(call);
-      break;
+    case cg::kZcullGetInfo: ArgAs<cg::ZcullGetInfo>(call.arg) = gm20b::ZcullInfo(); break;
+    case cg::kZbcSetTable: err = state_.zbc().Set(ArgAs<cg::ZbcSetTable>(call.arg)); break;
+    case cg::kZbcQueryTable: err = state_.zbc().Query(ArgAs<cg::ZbcQueryTable>(call.arg)); break;
+    case cg::kGetCharacteristics: err = GetCharacteristics(call); break;
+    case cg::kGetTpcMasks: err = GetTpcMasks(call); break;
     case cg::kFlushL2: {
       // As nvgpu: something must be flushed, and an invalidate only comes with an L2 flush.
       // The simulated GPU writes memory directly, so there is nothing to write back.
@@ -93,7 +83,8 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
       break;
     }
     case cg::kInvalIcache:
-      // No shader instruction cache to invalidate; the fd must still be one of the caller's channels.
+      // No shader instruction cache to invalidate; the fd must still be one of the caller's
+      // channels.
       err = CheckChannelFd(call, ArgAs<cg::InvalIcache>(call.arg).channel_fd);
       break;
     case cg::kSetMmuDebugMode:
@@ -103,19 +94,13 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
       // nvgpu ignores `sms` bits past the last SM; the simulated SMs run no shaders to debug.
       err = CheckChannelFd(call, ArgAs<cg::SetSmDebugMode>(call.arg).channel_fd);
       break;
-    case cg::kWaitForPauseV1:
-      err = WaitForPauseV1(call);
-      break;
-    case cg::kWaitForPause:
-      ArgAs<cg::WaitForPause>(call.arg) = kNoWarps;
-      break;
+    case cg::kWaitForPauseV1: err = WaitForPauseV1(call); break;
+    case cg::kWaitForPause: ArgAs<cg::WaitForPause>(call.arg) = kNoWarps; break;
     case cg::kGetTpcExceptionEnStatus:
       ArgAs<cg::GetTpcExceptionEnStatus>(call.arg).tpc_exception_en_sm_mask =
           gm20b::kTpcExceptionEnSmMask;
       break;
-    case cg::kNumVsms:
-      ArgAs<cg::NumVsms>(call.arg) = {gm20b::kNumSm, 0};
-      break;
+    case cg::kNumVsms: ArgAs<cg::NumVsms>(call.arg) = {gm20b::kNumSm, 0}; break;
     case cg::kVsmsMapping:
       // SM i sits in GPC 0, TPC i.
       ArgAs<cg::VsmsMapping>(call.arg) = {0, 0, 0, 1};
@@ -154,9 +139,7 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
     case cg::kGetErrorChannelUserData:
       ArgAs<cg::GetErrorChannelUserData>(call.arg).data = state_.error_channel_user_data();
       break;
-    case cg::kGetGpuTime:
-      ArgAs<cg::GetGpuTime>(call.arg) = {GpuTimeNs(), 0};
-      break;
+    case cg::kGetGpuTime: ArgAs<cg::GetGpuTime>(call.arg) = {GpuTimeNs(), 0}; break;
     case cg::kGetCpuTimeCorrelationInfo: {
       auto& a = ArgAs<cg::GetCpuTimeCorrelationInfo>(call.arg);
       if (a.count > kMaxCorrelationSamples || a.source_id != kCorrelationSourceTsc) {
@@ -170,8 +153,7 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
       }
       break;
     }
-    default:
-      return Unimplemented(call.desc);
+    default: return Unimplemented(call.desc);
   }
   return Result::Done(err);
 }

@@ -37,6 +37,41 @@ struct Remap {
   uint32_t src_elem() const { return comp_size * num_src; }
   uint32_t dst_elem() const { return comp_size * num_dst; }
 };
+// Copies `length` bytes from `s` to `t` through `buf`, adding what it copied to *done; false with
+// *f on a fault.
+bool CopyRun(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length, std::span<uint8_t> buf,
+             uint64_t* done, MmuFault* f) {
+  for (uint64_t at = 0; at < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - at));
+    std::span<uint8_t> b = buf.first(n);
+    if (!mem->Read(s + at, b, f) || !mem->Write(t + at, b, f)) return false;
+    at += n;
+    *done += n;
+  }
+  return true;
+}
+
+// A large copy in two halves at once, like a copy engine's parallel units. Guest memory is reached
+// with process_vm_readv/writev, whose per-page pinning costs more than the copy itself, so a second
+// thread nearly doubles the rate on a machine with two cores or more. A fault in either half is
+// reported, the first half's first.
+bool CopyTwoWays(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length, std::span<uint8_t> buf,
+                 uint64_t* done, MmuFault* f) {
+  const uint64_t half = (length / 2) & ~uint64_t{0xFFF};
+  uint64_t done2 = 0;
+  MmuFault f2;
+  bool ok2 = true;
+  std::thread second([&] {
+    std::vector<uint8_t> b2(buf.size());
+    ok2 = CopyRun(mem, s + half, t + half, length - half, b2, &done2, &f2);
+  });
+  const bool ok1 = CopyRun(mem, s, t, half, buf, done, f);
+  second.join();
+  *done += done2;
+  if (ok1 && !ok2) *f = f2;
+  return ok1 && ok2;
+}
+
 }  // namespace
 
 Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
@@ -57,16 +92,16 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
   }
   uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
   if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
-    uint64_t va = (static_cast<uint64_t>(Reg(kDma, d::kSemaphoreA) & 0xFF) << 32) |
-                  Reg(kDma, d::kSemaphoreB);
+    uint64_t va =
+        (static_cast<uint64_t>(Reg(kDma, d::kSemaphoreA) & 0xFF) << 32) | Reg(kDma, d::kSemaphoreB);
     uint32_t payload = Reg(kDma, d::kSemaphorePayload);
     ++stats.semaphore_releases;
-    Exec e = (sem == d::kSemaphoreOneWord && (value & d::kReductionEnable))
-                 ? Reduce(va,
-                          static_cast<methods::Reduction>(Bits(value, d::kReductionHi,
-                                                               d::kReductionLo)),
-                          (value & d::kReductionUnsigned) == 0, payload)
-                 : Release(va, payload, sem == d::kSemaphoreOneWord);
+    Exec e =
+        (sem == d::kSemaphoreOneWord && (value & d::kReductionEnable))
+            ? Reduce(va,
+                     static_cast<methods::Reduction>(Bits(value, d::kReductionHi, d::kReductionLo)),
+                     (value & d::kReductionUnsigned) == 0, payload)
+            : Release(va, payload, sem == d::kSemaphoreOneWord);
     if (e == Exec::kStop) return e;
   } else if (sem != d::kSemaphoreNone) {
     return MethodError(methods::kClassDma, d::kLaunchDma, value,
@@ -75,45 +110,6 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
   if (Bits(value, d::kInterruptHi, d::kInterruptLo) != 0) Interrupt();
   return Exec::kOk;
 }
-
-namespace {
-
-// Copies `length` bytes from `s` to `t` through `buf`, adding what it copied to *done; false with
-// *f on a fault.
-bool CopyRun(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length, std::span<uint8_t> buf,
-             uint64_t* done, MmuFault* f) {
-  for (uint64_t at = 0; at < length;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - at));
-    std::span<uint8_t> b = buf.first(n);
-    if (!mem->Read(s + at, b, f) || !mem->Write(t + at, b, f)) return false;
-    at += n;
-    *done += n;
-  }
-  return true;
-}
-
-// A large copy in two halves at once, like a copy engine's parallel units. Guest memory is reached
-// with process_vm_readv/writev, whose per-page pinning costs more than the copy itself, so a second
-// thread nearly doubles the rate on a machine with two cores or more. A fault in either half is
-// reported, the first half's first.
-bool CopyTwoWays(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length,
-                 std::span<uint8_t> buf, uint64_t* done, MmuFault* f) {
-  const uint64_t half = (length / 2) & ~uint64_t{0xFFF};
-  uint64_t done2 = 0;
-  MmuFault f2;
-  bool ok2 = true;
-  std::thread second([&] {
-    std::vector<uint8_t> b2(buf.size());
-    ok2 = CopyRun(mem, s + half, t + half, length - half, b2, &done2, &f2);
-  });
-  const bool ok1 = CopyRun(mem, s, t, half, buf, done, f);
-  second.join();
-  *done += done2;
-  if (ok1 && !ok2) *f = f2;
-  return ok1 && ok2;
-}
-
-}  // namespace
 
 Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   uint64_t src = (static_cast<uint64_t>(Reg(kDma, d::kOffsetInUpper) & 0xFF) << 32) |
@@ -169,8 +165,9 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
     const uint64_t t = dst + static_cast<uint64_t>(static_cast<int64_t>(l) * pitch_out);
     if (!remap) {
       uint64_t done = 0;
-      const bool ok = length >= kSplitBytes ? CopyTwoWays(env.memory, s, t, length, bounce, &done, &f)
-                                            : CopyRun(env.memory, s, t, length, bounce, &done, &f);
+      const bool ok = length >= kSplitBytes
+                          ? CopyTwoWays(env.memory, s, t, length, bounce, &done, &f)
+                          : CopyRun(env.memory, s, t, length, bounce, &done, &f);
       stats.dma_bytes += done;
       if (!ok) return Fault(f);
       continue;
@@ -185,8 +182,7 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
     for (uint64_t e = 0; e < length;) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(per_chunk, length - e));
       std::span<uint8_t> dspan(dbuf, n * de);
-      if (rm.uses_src &&
-          !env.memory->Read(s + e * se, std::span<uint8_t>(sbuf, n * se), &f)) {
+      if (rm.uses_src && !env.memory->Read(s + e * se, std::span<uint8_t>(sbuf, n * se), &f)) {
         return Fault(f);
       }
       if (rm.keeps_dst && !env.memory->Read(t + e * de, dspan, &f)) return Fault(f);

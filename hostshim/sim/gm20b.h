@@ -1,6 +1,6 @@
 // The simulated GPU's fixed facts: what a Tegra X1 GM20B reports about itself through
-// /dev/nvhost-ctrl-gpu. Values are Switchbrew's GM20B answers where Switchbrew gives them, otherwise
-// what NVIDIA's Linux nvgpu driver derives for one GPC with two TPCs (one SM each).
+// /dev/nvhost-ctrl-gpu. Values are Switchbrew's GM20B answers where Switchbrew gives them,
+// otherwise what NVIDIA's Linux nvgpu driver derives for one GPC with two TPCs (one SM each).
 #pragma once
 
 #include <cstdint>

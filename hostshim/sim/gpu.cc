@@ -43,8 +43,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget);
-    case abi::DeviceId::kNvmap:
-      return std::make_unique<NvmapDevice>(*nvmap_);
+    case abi::DeviceId::kNvmap: return std::make_unique<NvmapDevice>(*nvmap_);
     case abi::DeviceId::kNvhostAsGpu:
       return std::make_unique<AsDevice>(*nvmap_, options_.budget.get(), options_.permission_mask);
     case abi::DeviceId::kNvhostCtrlGpu:
@@ -61,8 +60,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       }
       return channel;
     }
-    default:
-      return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
+    default: return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
   }
 }
 
@@ -77,7 +75,8 @@ std::string Gpu::Status() const {
   absl::StrAppend(&s, "; ", pins.size(), " pins");
   for (const PinInfo& p : pins) {
     if (p.pid < 0)
-      absl::StrAppend(&s, " [id ", p.id, " sentry memory 0x", absl::Hex(p.size), " bytes, ", p.mappings, " mappings]");
+      absl::StrAppend(&s, " [id ", p.id, " sentry memory 0x", absl::Hex(p.size), " bytes, ",
+                      p.mappings, " mappings]");
     else
       absl::StrAppend(&s, " [id ", p.id, " pid ", p.pid, " 0x", absl::Hex(p.guest_addr), "+0x",
                       absl::Hex(p.size), ", ", p.mappings, " mappings]");

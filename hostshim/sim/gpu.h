@@ -32,7 +32,7 @@ struct GpuOptions {
   std::shared_ptr<BudgetAccount> budget;
   // NvDrvPermission bits: FROM_ID (9, 12), the VA windows (13, 15). Default: nvdrv's latest.
   uint32_t permission_mask = abi::kDefaultServiceMask;
-  uint64_t aruid = 0;  // the guest's applet resource user id (FROM_ID of exported objects)
+  uint64_t aruid = 0;      // the guest's applet resource user id (FROM_ID of exported objects)
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).
   StreamPolicy stream;

@@ -6,10 +6,9 @@
 #include "abi/device_events.h"
 #include "abi/devices/channel.h"
 #include "abi/gpu_classes.h"
-#include "hostshim/unimplemented.h"
-
 #include "hostshim/sim/gpu_clock.h"
 #include "hostshim/sim/nvmap_device.h"
+#include "hostshim/unimplemented.h"
 
 namespace nvsentry::hostshim::sim {
 namespace ch = abi::channel;
@@ -62,7 +61,8 @@ NvError GpuChannel::BindAddressSpace(std::shared_ptr<AddressSpace> as) {
 }
 
 NvError GpuChannel::QueryEvent(uint32_t id, int* eventfd) {
-  if (NvError v = abi::EventIdVerdict(abi::Device(abi::DeviceId::kNvhostGpu), id); v != NvError::kSuccess)
+  if (NvError v = abi::EventIdVerdict(abi::Device(abi::DeviceId::kNvhostGpu), id);
+      v != NvError::kSuccess)
     return v;
   int fd = engine_->EventFd(id);
   if (fd < 0) return NvError::kInsufficientMemory;
@@ -74,8 +74,7 @@ pid_t GpuChannel::CallerTgid(Call& call) const { return call.caller ? call.calle
 
 Result GpuChannel::Ioctl(Call& call) {
   switch (call.desc.code) {
-    case ch::kSetNvmapFd:
-      return SetNvmapFd(call);
+    case ch::kSetNvmapFd: return SetNvmapFd(call);
     case ch::kSetTimeout: {
       absl::MutexLock l(&mu_);
       timeout_ms_ = ArgAs<ch::U32Arg>(call.arg).value;
@@ -83,19 +82,14 @@ Result GpuChannel::Ioctl(Call& call) {
     }
     case ch::kAllocGpfifo:
     case ch::kAllocGpfifoEx:
-    case ch::kAllocGpfifoEx2:
-      return AllocGpfifo(call);
-    case ch::kAllocObjCtx:
-      return AllocObjCtx(call);
+    case ch::kAllocGpfifoEx2: return AllocGpfifo(call);
+    case ch::kAllocObjCtx: return AllocObjCtx(call);
     case ch::kSubmitGpfifo:
     case ch::kSubmitGpfifoRetry:
     case ch::kSubmitGpfifo2:
-    case ch::kSubmitGpfifo2Retry:
-      return Submit(call);
-    case ch::kWait:
-      return Wait(call);
-    case ch::kSetErrorNotifier:
-      return SetErrorNotifier(call);
+    case ch::kSubmitGpfifo2Retry: return Submit(call);
+    case ch::kWait: return Wait(call);
+    case ch::kSetErrorNotifier: return SetErrorNotifier(call);
     case ch::kSetPriority: {
       uint32_t p = ArgAs<ch::U32Arg>(call.arg).value;
       // Low, medium, high (Switchbrew); the Linux driver refuses anything else.
@@ -112,24 +106,15 @@ Result GpuChannel::Ioctl(Call& call) {
       timeslice_us_ = us;
       return Result::Done(NvError::kSuccess);
     }
-    case ch::kEnable:
-      engine_->SetEnabled(true);
-      return Result::Done(NvError::kSuccess);
-    case ch::kDisable:
-      engine_->SetEnabled(false);
-      return Result::Done(NvError::kSuccess);
+    case ch::kEnable: engine_->SetEnabled(true); return Result::Done(NvError::kSuccess);
+    case ch::kDisable: engine_->SetEnabled(false); return Result::Done(NvError::kSuccess);
     case ch::kPreempt:
       // The engine threads switch channels between entries; there is nothing to take off.
       return Result::Done(NvError::kSuccess);
-    case ch::kForceReset:
-      engine_->Reset();
-      return Result::Done(NvError::kSuccess);
-    case ch::kEventIdControl:
-      return EventIdControl(call);
-    case ch::kGetErrorInfo:
-      return GetErrorInfo(call);
-    case ch::kGetErrorNotification:
-      return GetErrorNotification(call);
+    case ch::kForceReset: engine_->Reset(); return Result::Done(NvError::kSuccess);
+    case ch::kEventIdControl: return EventIdControl(call);
+    case ch::kGetErrorInfo: return GetErrorInfo(call);
+    case ch::kGetErrorNotification: return GetErrorNotification(call);
     case ch::kSetUserData: {
       absl::MutexLock l(&mu_);
       user_data_ = ArgAs<ch::UserData>(call.arg).data;

@@ -11,12 +11,12 @@ namespace nvsentry::hostshim::sim {
 struct MmuFault {
   enum class Kind : uint8_t {
     kNone,
-    kUnmapped,        // no mapping covers the address (or the channel has no address space)
-    kMemoryGone,      // mapped, but the guest pages behind it are unmapped or the process exited
-    kNotAllocated,    // mapped object without memory (cannot happen after ALLOC; kept for REMAP)
+    kUnmapped,      // no mapping covers the address (or the channel has no address space)
+    kMemoryGone,    // mapped, but the guest pages behind it are unmapped or the process exited
+    kNotAllocated,  // mapped object without memory (cannot happen after ALLOC; kept for REMAP)
   };
   Kind kind = Kind::kNone;
-  uint64_t va = 0;     // the first address that failed
+  uint64_t va = 0;  // the first address that failed
   bool write = false;
 };
 

@@ -40,14 +40,16 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       uint32_t cls = value & 0xFFFF;  // ENGINE_ID 20:16 is ignored: one GPU, one engine each
       EngineKind k = KindOfClass(cls);
       if (k == kNone) {
-        return MethodError(methods::kClassHost, h::kSetObject, value,
-                           fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class",
-                                       subch, cls));
+        return MethodError(
+            methods::kClassHost, h::kSetObject, value,
+            fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B class", subch,
+                        cls));
       }
       return BindObject(subch, k, cls, value);
     }
     case Index(h::kIllegal):
-      return MethodError(methods::kClassHost, h::kIllegal, value, "the host class's ILLEGAL method");
+      return MethodError(methods::kClassHost, h::kIllegal, value,
+                         "the host class's ILLEGAL method");
     case Index(h::kMemOpA):
     case Index(h::kMemOpB):
     case Index(h::kNop):
@@ -60,11 +62,8 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
     case Index(h::kSemaphoreA):
     case Index(h::kSemaphoreB):
     case Index(h::kSemaphoreC):
-    case Index(h::kSyncpointA):
-      return Exec::kOk;
-    case Index(h::kNonStallInterrupt):
-      Interrupt();
-      return Exec::kOk;
+    case Index(h::kSyncpointA): return Exec::kOk;
+    case Index(h::kNonStallInterrupt): Interrupt(); return Exec::kOk;
     case Index(h::kSemaphoreD): {
       uint64_t va = (static_cast<uint64_t>(r[Index(h::kSemaphoreA)] & 0xFF) << 32) |
                     (r[Index(h::kSemaphoreB)] & ~3u);
@@ -76,9 +75,10 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
           return Release(va, payload, (value & h::kSemReleaseSize4Byte) != 0);
         case h::kSemOpReduction:
           ++stats.semaphore_releases;
-          return Reduce(va, static_cast<methods::Reduction>(
-                                Bits(value, h::kSemReductionHi, h::kSemReductionLo)),
-                        (value & h::kSemFormatUnsigned) == 0, payload);
+          return Reduce(
+              va,
+              static_cast<methods::Reduction>(Bits(value, h::kSemReductionHi, h::kSemReductionLo)),
+              (value & h::kSemFormatUnsigned) == 0, payload);
         case h::kSemOpAcquire:
         case h::kSemOpAcqGeq:
         case h::kSemOpAcqAnd: {
@@ -93,8 +93,7 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
                                                    : (v & payload) != 0;
           return Acquire(met, va, payload);
         }
-        default:
-          return Error(fmt::format("SEMAPHORED 0x{:08X}: no such operation", value));
+        default: return Error(fmt::format("SEMAPHORED 0x{:08X}: no such operation", value));
       }
     }
     case Index(h::kSyncpointB): {
@@ -103,9 +102,9 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       uint32_t op = value & 3;
       if (op == h::kSyncptOpBaseAdd || op == h::kSyncptOpBaseWrite) {
         // Syncpoint wait bases: no GM20B client uses them, and they are not simulated.
-        return MethodError(methods::kClassHost, h::kSyncpointB, value,
-                           fmt::format("SYNCPOINTB 0x{:08X}: wait-base operations are not simulated",
-                                       value));
+        return MethodError(
+            methods::kClassHost, h::kSyncpointB, value,
+            fmt::format("SYNCPOINTB 0x{:08X}: wait-base operations are not simulated", value));
       }
       if (op == h::kSyncptOpIncr) {
         return IncrementSyncpoint(methods::kClassHost, h::kSyncpointB, value, id);
@@ -120,8 +119,7 @@ Exec CommandProcessor::State::HostMethod(uint32_t subch, uint32_t method, uint32
       result.threshold = thresh;
       return Exec::kStop;
     }
-    default:
-      return Unmodelled(kHost, method, value);
+    default: return Unmodelled(kHost, method, value);
   }
 }
 

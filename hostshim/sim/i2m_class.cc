@@ -26,15 +26,15 @@ Exec CommandProcessor::State::I2mTrigger(EngineKind k, uint32_t method, uint32_t
   I2mProgress& p = i2m[k];
   p = I2mProgress{};
   p.launch = value;
-  p.dst = (static_cast<uint64_t>(Reg(k, m::kOffsetOutUpper) & 0x1FFFFFF) << 32) |
-          Reg(k, m::kOffsetOut);
+  p.dst =
+      (static_cast<uint64_t>(Reg(k, m::kOffsetOutUpper) & 0x1FFFFFF) << 32) | Reg(k, m::kOffsetOut);
   p.line_length = Reg(k, m::kLineLengthIn);
   p.line_count = Reg(k, m::kLineCount);
   p.pitch = static_cast<int32_t>(Reg(k, m::kPitchOut));  // signed, as the DMA engine's
   if ((value & m::kDstPitch) == 0) {
-    return MethodError(ClassOf(k), m::kLaunchDma, value,
-                       fmt::format("LAUNCH_DMA 0x{:08X}: a block-linear destination is not simulated",
-                                   value));
+    return MethodError(
+        ClassOf(k), m::kLaunchDma, value,
+        fmt::format("LAUNCH_DMA 0x{:08X}: a block-linear destination is not simulated", value));
   }
   // Lines that touch each other are one long line.
   if (p.line_count > 1 && p.pitch >= 0 && static_cast<uint64_t>(p.pitch) == p.line_length) {
@@ -95,8 +95,8 @@ Exec CommandProcessor::State::I2mComplete(EngineKind k) {
   I2mProgress& p = i2m[k];
   p.active = false;
   if (Bits(p.launch, m::kCompletionHi, m::kCompletionLo) == m::kCompletionReleaseSemaphore) {
-    uint64_t va = (static_cast<uint64_t>(Reg(k, m::kSemaphoreA) & 0x1FFFFFF) << 32) |
-                  Reg(k, m::kSemaphoreB);
+    uint64_t va =
+        (static_cast<uint64_t>(Reg(k, m::kSemaphoreA) & 0x1FFFFFF) << 32) | Reg(k, m::kSemaphoreB);
     ++stats.semaphore_releases;
     if (Release(va, Reg(k, m::kSemaphoreC), (p.launch & m::kSemaphoreOneWord) != 0) ==
         Exec::kStop) {

@@ -2,8 +2,7 @@
 
 namespace nvsentry::hostshim::sim {
 
-void MappingRegistry::Add(std::weak_ptr<MappingOwner> owner, const MappingOwner* raw,
-                          uint64_t va) {
+void MappingRegistry::Add(std::weak_ptr<MappingOwner> owner, const MappingOwner* raw, uint64_t va) {
   Owned& o = owners_[raw];
   if (o.owner.expired()) o.owner = std::move(owner);
   o.vas.insert(va);

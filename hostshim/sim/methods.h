@@ -23,10 +23,11 @@ constexpr uint32_t kFirstEngineMethod = 0x40;
 constexpr uint32_t kNumMethods = 0x1000;  // the command word's 12-bit method index
 
 namespace host {
-constexpr uint32_t kSetObject = 0x00, kIllegal = 0x04, kNop = 0x08, kSemaphoreA = 0x10, kSemaphoreB = 0x14,
-                   kSemaphoreC = 0x18, kSemaphoreD = 0x1C, kNonStallInterrupt = 0x20,
-                   kFbFlush = 0x24, kMemOpA = 0x28, kMemOpB = 0x2C, kMemOpC = 0x30, kMemOpD = 0x34, kSetReference = 0x50,
-                   kSyncpointA = 0x70, kSyncpointB = 0x74, kWfi = 0x78, kYield = 0x80;
+constexpr uint32_t kSetObject = 0x00, kIllegal = 0x04, kNop = 0x08, kSemaphoreA = 0x10,
+                   kSemaphoreB = 0x14, kSemaphoreC = 0x18, kSemaphoreD = 0x1C,
+                   kNonStallInterrupt = 0x20, kFbFlush = 0x24, kMemOpA = 0x28, kMemOpB = 0x2C,
+                   kMemOpC = 0x30, kMemOpD = 0x34, kSetReference = 0x50, kSyncpointA = 0x70,
+                   kSyncpointB = 0x74, kWfi = 0x78, kYield = 0x80;
 // SEMAPHORED
 constexpr uint32_t kSemOpAcquire = 1, kSemOpRelease = 2, kSemOpAcqGeq = 4, kSemOpAcqAnd = 8,
                    kSemOpReduction = 0x10;
@@ -40,8 +41,16 @@ constexpr unsigned kSyncptIndexHi = 15, kSyncptIndexLo = 8;
 }  // namespace host
 
 // Semaphore reduction operations (host SEMAPHORED, DMA LAUNCH_DMA, 3D report D).
-enum class Reduction : uint32_t { kMin = 0, kMax = 1, kXor = 2, kAnd = 3, kOr = 4, kAdd = 5,
-                                  kInc = 6, kDec = 7 };
+enum class Reduction : uint32_t {
+  kMin = 0,
+  kMax = 1,
+  kXor = 2,
+  kAnd = 3,
+  kOr = 4,
+  kAdd = 5,
+  kInc = 6,
+  kDec = 7
+};
 
 // Methods every graphics-engine class (2D, 3D, compute, inline-to-memory) has.
 namespace graphics {
@@ -53,9 +62,9 @@ constexpr uint32_t kNoOperation = 0x100;  // also in compute, I2M and DMA
 // The macro method expander (mme.h).
 constexpr uint32_t kMmeCodePointer = 0x114, kMmeCode = 0x118, kMmeStartPointer = 0x11C,
                    kMmeStart = 0x120;
-constexpr uint32_t kCallMmeMacro = 0x3800;  // CALL_MME_MACRO(j) at + 8j, CALL_MME_DATA(j) + 4
+constexpr uint32_t kCallMmeMacro = 0x3800;      // CALL_MME_MACRO(j) at + 8j, CALL_MME_DATA(j) + 4
 constexpr uint32_t kMmeShadowScratch = 0x3400;  // SET_MME_SHADOW_SCRATCH(0): the firmware's answer
-constexpr uint32_t kSetFalcon04 = 0x2310;        // firmware method 4: a masked PGRAPH write
+constexpr uint32_t kSetFalcon04 = 0x2310;       // firmware method 4: a masked PGRAPH write
 // INCREMENT_SYNC_POINT: INDEX 11:0, CLEAN_L2 bit 16, CONDITION bit 20 (stream-out or ROP writes
 // done: every earlier method has completed in the simulator either way).
 constexpr uint32_t kIncrementSyncPoint = 0x2C8;
@@ -78,8 +87,8 @@ constexpr uint32_t kReportStructureOneWord = 1u << 28;
 constexpr unsigned kReportFormatHi = 18, kReportFormatLo = 17;  // 0 unsigned, 1 signed
 // REDUCTION_OP of the 3D/compute report numbers the operations differently from host and DMA.
 constexpr Reduction kReportReductions[8] = {Reduction::kAdd, Reduction::kMin, Reduction::kMax,
-                                           Reduction::kInc, Reduction::kDec, Reduction::kAnd,
-                                           Reduction::kOr,  Reduction::kXor};
+                                            Reduction::kInc, Reduction::kDec, Reduction::kAnd,
+                                            Reduction::kOr,  Reduction::kXor};
 }  // namespace threed
 
 // Inline-to-memory: the 0xA140 class, and the same methods at the same offsets in 3D and compute.

@@ -8,18 +8,31 @@ namespace nvsentry::hostshim::sim {
 
 namespace {
 
-uint32_t Field(uint32_t v, unsigned hi, unsigned lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1); }
+uint32_t Field(uint32_t v, unsigned hi, unsigned lo) {
+  return (v >> lo) & ((1u << (hi - lo + 1)) - 1);
+}
 // Shifts by 32 or more give 0, as a 32-bit datapath would (C++ leaves them undefined).
 uint32_t Shr(uint32_t v, uint32_t s) { return s >= 32 ? 0 : v >> s; }
 uint32_t Shl(uint32_t v, uint32_t s) { return s >= 32 ? 0 : v << s; }
 
 enum Operation : uint32_t {
-  kAlu = 0, kAddImmediate = 1, kExtractInsert = 2, kExtractShiftLeftImmediate = 3,
-  kExtractShiftLeftRegister = 4, kRead = 5, kBranch = 7,
+  kAlu = 0,
+  kAddImmediate = 1,
+  kExtractInsert = 2,
+  kExtractShiftLeftImmediate = 3,
+  kExtractShiftLeftRegister = 4,
+  kRead = 5,
+  kBranch = 7,
 };
 enum ResultOp : uint32_t {
-  kIgnoreAndFetch = 0, kMove = 1, kMoveAndSetMethod = 2, kFetchAndSend = 3, kMoveAndSend = 4,
-  kFetchAndSetMethod = 5, kMoveAndSetMethodFetchAndSend = 6, kMoveAndSetMethodSend = 7,
+  kIgnoreAndFetch = 0,
+  kMove = 1,
+  kMoveAndSetMethod = 2,
+  kFetchAndSend = 3,
+  kMoveAndSend = 4,
+  kFetchAndSetMethod = 5,
+  kMoveAndSetMethodFetchAndSend = 6,
+  kMoveAndSetMethodSend = 7,
 };
 
 }  // namespace
@@ -80,7 +93,8 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
   };
 
   for (uint64_t steps = 0;; ++steps) {
-    if (steps >= kMaxSteps) return fail(fmt::format("ran {} instructions without exiting", kMaxSteps));
+    if (steps >= kMaxSteps)
+      return fail(fmt::format("ran {} instructions without exiting", kMaxSteps));
     const bool in_slot = delay_next;
     delay_next = false;
     if (pc >= code_.size()) return fail(fmt::format("ran past its code (instruction {})", pc));
@@ -89,7 +103,8 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
     const uint32_t op = Field(ins, 2, 0);
     const uint32_t dst = Field(ins, 10, 8), a = r[Field(ins, 13, 11)], b = r[Field(ins, 16, 14)];
     const int32_t imm = static_cast<int32_t>(ins) >> 14;
-    const uint32_t size = Field(ins, 26, 22), src_bit = Field(ins, 21, 17), dst_bit = Field(ins, 31, 27);
+    const uint32_t size = Field(ins, 26, 22), src_bit = Field(ins, 21, 17),
+                   dst_bit = Field(ins, 31, 27);
     const uint32_t mask = size >= 32 ? 0xFFFFFFFFu : (1u << size) - 1;
     bool taken = false;
     if (op == kBranch) {
@@ -110,14 +125,20 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
         case kAlu: {
           const uint64_t wa = a, wb = b;
           switch (Field(ins, 21, 17)) {
-            case 0: result = static_cast<uint32_t>(wa + wb); carry = ((wa + wb) >> 32) != 0; break;
+            case 0:
+              result = static_cast<uint32_t>(wa + wb);
+              carry = ((wa + wb) >> 32) != 0;
+              break;
             case 1: {
               const uint64_t s = wa + wb + (carry ? 1 : 0);
               result = static_cast<uint32_t>(s);
               carry = (s >> 32) != 0;
               break;
             }
-            case 2: result = a - b; carry = a >= b; break;  // carry: no borrow
+            case 2:
+              result = a - b;
+              carry = a >= b;
+              break;  // carry: no borrow
             case 3: {
               const uint64_t d = wa - wb - (carry ? 0 : 1);
               result = static_cast<uint32_t>(d);
@@ -130,7 +151,8 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
             case 11: result = a & ~b; break;
             case 12: result = ~(a & b); break;
             default:
-              return fail(fmt::format("ALU operation {} (instruction {})", Field(ins, 21, 17), here));
+              return fail(
+                  fmt::format("ALU operation {} (instruction {})", Field(ins, 21, 17), here));
           }
           break;
         }
@@ -146,10 +168,22 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
       switch (Field(ins, 6, 4)) {
         case kIgnoreAndFetch: set(dst, fetch()); break;
         case kMove: set(dst, result); break;
-        case kMoveAndSetMethod: set(dst, result); set_method(result); break;
-        case kFetchAndSend: set(dst, fetch()); send(result); break;
-        case kMoveAndSend: set(dst, result); send(result); break;
-        case kFetchAndSetMethod: set(dst, fetch()); set_method(result); break;
+        case kMoveAndSetMethod:
+          set(dst, result);
+          set_method(result);
+          break;
+        case kFetchAndSend:
+          set(dst, fetch());
+          send(result);
+          break;
+        case kMoveAndSend:
+          set(dst, result);
+          send(result);
+          break;
+        case kFetchAndSetMethod:
+          set(dst, fetch());
+          set_method(result);
+          break;
         case kMoveAndSetMethodFetchAndSend:
           set(dst, result);
           set_method(result);

@@ -10,9 +10,9 @@
 #include <algorithm>
 
 #include "abi/permissions.h"
+#include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/nvmap_hugepages.h"
 #include "hostshim/sim/nvmap_reaper.h"
-#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -97,7 +97,8 @@ Nvmap::Client* Nvmap::ClientFor(pid_t tgid, Dead* dead, NvError* why) {
   uint32_t serial = next_serial_++;
   if (serial == 0) serial = next_serial_++;
   if (reaper_ && !reaper_->Watch(process->pidfd(), Cookie(tgid, serial)))
-    NVS_LOG_LIMITED(spdlog::level::warn, "nvmap: cannot watch process {} for exit; its handles stay until freed", tgid);
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "nvmap: cannot watch process {} for exit; its handles stay until freed", tgid);
   Client& c = clients_[tgid];
   c.process = std::move(process);
   c.serial = serial;
@@ -371,7 +372,9 @@ void Nvmap::ReleaseClientIf(pid_t tgid, uint32_t serial) {
     if (it == clients_.end() || it->second.serial != serial) return;  // already gone
     DropClient(tgid, &dead);
   }
-  if (!dead.empty()) NVS_LOG_LIMITED(spdlog::level::debug, "nvmap: process {} exited; {} objects freed", tgid, dead.size());
+  if (!dead.empty())
+    NVS_LOG_LIMITED(spdlog::level::debug, "nvmap: process {} exited; {} objects freed", tgid,
+                    dead.size());
   Finish(dead);
 }
 
@@ -388,7 +391,8 @@ std::vector<PinInfo> Nvmap::Pins() const {
     if (!a.allocated) continue;
     pins.push_back({o->id(), a.pid, a.guest_addr, o->size(), o->mapping_count()});
   }
-  std::sort(pins.begin(), pins.end(), [](const PinInfo& x, const PinInfo& y) { return x.id < y.id; });
+  std::sort(pins.begin(), pins.end(),
+            [](const PinInfo& x, const PinInfo& y) { return x.id < y.id; });
   return pins;
 }
 

@@ -179,13 +179,13 @@ class Nvmap {
  private:
   struct Client {
     std::shared_ptr<GuestProcess> process;
-    uint32_t serial = 0;                            // tells a reused tgid's client apart
-    absl::flat_hash_map<uint32_t, uint32_t> dups;   // handle (= id) -> duplicate count
+    uint32_t serial = 0;                           // tells a reused tgid's client apart
+    absl::flat_hash_map<uint32_t, uint32_t> dups;  // handle (= id) -> duplicate count
   };
   struct Entry {
     std::shared_ptr<NvmapObject> object;
-    uint64_t refs = 0;                              // duplicates over all clients
-    std::shared_ptr<GuestProcess> creator;          // the process that made it (CREATE)
+    uint64_t refs = 0;                                // duplicates over all clients
+    std::shared_ptr<GuestProcess> creator;            // the process that made it (CREATE)
     absl::flat_hash_map<uint64_t, bool> exported_to;  // aruids (EXPORT_FOR_ARUID)
   };
   using Dead = std::vector<std::shared_ptr<NvmapObject>>;

@@ -14,8 +14,7 @@ HugePageAdvisor::~HugePageAdvisor() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HugePageAdvisor::Advise(std::shared_ptr<GuestProcess> process, uint64_t addr,
-                             uint64_t len) {
+void HugePageAdvisor::Advise(std::shared_ptr<GuestProcess> process, uint64_t addr, uint64_t len) {
   if (len < kMinBytes || process == nullptr) return;
   absl::MutexLock l(&mu_);
   if (disabled_ || stop_ || queue_.size() >= kMaxPending) return;
@@ -47,9 +46,10 @@ void HugePageAdvisor::Run() {
     if (err == EPERM || err == ENOSYS) {
       // Not this sentry's to do (no CAP_SYS_NICE, or no process_madvise): stop asking.
       if (!disabled_)
-        spdlog::info("nvmap: guest memory stays in 4 KiB pages (process_madvise: errno {}); "
-                     "large GPU copies are slower",
-                     err);
+        spdlog::info(
+            "nvmap: guest memory stays in 4 KiB pages (process_madvise: errno {}); "
+            "large GPU copies are slower",
+            err);
       disabled_ = true;
       queue_.clear();
     }

@@ -18,9 +18,10 @@ ExitWatcher::ExitWatcher(std::function<void(uint64_t)> on_exit) : on_exit_(std::
   epfd_.Reset(epoll_create1(EPOLL_CLOEXEC));
   stopfd_.Reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!epfd_ || !stopfd_) {
-    spdlog::error("nvmap reaper: cannot create epoll/eventfd (errno {}); exited guest processes "
-                  "keep their nvmap handles",
-                  errno);
+    spdlog::error(
+        "nvmap reaper: cannot create epoll/eventfd (errno {}); exited guest processes "
+        "keep their nvmap handles",
+        errno);
     return;
   }
   epoll_event ev{};

@@ -6,7 +6,8 @@
 
 namespace nvsentry::hostshim::sim::pb {
 
-// GPFIFO entry: entry0 31:2 = VA 31:2; entry1 7:0 = VA 39:32, 9 LEVEL, 30:10 LENGTH (words), 31 SYNC.
+// GPFIFO entry: entry0 31:2 = VA 31:2; entry1 7:0 = VA 39:32, 9 LEVEL, 30:10 LENGTH (words), 31
+// SYNC.
 constexpr uint64_t EntryVa(uint32_t e0, uint32_t e1) {
   return (static_cast<uint64_t>(e1 & 0xFFu) << 32) | (e0 & ~3u);
 }

@@ -18,6 +18,13 @@ struct Slot {
   uint32_t syncpt = 0;  // of the last wait armed here
 };
 
+// A CLEAR_EVENT_WAIT argument: a bare slot, or the event id 0x10000000 | id << 16 | slot.
+bool DecodeEvent(uint32_t event, uint32_t* slot) {
+  if ((event >> 29) != 0) return false;
+  *slot = (event & SyncpointEvents::kAllocatedFlag) ? (event & 0xFFFF) : event;
+  return *slot < SyncpointEvents::kSlots;
+}
+
 }  // namespace
 
 struct SyncpointEvents::Core {
@@ -68,19 +75,10 @@ class SyncpointEvents::Waiter : public SyncpointWaiter {
   std::atomic<bool> cancelled_{false};
 };
 
-namespace {
-
-// A CLEAR_EVENT_WAIT argument: a bare slot, or the event id 0x10000000 | id << 16 | slot.
-bool DecodeEvent(uint32_t event, uint32_t* slot) {
-  if ((event >> 29) != 0) return false;
-  *slot = (event & SyncpointEvents::kAllocatedFlag) ? (event & 0xFFFF) : event;
-  return *slot < SyncpointEvents::kSlots;
-}
-
-}  // namespace
-
 SyncpointEvents::SyncpointEvents(Syncpoints& syncpoints, std::shared_ptr<BudgetAccount> budget)
-    : syncpoints_(syncpoints), budget_(std::move(budget)), core_(std::make_shared<Core>(budget_.get())) {}
+    : syncpoints_(syncpoints),
+      budget_(std::move(budget)),
+      core_(std::make_shared<Core>(budget_.get())) {}
 
 SyncpointEvents::~SyncpointEvents() {
   absl::MutexLock l(&core_->mu);
@@ -134,8 +132,7 @@ std::shared_ptr<SyncpointWaiter> SyncpointEvents::Arm(uint32_t slot, std::shared
   return made;
 }
 
-NvError SyncpointEvents::WaitEx(uint32_t id, uint32_t thresh, int32_t timeout_ms,
-                                uint32_t* value) {
+NvError SyncpointEvents::WaitEx(uint32_t id, uint32_t thresh, int32_t timeout_ms, uint32_t* value) {
   const uint32_t slot = *value;
   if (!Syncpoints::ValidId(id) || slot >= kSlots) return NvError::kBadParameter;
   Core& c = *core_;
@@ -144,8 +141,8 @@ NvError SyncpointEvents::WaitEx(uint32_t id, uint32_t thresh, int32_t timeout_ms
   if (c.armed[slot] != nullptr) return NvError::kBusy;
   std::shared_ptr<Waiter> w;
   uint32_t now = 0;
-  auto start = syncpoints_.Wait(id, thresh, timeout_ms == 0 ? 0 : -1, [&] { return Arm(slot, &w); },
-                                &now);
+  auto start = syncpoints_.Wait(
+      id, thresh, timeout_ms == 0 ? 0 : -1, [&] { return Arm(slot, &w); }, &now);
   if (start == Syncpoints::WaitStart::kReached) {
     *value = now;
     return NvError::kSuccess;
@@ -182,15 +179,18 @@ NvError SyncpointEvents::WaitAllocating(uint32_t id, uint32_t thresh, int32_t ti
     if (!e.allocated) {
       if (free_slot == kSlots) free_slot = s;
     } else if (e.picked && c.armed[s] == nullptr) {
-      if (e.syncpt == id) slot = s;
-      else if (other == kSlots) other = s;
+      if (e.syncpt == id)
+        slot = s;
+      else if (other == kSlots)
+        other = s;
     }
   }
   if (slot == kSlots) slot = free_slot != kSlots ? free_slot : other;
   if (slot == kSlots) return NvError::kBusy;
   if (c.fds.Get(slot) < 0) return NvError::kInsufficientMemory;
   std::shared_ptr<Waiter> w;
-  auto start = syncpoints_.Wait(id, thresh, -1, [&] { return Arm(slot, &w); }, &now);
+  auto start = syncpoints_.Wait(
+      id, thresh, -1, [&] { return Arm(slot, &w); }, &now);
   if (start == Syncpoints::WaitStart::kReached) {
     // A free slot this wait did not keep holds no eventfd (nor its charge).
     if (!c.slots[slot].allocated) c.fds.Close(slot);

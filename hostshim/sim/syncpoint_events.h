@@ -1,11 +1,11 @@
 // The syncpoint events of one /dev/nvhost-ctrl session: 64 slots, each an eventfd the guest gets
 // through QueryEvent(0x10000000 | slot) once the slot is allocated. The sentry holds a slot's
-// eventfd from its allocation to its free (or the session's end), charged to open_fds meanwhile. A wait on an event never
-// parks the guest: it answers Success when the fence is already reached, and otherwise Timeout at
-// once, having armed the event (unless the timeout was 0) so that its eventfd becomes readable
-// when the syncpoint reaches the threshold. The guest then waits on the eventfd with its own
-// timeout and, giving up, cancels the armed wait with CLEAR_EVENT_WAIT. Every slot index from
-// the guest is checked against 64 before it is used.
+// eventfd from its allocation to its free (or the session's end), charged to open_fds meanwhile. A
+// wait on an event never parks the guest: it answers Success when the fence is already reached, and
+// otherwise Timeout at once, having armed the event (unless the timeout was 0) so that its eventfd
+// becomes readable when the syncpoint reaches the threshold. The guest then waits on the eventfd
+// with its own timeout and, giving up, cancels the armed wait with CLEAR_EVENT_WAIT. Every slot
+// index from the guest is checked against 64 before it is used.
 //
 // Encodings (Switchbrew): WAIT_EVENT (the driver picks the slot) answers
 // 0x10000000 | (id & 0xFFF) << 16 | slot; WAIT_EVENT_EX (the guest names the slot) answers

@@ -125,9 +125,9 @@ bool Syncpoints::Allocated(uint32_t id) const {
   return allocated_[id];
 }
 
-Syncpoints::WaitStart Syncpoints::Wait(uint32_t id, uint32_t thresh, int32_t timeout_ms,
-                                       absl::FunctionRef<std::shared_ptr<SyncpointWaiter>()> make_waiter,
-                                       uint32_t* value) {
+Syncpoints::WaitStart Syncpoints::Wait(
+    uint32_t id, uint32_t thresh, int32_t timeout_ms,
+    absl::FunctionRef<std::shared_ptr<SyncpointWaiter>()> make_waiter, uint32_t* value) {
   Point& p = points_[id];
   *value = p.value.load(std::memory_order_acquire);
   if (SyncptReached(*value, thresh)) return WaitStart::kReached;

@@ -1,5 +1,6 @@
 // The 3D class 0xB197 (and, for the report semaphore, compute 0xB1C0, which has the same methods):
-// - the report semaphore: Switchbrew's (GPU command submission page) QUERY_ADDRESS_HIGH/LOW, QUERY_SEQUENCE and QUERY_GET. A
+// - the report semaphore: Switchbrew's (GPU command submission page) QUERY_ADDRESS_HIGH/LOW,
+// QUERY_SEQUENCE and QUERY_GET. A
 //   release writes the payload as one word or as a four-word structure (64-bit value, 64-bit
 //   timestamp); an acquire waits like the host's. The simulator renders nothing (draws are
 //   refused), so counter reports are truly zero.
@@ -40,14 +41,16 @@ Exec CommandProcessor::State::ReportTrigger(EngineKind k, uint32_t method, uint3
     case t::kReportOpReportOnly: {
       ++stats.report_releases;
       // REPORT_ONLY writes the selected counter; only report type 0 (none) carries the payload.
-      uint32_t v = (op == t::kReportOpRelease || Bits(value, t::kReportTypeHi, t::kReportTypeLo) == 0)
-                       ? payload
-                       : 0;
+      uint32_t v =
+          (op == t::kReportOpRelease || Bits(value, t::kReportTypeHi, t::kReportTypeLo) == 0)
+              ? payload
+              : 0;
       Exec e;
       if (one_word) {
         e = (value & t::kReportReductionEnable)
-                ? Reduce(va, t::kReportReductions[Bits(value, t::kReportReductionOpHi,
-                                                       t::kReportReductionOpLo)],
+                ? Reduce(va,
+                         t::kReportReductions[Bits(value, t::kReportReductionOpHi,
+                                                   t::kReportReductionOpLo)],
                          Bits(value, t::kReportFormatHi, t::kReportFormatLo) == 1, v)
                 : Release(va, v, true);
       } else {
@@ -69,8 +72,9 @@ Exec CommandProcessor::State::ReportTrigger(EngineKind k, uint32_t method, uint3
       return Acquire(met, va, payload);
     }
     default:  // TRAP: a software-method interrupt for a kernel handler there is none of
-      return MethodError(ClassOf(k), method * 4, value,
-                         fmt::format("SET_REPORT_SEMAPHORE_D 0x{:08X}: TRAP is not simulated", value));
+      return MethodError(
+          ClassOf(k), method * 4, value,
+          fmt::format("SET_REPORT_SEMAPHORE_D 0x{:08X}: TRAP is not simulated", value));
   }
 }
 
@@ -91,9 +95,11 @@ Exec CommandProcessor::State::ThreeDTrigger(uint32_t method, uint32_t value) {
   };
   switch (byte) {
     case t::kMmeCodePointer: mme.SetCodePointer(value); return Exec::kOk;
-    case t::kMmeCode: return mme.LoadCode(value) ? Exec::kOk : mme_error("LOAD_MME_INSTRUCTION_RAM");
+    case t::kMmeCode:
+      return mme.LoadCode(value) ? Exec::kOk : mme_error("LOAD_MME_INSTRUCTION_RAM");
     case t::kMmeStartPointer: mme.SetStartPointer(value); return Exec::kOk;
-    case t::kMmeStart: return mme.LoadStart(value) ? Exec::kOk : mme_error("LOAD_MME_START_ADDRESS_RAM");
+    case t::kMmeStart:
+      return mme.LoadStart(value) ? Exec::kOk : mme_error("LOAD_MME_START_ADDRESS_RAM");
     default: break;
   }
   // CALL_MME_MACRO(j) starts a call, CALL_MME_DATA(j) adds parameters; the command's last
@@ -137,11 +143,11 @@ Exec CommandProcessor::State::MacroCall(uint32_t macro) {
     case MacroExpander::Outcome::kDone: return Exec::kOk;
     case MacroExpander::Outcome::kError:
       return MethodError(methods::kClass3D, byte, mme_params.front(), std::move(error));
-    case MacroExpander::Outcome::kSendStopped:
-      break;
+    case MacroExpander::Outcome::kSendStopped: break;
   }
   // A wait cannot be resumed in the middle of a macro.
-  if (result.stop == RunResult::Stop::kWaitSyncpoint || result.stop == RunResult::Stop::kWaitSemaphore) {
+  if (result.stop == RunResult::Stop::kWaitSyncpoint ||
+      result.stop == RunResult::Stop::kWaitSemaphore) {
     return MethodError(methods::kClass3D, byte, mme_params.front(),
                        fmt::format("macro {}: a wait inside a macro is not simulated", macro));
   }
@@ -149,15 +155,16 @@ Exec CommandProcessor::State::MacroCall(uint32_t macro) {
 }
 
 Exec CommandProcessor::State::CbData(const uint32_t* words, size_t n) {
-  const uint64_t buffer = (static_cast<uint64_t>(Reg(k3D, t::kCbSelectorB) & 0xFF) << 32) |
-                          Reg(k3D, t::kCbSelectorC);
+  const uint64_t buffer =
+      (static_cast<uint64_t>(Reg(k3D, t::kCbSelectorB) & 0xFF) << 32) | Reg(k3D, t::kCbSelectorC);
   const uint32_t size = Reg(k3D, t::kCbSelectorA) & 0x1FFFF;
   uint32_t& offset = Reg(k3D, t::kCbOffset);
   if (static_cast<uint64_t>(offset) + 4 * n > size) {
-    return MethodError(methods::kClass3D, t::kLoadCb, words[0],
-                       fmt::format("LOAD_CONSTANT_BUFFER of {} bytes at offset 0x{:X} of a 0x{:X}-byte "
-                                   "constant buffer",
-                                   4 * n, offset, size));
+    return MethodError(
+        methods::kClass3D, t::kLoadCb, words[0],
+        fmt::format("LOAD_CONSTANT_BUFFER of {} bytes at offset 0x{:X} of a 0x{:X}-byte "
+                    "constant buffer",
+                    4 * n, offset, size));
   }
   MmuFault f;
   const uint64_t va = buffer + offset;

@@ -52,8 +52,8 @@ class VaAllocator {
   void Carve(absl::btree_map<uint64_t, uint64_t>::iterator it, uint64_t va, uint64_t size);
 
   const uint64_t start_, end_, granule_;
-  absl::btree_map<uint64_t, uint64_t> by_addr_;                // free start -> end
-  absl::btree_set<std::pair<uint64_t, uint64_t>> by_size_;     // (size, start)
+  absl::btree_map<uint64_t, uint64_t> by_addr_;             // free start -> end
+  absl::btree_set<std::pair<uint64_t, uint64_t>> by_size_;  // (size, start)
   uint64_t free_bytes_ = 0;
 };
 

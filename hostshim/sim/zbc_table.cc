@@ -73,8 +73,7 @@ NvError ZbcTable::AddLocked(const ZbcSetTable& in) {
       depth_[depths_used_++] = {in.depth, in.format, 1};
       return NvError::kSuccess;
     }
-    default:
-      return NvError::kBadParameter;
+    default: return NvError::kBadParameter;
   }
 }
 
@@ -88,9 +87,7 @@ NvError ZbcTable::Query(ZbcQueryTable& q) const {
   q.format = 0;
   absl::MutexLock l(&mu_);
   switch (q.type) {
-    case kInvalid:
-      q.index_size = kSize;
-      return NvError::kSuccess;
+    case kInvalid: q.index_size = kSize; return NvError::kSuccess;
     case kColor: {
       if (index >= kSize) return NvError::kBadParameter;
       const Color& c = color_[index];
@@ -108,8 +105,7 @@ NvError ZbcTable::Query(ZbcQueryTable& q) const {
       q.ref_cnt = d.ref_cnt;
       return NvError::kSuccess;
     }
-    default:
-      return NvError::kBadParameter;
+    default: return NvError::kBadParameter;
   }
 }
 

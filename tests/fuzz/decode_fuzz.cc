@@ -29,7 +29,8 @@ constexpr size_t kMaxOutput = 1 << 20;
 
 void Check(const std::string& text, abi::DecodeFormat format) {
   if (text.size() > kMaxOutput) Violation("output not bounded", text);
-  if (format == abi::DecodeFormat::kJson && !nlohmann::json::accept(text)) Violation("invalid JSON", text);
+  if (format == abi::DecodeFormat::kJson && !nlohmann::json::accept(text))
+    Violation("invalid JSON", text);
 }
 
 }  // namespace
@@ -54,11 +55,11 @@ int RunDecodeInput(const uint8_t* data, size_t size) {
   r.Bytes(out2);
   if (flags & 2) {
     std::string t = format == abi::DecodeFormat::kJson ? abi::DecodeJson(desc.fields, main, show)
-                                                      : abi::DecodeText(desc.fields, main, show);
+                                                       : abi::DecodeText(desc.fields, main, show);
     Check(t, format);
   } else {
-    std::string t = abi::DecodeCall(desc, via, main, in2, out2, show, format,
-                                    (flags & 1) ? &sizes : nullptr);
+    std::string t =
+        abi::DecodeCall(desc, via, main, in2, out2, show, format, (flags & 1) ? &sizes : nullptr);
     Check(t, format);
   }
   return 0;

@@ -16,8 +16,8 @@
 #include "abi/catalogue.h"
 #include "abi/devices/nvdrv.h"
 #include "hostshim/sim/gpu.h"
-#include "proxy/serve.h"
 #include "proxy/nvdrv_service.h"
+#include "proxy/serve.h"
 #include "proxy/session.h"
 #include "proxy/trace.h"
 #include "spdlog/spdlog.h"
@@ -30,8 +30,8 @@
 namespace nvsentry::fuzz {
 namespace {
 
-using abi::Via;
 using abi::NvError;
+using abi::Via;
 namespace nv = abi::nvdrv;
 
 [[noreturn]] void Violation(const char* what, int line) {
@@ -39,8 +39,8 @@ namespace nv = abi::nvdrv;
   std::fflush(stderr);
   std::abort();
 }
-#define EXPECT(cond, what) \
-  do {                     \
+#define EXPECT(cond, what)                  \
+  do {                                      \
     if (!(cond)) Violation(what, __LINE__); \
   } while (0)
 
@@ -49,7 +49,7 @@ namespace nv = abi::nvdrv;
 constexpr uint64_t kLevelBase[2] = {0x10000000, 0x20000000};
 constexpr uint64_t kOutOff = 0x100000, kIn2Off = 0x200000, kOut2Off = 0x300000;
 constexpr uint64_t kErrAddr = 0x30000000;  // the error word of a level-0 Ioctl/Ioctl2/Ioctl3
-constexpr uint64_t kMaxRegion = 0x10000;    // sizes come from u16s
+constexpr uint64_t kMaxRegion = 0x10000;   // sizes come from u16s
 constexpr uint8_t kCanary = 0xCC;
 
 struct Window {
@@ -87,7 +87,8 @@ Level MakeLevel(const proxy::IoctlRequest& req, Window err) {
   Level l{req, {}, {}, {}, {}, err};
   const uint32_t size = abi::IocSize(req.code);
   const abi::Dir dir = abi::IocDir(req.code);
-  // The engine may touch no more of a buffer than the guest declared, nor more than the code's size.
+  // The engine may touch no more of a buffer than the guest declared, nor more than the code's
+  // size.
   if (abi::DirHasIn(dir)) l.in = {req.buf.in, std::min<uint64_t>(size, req.buf.in_size)};
   if (abi::DirHasOut(dir)) l.out = {req.buf.out, std::min<uint64_t>(size, req.buf.out_size)};
   // A direction variant passes its argument in the buffer its direction names (a Linux ioctl: the
@@ -126,13 +127,14 @@ struct Stats {
        parked = 0, finished_later = 0, dropped = 0, efault = 0, enotty = 0, rejected = 0;
   ~Stats() {
     if (std::getenv("NVSENTRY_FUZZ_STATS") == nullptr) return;
-    std::fprintf(stderr,
-                 "engine_fuzz stats: %ld calls, %ld reached a backend (%ld answered Success), %ld "
-                 "wrote the main buffer back, %ld wrote out2, %ld carried by /dev/nvdrv, %ld parked "
-                 "(%ld finished later), %ld dropped, %ld EFAULT, %ld ENOTTY, %ld rejected by the "
-                 "engine\n",
-                 calls, backend, backend_ok, written_back, out2_written, carried, parked,
-                 finished_later, dropped, efault, enotty, rejected);
+    std::fprintf(
+        stderr,
+        "engine_fuzz stats: %ld calls, %ld reached a backend (%ld answered Success), %ld "
+        "wrote the main buffer back, %ld wrote out2, %ld carried by /dev/nvdrv, %ld parked "
+        "(%ld finished later), %ld dropped, %ld EFAULT, %ld ENOTTY, %ld rejected by the "
+        "engine\n",
+        calls, backend, backend_ok, written_back, out2_written, carried, parked, finished_later,
+        dropped, efault, enotty, rejected);
   }
 } g_stats;
 
@@ -140,8 +142,11 @@ class FakeContinuation : public hostshim::Continuation {
  public:
   FakeContinuation(std::vector<uint8_t> arg, proxy::Finisher finish, FakeGuest& guest,
                    std::vector<Window> out_windows, std::vector<Window> err_windows)
-      : arg_(std::move(arg)), finish_(std::move(finish)), guest_(guest),
-        out_windows_(std::move(out_windows)), err_windows_(std::move(err_windows)) {}
+      : arg_(std::move(arg)),
+        finish_(std::move(finish)),
+        guest_(guest),
+        out_windows_(std::move(out_windows)),
+        err_windows_(std::move(err_windows)) {}
   std::span<uint8_t> arg() override { return arg_; }
   void Finish(NvError e) override;
   bool Abandoned() override { return false; }
@@ -193,9 +198,9 @@ class FakeGuest : public proxy::CallContext {
     EXPECT(g_call != nullptr && !g_call->levels.empty(), "Detach outside a call");
     ++parked;
     const Level& l = g_call->levels.back();
-    return std::make_shared<FakeContinuation>(
-        std::move(arg), std::move(finish), *this, std::vector<Window>{l.out, l.out2},
-        std::vector<Window>{l.err});
+    return std::make_shared<FakeContinuation>(std::move(arg), std::move(finish), *this,
+                                              std::vector<Window>{l.out, l.out2},
+                                              std::vector<Window>{l.err});
   }
   int PlaceFd(int fd, bool) override { return fd >= 0 ? next_fd++ : -EBADF; }
   pid_t tid() const override { return 42; }
@@ -375,7 +380,8 @@ hostshim::Result RecordingBackend::Ioctl(hostshim::Call& c) {
     // the end of the input) ever finishes it, keeping runs deterministic.
     if (d.may_block()) {
       for (const abi::Field& f : d.fields) {
-        if (f.name == "timeout" && abi::FieldTypeSize(f.type) == 4 && f.offset + 4u <= c.arg.size()) {
+        if (f.name == "timeout" && abi::FieldTypeSize(f.type) == 4 &&
+            f.offset + 4u <= c.arg.size()) {
           int32_t t;
           std::memcpy(&t, c.arg.data() + f.offset, 4);
           if (t != 0) t = -1;
@@ -465,7 +471,9 @@ std::optional<T> PeekStruct(FakeGuest& guest, uint64_t addr) {
   return v;
 }
 
-bool IsCarrier(uint32_t code) { return code == nv::kIoctl || code == nv::kIoctl2 || code == nv::kIoctl3; }
+bool IsCarrier(uint32_t code) {
+  return code == nv::kIoctl || code == nv::kIoctl2 || code == nv::kIoctl3;
+}
 
 // The call a /dev/nvdrv Ioctl command at `addr` carries, as the service will see it.
 std::optional<Level> CarriedLevel(FakeGuest& guest, uint32_t command, uint64_t addr) {
@@ -477,11 +485,17 @@ std::optional<Level> CarriedLevel(FakeGuest& guest, uint32_t command, uint64_t a
   } else if (command == nv::kIoctl2) {
     auto c = PeekStruct<nv::Ioctl2>(guest, addr);
     if (!c) return std::nullopt;
-    inner = {c->code, Via::kIoctl2, {c->in, c->in_size, c->out, c->out_size, c->in2, c->in2_size, 0, 0}, -1};
+    inner = {c->code,
+             Via::kIoctl2,
+             {c->in, c->in_size, c->out, c->out_size, c->in2, c->in2_size, 0, 0},
+             -1};
   } else {
     auto c = PeekStruct<nv::Ioctl3>(guest, addr);
     if (!c) return std::nullopt;
-    inner = {c->code, Via::kIoctl3, {c->in, c->in_size, c->out, c->out_size, 0, 0, c->out2, c->out2_size}, -1};
+    inner = {c->code,
+             Via::kIoctl3,
+             {c->in, c->in_size, c->out, c->out_size, 0, 0, c->out2, c->out2_size},
+             -1};
   }
   return MakeLevel(inner, {addr + static_cast<uint64_t>(nv::ErrorOffset(command)), 4});
 }
@@ -489,7 +503,9 @@ std::optional<Level> CarriedLevel(FakeGuest& guest, uint32_t command, uint64_t a
 // Points the command struct at level-1 buffers holding a call decoded from the input.
 void FixUpCarrier(Reader& r, FakeGuest& guest, uint32_t command, uint8_t* cmd,
                   const abi::DeviceDesc& carried_dev) {
-  const Via via = command == nv::kIoctl ? Via::kIoctl : command == nv::kIoctl2 ? Via::kIoctl2 : Via::kIoctl3;
+  const Via via = command == nv::kIoctl    ? Via::kIoctl
+                  : command == nv::kIoctl2 ? Via::kIoctl2
+                                           : Via::kIoctl3;
   Spec s = ReadSpec(r, carried_dev, via);
   proxy::IoctlRequest q = Place(r, guest, s, via, 1);
   auto put = [&](auto& c) {
@@ -546,23 +562,29 @@ void CheckCall(CallState& st, FakeGuest& guest, const proxy::IoctlOutcome& out, 
   for (const Access* a : acc) {
     bool ok = false;
     for (const Level& l : st.levels) {
-      if (a->write) ok |= l.out.Contains(a->addr, a->size) || l.out2.Contains(a->addr, a->size) ||
-                          l.err.Contains(a->addr, a->size);
-      else ok |= l.in.Contains(a->addr, a->size) || l.in2.Contains(a->addr, a->size);
+      if (a->write)
+        ok |= l.out.Contains(a->addr, a->size) || l.out2.Contains(a->addr, a->size) ||
+              l.err.Contains(a->addr, a->size);
+      else
+        ok |= l.in.Contains(a->addr, a->size) || l.in2.Contains(a->addr, a->size);
     }
     EXPECT(ok, a->write ? "wrote outside the declared output buffers"
                         : "read outside the declared input buffers");
-    if (a->write) ++writes;
-    else ++reads, read_failed |= !a->ok;
+    if (a->write)
+      ++writes;
+    else
+      ++reads, read_failed |= !a->ok;
   }
   // 2. Copy once: at most main + in2 read per level; main + out2 + error word written.
   EXPECT(reads <= 2 * static_cast<int>(st.levels.size()), "a buffer was read more than once");
-  EXPECT(writes <= 2 * static_cast<int>(st.levels.size()) + 1, "a buffer was written more than once");
+  EXPECT(writes <= 2 * static_cast<int>(st.levels.size()) + 1,
+         "a buffer was written more than once");
   // 3. A failed copy-in ends the call: nothing reaches the backend, nothing is written.
   if (read_failed) {
     EXPECT(writes == 0, "wrote back after a failed copy-in");
     EXPECT(st.backend_calls == 0, "backend ran after a failed copy-in");
-    EXPECT(out.kind == proxy::IoctlOutcome::kAnswer && out.err == EFAULT, "failed copy-in is not EFAULT");
+    EXPECT(out.kind == proxy::IoctlOutcome::kAnswer && out.err == EFAULT,
+           "failed copy-in is not EFAULT");
   }
   // 4. Outcome kinds.
   if (out.kind == proxy::IoctlOutcome::kDropped) {
@@ -620,19 +642,23 @@ void CheckCall(CallState& st, FakeGuest& guest, const proxy::IoctlOutcome& out, 
     }
   }
   if (st.levels.size() == 1 && st.levels[0].req.via == Via::kDirect &&
-      out.kind == proxy::IoctlOutcome::kAnswer && out.err != 0 && out.err != EFAULT && !timeout_outputs)
+      out.kind == proxy::IoctlOutcome::kAnswer && out.err != 0 && out.err != EFAULT &&
+      !timeout_outputs)
     EXPECT(writes == 0, "a failed Linux ioctl wrote its argument back");
   // 6. Success writes back exactly once (when the guest's buffers take it).
-  const bool answered_ok = out.kind == proxy::IoctlOutcome::kAnswer && out.err == 0 &&
-                           (!verdict || *verdict == 0);
+  const bool answered_ok =
+      out.kind == proxy::IoctlOutcome::kAnswer && out.err == 0 && (!verdict || *verdict == 0);
   if (answered_ok && st.backend_calls == 1 && !st.backend_parked &&
       st.backend_err == NvError::kSuccess) {
-    EXPECT(inner_out_writes == (st.expect_out_end > 0 ? 1 : 0), "success without exactly one write-back");
-    EXPECT(inner_out2_writes == (st.final_out2.empty() ? 0 : 1), "success without the out2 write-back");
+    EXPECT(inner_out_writes == (st.expect_out_end > 0 ? 1 : 0),
+           "success without exactly one write-back");
+    EXPECT(inner_out2_writes == (st.final_out2.empty() ? 0 : 1),
+           "success without the out2 write-back");
   }
   ++g_stats.calls;
   g_stats.backend += st.backend_calls;
-  g_stats.backend_ok += st.backend_calls == 1 && !st.backend_parked && st.backend_err == NvError::kSuccess;
+  g_stats.backend_ok +=
+      st.backend_calls == 1 && !st.backend_parked && st.backend_err == NvError::kSuccess;
   g_stats.written_back += inner_out_writes > 0;
   g_stats.out2_written += inner_out2_writes > 0;
   g_stats.carried += st.levels.size() > 1;
@@ -645,7 +671,9 @@ void CheckCall(CallState& st, FakeGuest& guest, const proxy::IoctlOutcome& out, 
       out.kind == proxy::IoctlOutcome::kAnswer) {
     EXPECT((inner_out_writes == 0 && inner_out2_writes == 0) || timeout_outputs,
            "backend failed but outputs were written");
-    if (verdict) EXPECT(*verdict == static_cast<uint32_t>(st.backend_err), "the error word is not the backend's verdict");
+    if (verdict)
+      EXPECT(*verdict == static_cast<uint32_t>(st.backend_err),
+             "the error word is not the backend's verdict");
   }
 }
 
@@ -686,7 +714,8 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   // pristine is kept for the next input, which saves a timer thread per input.
   const bool own_gpu = dev.id == abi::DeviceId::kNvhostCtrl || dev.id == abi::DeviceId::kNvdrv;
   std::unique_ptr<hostshim::sim::Gpu> own;
-  if (own_gpu) own = globals->spare ? std::move(globals->spare) : std::make_unique<hostshim::sim::Gpu>();
+  if (own_gpu)
+    own = globals->spare ? std::move(globals->spare) : std::make_unique<hostshim::sim::Gpu>();
   hostshim::sim::Gpu& gpu = own_gpu ? *own : globals->shared_gpu;
   RecordingDriver driver(gpu);
   std::optional<proxy::Session> session;
@@ -694,7 +723,8 @@ int RunEngineInput(const uint8_t* data, size_t size) {
     session.emplace(dev, std::make_unique<proxy::NvdrvService>(config, driver), config);
   else
     session.emplace(dev, driver.Open(dev), config);
-  if (dev.id == abi::DeviceId::kNvdrv && (flags & kFlagPrelude)) Prelude(*session, guest, prelude_dev);
+  if (dev.id == abi::DeviceId::kNvdrv && (flags & kFlagPrelude))
+    Prelude(*session, guest, prelude_dev);
   guest.valid = (flags & kFlagGone) == 0;
 
   for (int i = 0; i < ncalls; ++i) {

@@ -38,12 +38,12 @@
 
 namespace nvsentry::fuzz {
 
-constexpr uint8_t kFlagGone = 1u << 0;      // the guest thread is gone (StillValid false)
-constexpr uint8_t kFlagTrace = 1u << 1;     // trace every call (text) to /dev/null
-constexpr uint8_t kFlagTraceJson = 1u << 2; // ... as JSON
-constexpr uint8_t kFlagDebug = 1u << 3;     // GuestConfig::debug_mode
-constexpr uint8_t kFlagPrelude = 1u << 4;   // /dev/nvdrv: Initialize, then Open prelude_dev as fd 1
-constexpr uint8_t kFlagNoPerms = 1u << 5;   // permission mask 0 instead of every bit
+constexpr uint8_t kFlagGone = 1u << 0;       // the guest thread is gone (StillValid false)
+constexpr uint8_t kFlagTrace = 1u << 1;      // trace every call (text) to /dev/null
+constexpr uint8_t kFlagTraceJson = 1u << 2;  // ... as JSON
+constexpr uint8_t kFlagDebug = 1u << 3;      // GuestConfig::debug_mode
+constexpr uint8_t kFlagPrelude = 1u << 4;  // /dev/nvdrv: Initialize, then Open prelude_dev as fd 1
+constexpr uint8_t kFlagNoPerms = 1u << 5;  // permission mask 0 instead of every bit
 
 constexpr int kMaxCalls = 4;
 
@@ -61,7 +61,7 @@ constexpr uint8_t kBufFixup = 1u << 2;   // /dev/nvdrv Ioctl*: point the command
 constexpr uint8_t kRawCodeKind = 0xF0;
 
 inline constexpr abi::Firmware kFirmwares[] = {
-    abi::kLatestFirmware, abi::Fw(1, 0, 0), abi::Fw(3, 0, 0),  abi::Fw(6, 1, 0),
+    abi::kLatestFirmware, abi::Fw(1, 0, 0),  abi::Fw(3, 0, 0),  abi::Fw(6, 1, 0),
     abi::Fw(8, 0, 0),     abi::Fw(11, 0, 0), abi::Fw(15, 0, 0),
 };
 

@@ -30,7 +30,8 @@ struct Rng {
 };
 
 void Mutate(std::vector<uint8_t>& v, const std::vector<std::vector<uint8_t>>& pool, Rng& rng) {
-  static const uint8_t kInteresting[] = {0, 1, 2, 3, 4, 7, 8, 0x10, 0x3F, 0x40, 0x7F, 0x80, 0xFE, 0xFF};
+  static const uint8_t kInteresting[] = {0,    1,    2,    3,    4,    7,    8,
+                                         0x10, 0x3F, 0x40, 0x7F, 0x80, 0xFE, 0xFF};
   const int n = 1 + static_cast<int>(rng.Below(6));
   for (int k = 0; k < n; ++k) {
     switch (rng.Below(8)) {
@@ -46,12 +47,15 @@ void Mutate(std::vector<uint8_t>& v, const std::vector<std::vector<uint8_t>>& po
       case 3:  // a 16/32-bit little-endian value in the header region (counts, sizes)
         if (v.size() >= 4) {
           size_t at = rng.Below(std::min<size_t>(v.size() - 3, 64));
-          uint32_t x = rng.Below(2) ? static_cast<uint32_t>(rng.Below(0x4001)) : static_cast<uint32_t>(rng.Next());
-          for (int b = 0; b < (rng.Below(2) ? 2 : 4); ++b) v[at + b] = static_cast<uint8_t>(x >> (8 * b));
+          uint32_t x = rng.Below(2) ? static_cast<uint32_t>(rng.Below(0x4001))
+                                    : static_cast<uint32_t>(rng.Next());
+          for (int b = 0; b < (rng.Below(2) ? 2 : 4); ++b)
+            v[at + b] = static_cast<uint8_t>(x >> (8 * b));
         }
         break;
       case 4:
-        v.insert(v.begin() + static_cast<std::ptrdiff_t>(rng.Below(v.size() + 1)), static_cast<uint8_t>(rng.Next()));
+        v.insert(v.begin() + static_cast<std::ptrdiff_t>(rng.Below(v.size() + 1)),
+                 static_cast<uint8_t>(rng.Next()));
         break;
       case 5:
         if (!v.empty()) v.erase(v.begin() + static_cast<std::ptrdiff_t>(rng.Below(v.size())));
@@ -62,11 +66,13 @@ void Mutate(std::vector<uint8_t>& v, const std::vector<std::vector<uint8_t>>& po
       case 7: {  // splice with another seed
         const auto& o = pool[rng.Below(pool.size())];
         if (o.empty()) break;
-        size_t from = rng.Below(o.size()), len = 1 + rng.Below(std::min<size_t>(o.size() - from, 32));
+        size_t from = rng.Below(o.size()),
+               len = 1 + rng.Below(std::min<size_t>(o.size() - from, 32));
         size_t at = rng.Below(v.size() + 1);
         if (at + len > v.size()) v.resize(at + len);
         std::copy(o.begin() + static_cast<std::ptrdiff_t>(from),
-                  o.begin() + static_cast<std::ptrdiff_t>(from + len), v.begin() + static_cast<std::ptrdiff_t>(at));
+                  o.begin() + static_cast<std::ptrdiff_t>(from + len),
+                  v.begin() + static_cast<std::ptrdiff_t>(at));
         break;
       }
     }
@@ -82,7 +88,8 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s engine|decode [--mutations N] [--seed S] [FILE|DIR...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s engine|decode [--mutations N] [--seed S] [FILE|DIR...]\n",
+                 argv[0]);
     return 2;
   }
   const std::string target = argv[1];
@@ -93,11 +100,14 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> files;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--mutations" && i + 1 < argc) mutations = std::strtol(argv[++i], nullptr, 0);
-    else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 0);
+    if (a == "--mutations" && i + 1 < argc)
+      mutations = std::strtol(argv[++i], nullptr, 0);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 0);
     else if (std::filesystem::is_directory(a))
       for (const auto& e : std::filesystem::directory_iterator(a)) files.push_back(e.path());
-    else files.push_back(a);
+    else
+      files.push_back(a);
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (!files.empty()) {
@@ -109,7 +119,8 @@ int main(int argc, char** argv) {
     std::printf("%zu inputs ran without a violation\n", files.size());
     return 0;
   }
-  const auto seeds = target == "engine" ? nvsentry::fuzz::EngineSeeds() : nvsentry::fuzz::DecodeSeeds();
+  const auto seeds =
+      target == "engine" ? nvsentry::fuzz::EngineSeeds() : nvsentry::fuzz::DecodeSeeds();
   if (seeds.empty()) {
     std::fprintf(stderr, "no seeds\n");
     return 1;

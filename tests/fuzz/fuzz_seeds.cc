@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < seeds.size(); ++i) {
     std::snprintf(name, sizeof name, "seed-%05zu", i);
     std::ofstream f(dir / name, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(seeds[i].data()), static_cast<std::streamsize>(seeds[i].size()));
+    f.write(reinterpret_cast<const char*>(seeds[i].data()),
+            static_cast<std::streamsize>(seeds[i].size()));
     if (!f) {
       std::perror((dir / name).c_str());
       return 1;

@@ -67,7 +67,8 @@ std::optional<Plausible> MakeCall(const abi::IoctlDesc& d, Via via, bool one_eac
 
 std::optional<uint8_t> FirmwareIndex(const abi::DeviceDesc& dev, const abi::IoctlDesc& d) {
   for (size_t i = 0; i < std::size(kFirmwares); ++i)
-    if (dev.fw.Contains(kFirmwares[i]) && d.fw.Contains(kFirmwares[i])) return static_cast<uint8_t>(i);
+    if (dev.fw.Contains(kFirmwares[i]) && d.fw.Contains(kFirmwares[i]))
+      return static_cast<uint8_t>(i);
   return std::nullopt;
 }
 
@@ -91,7 +92,8 @@ std::vector<std::vector<uint8_t>> EngineSeeds() {
   uint8_t nvdrv_index = 0;
   const abi::DeviceDesc* nvdrv = nullptr;
   for (size_t i = 0; i < devices.size(); ++i)
-    if (devices[i].id == abi::DeviceId::kNvdrv) nvdrv_index = static_cast<uint8_t>(i), nvdrv = &devices[i];
+    if (devices[i].id == abi::DeviceId::kNvdrv)
+      nvdrv_index = static_cast<uint8_t>(i), nvdrv = &devices[i];
   auto command_index = [&](uint32_t code) -> std::optional<uint16_t> {
     if (nvdrv == nullptr) return std::nullopt;
     for (size_t i = 0; i < nvdrv->ioctls.size(); ++i)
@@ -183,7 +185,8 @@ std::vector<std::vector<uint8_t>> EngineSeeds() {
         n.U8(nvdrv_index), n.U8(kFlagPrelude | kFlagDebug), n.U8(*fw), n.U8(0);
         n.U8(static_cast<uint8_t>(di));
         n.U8(static_cast<uint8_t>(Via::kDirect)), n.U8(kBackendSim);
-        Plausible cmd{abi::nvdrv::kIoctl, std::vector<uint8_t>(abi::IocSize(abi::nvdrv::kIoctl), 0), {}, 0};
+        Plausible cmd{
+            abi::nvdrv::kIoctl, std::vector<uint8_t>(abi::IocSize(abi::nvdrv::kIoctl), 0), {}, 0};
         PutCall(n, *ci, cmd, Via::kDirect, kBufFixup);
         raw_call(n, kBufCustom);
         seeds.push_back(std::move(n.out));

@@ -24,14 +24,14 @@
 
 #include "nvctrl.h"
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
       fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-      exit(1);                                             \
-    }                                                      \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, "\n");                                 \
+      exit(1);                                               \
+    }                                                        \
   } while (0)
 
 static int open_ctrl(void) {
@@ -92,7 +92,12 @@ static int mode_basic(void) {
 }
 
 /* --- waits: one satisfied by another thread, one that times out --- */
-struct incr_args { int fd; uint32_t id; int count; int delay_us; };
+struct incr_args {
+  int fd;
+  uint32_t id;
+  int count;
+  int delay_us;
+};
 static void* incrementer(void* p) {
   struct incr_args* a = p;
   for (int i = 0; i < a->count; i++) {
@@ -122,8 +127,8 @@ static int mode_wait(void) {
          late.value == 0x12345678);
   /* wrap-around: thresholds compare modulo 2^32 */
   uint32_t now = rd(fd, id);
-  struct nv_wait past = {id, now - 0x10, 0};     /* behind: reached */
-  struct nv_wait ahead = {id, now + 0x10, 0};    /* ahead: not reached */
+  struct nv_wait past = {id, now - 0x10, 0};           /* behind: reached */
+  struct nv_wait ahead = {id, now + 0x10, 0};          /* ahead: not reached */
   struct nv_wait wrapped = {id, now + 0x80000001u, 0}; /* more than half away: in the past */
   printf("past=%d ahead=%d wrapped=%d\n", err_of(ioctl(fd, NV_SYNCPT_WAIT, &past)),
          err_of(ioctl(fd, NV_SYNCPT_WAIT, &ahead)), err_of(ioctl(fd, NV_SYNCPT_WAIT, &wrapped)));
@@ -136,7 +141,8 @@ static atomic_int g_ok;
 static void* waiter(void* p) {
   uint32_t thresh = (uint32_t)(uintptr_t)p;
   struct nv_wait_ex w = {12, thresh, 10000, 0};
-  if (ioctl(g_fd, NV_SYNCPT_WAITEX, &w) == 0 && (int32_t)(w.value - thresh) >= 0) atomic_fetch_add(&g_ok, 1);
+  if (ioctl(g_fd, NV_SYNCPT_WAITEX, &w) == 0 && (int32_t)(w.value - thresh) >= 0)
+    atomic_fetch_add(&g_ok, 1);
   return NULL;
 }
 
@@ -146,7 +152,8 @@ static int mode_many_waiters(void) {
   uint32_t base = rd(g_fd, 12);
   pthread_t w[kWaiters], inc[kIncrementers];
   for (int i = 0; i < kWaiters; i++)
-    pthread_create(&w[i], NULL, waiter, (void*)(uintptr_t)(base + 1 + (i * 3) % (kIncrementers * kPerIncr)));
+    pthread_create(&w[i], NULL, waiter,
+                   (void*)(uintptr_t)(base + 1 + (i * 3) % (kIncrementers * kPerIncr)));
   struct incr_args ia = {g_fd, 12, kPerIncr, 200};
   for (int i = 0; i < kIncrementers; i++) pthread_create(&inc[i], NULL, incrementer, &ia);
   for (int i = 0; i < kIncrementers; i++) pthread_join(inc[i], NULL);
@@ -218,7 +225,8 @@ static int mode_scm_rights(void) {
     char b;
     struct iovec iov = {&b, 1};
     char cbuf[CMSG_SPACE(sizeof(int))];
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
     CHECK(recvmsg(sv[1], &m, 0) == 1, "recvmsg");
     int fd;
     memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
@@ -233,7 +241,8 @@ static int mode_scm_rights(void) {
   char b = 'x';
   struct iovec iov = {&b, 1};
   char cbuf[CMSG_SPACE(sizeof(int))];
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+  struct msghdr m = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
   struct cmsghdr* cm = CMSG_FIRSTHDR(&m);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
@@ -312,9 +321,12 @@ static int mode_rewrite(void) {
   int ok = 0, einval = 0, other = 0;
   for (int i = 0; i < 20000; i++) {
     int rc = ioctl(fd, NV_SYNCPT_INCR, (void*)&g_racy_id);
-    if (rc == 0) ok++;
-    else if (errno == EINVAL) einval++;
-    else other++;
+    if (rc == 0)
+      ok++;
+    else if (errno == EINVAL)
+      einval++;
+    else
+      other++;
   }
   atomic_store(&g_stop, 1);
   pthread_join(t, NULL);
@@ -325,7 +337,13 @@ static int mode_rewrite(void) {
 
 /* --- signals interrupting parked waits --- */
 static void on_usr1(int s) { (void)s; }
-struct sig_wait { int fd; uint32_t thresh; int rc; int err; double ms; };
+struct sig_wait {
+  int fd;
+  uint32_t thresh;
+  int rc;
+  int err;
+  double ms;
+};
 static void* sig_waiter(void* p) {
   struct sig_wait* w = p;
   struct nv_wait a = {16, w->thresh, 20000};
@@ -402,7 +420,8 @@ static int mode_paths(void) {
   chdir("/dev");
   int d = open("nvhost-ctrl", O_RDWR);
   int e = creat("/dev/nvhost-ctrl", 0600);
-  printf("openat=%d dotdot=%d openat2=%d relative=%d creat=%d\n", a >= 0, b >= 0, c >= 0, d >= 0, e >= 0);
+  printf("openat=%d dotdot=%d openat2=%d relative=%d creat=%d\n", a >= 0, b >= 0, c >= 0, d >= 0,
+         e >= 0);
   CHECK(a >= 0 && b >= 0 && c >= 0 && d >= 0, "device opens");
   CHECK((fcntl(c, F_GETFD) & FD_CLOEXEC) != 0, "openat2 O_CLOEXEC honoured");
   CHECK((fcntl(a, F_GETFD) & FD_CLOEXEC) == 0, "no O_CLOEXEC, none set");

@@ -69,7 +69,7 @@ struct queue {
   struct nvc_push pb;       /* the segment being built */
   struct nvgpu_gpfifo_entry entries[16];
   uint32_t num_entries;
-  struct mem sem;           /* deko3d's per-queue fence semaphore */
+  struct mem sem; /* deko3d's per-queue fence semaphore */
   uint32_t sequence;
   int fence_matches;
 };
@@ -188,7 +188,8 @@ int main(void) {
   const int kSubmits = 24;
   int reached = 0;
   for (int i = 0; i < kSubmits; i++) {
-    nvc_push_incr(&q.pb, SUB_I2M, 0x180, 4, 4u, 1u, (uint32_t)(data.gpu >> 32), (uint32_t)data.gpu + 4 * i);
+    nvc_push_incr(&q.pb, SUB_I2M, 0x180, 4, 4u, 1u, (uint32_t)(data.gpu >> 32),
+                  (uint32_t)data.gpu + 4 * i);
     nvc_push_incr(&q.pb, SUB_I2M, 0x1B0, 1, 1u);
     nvc_push_incr(&q.pb, SUB_I2M, 0x1B4, 1, 0xD0000000u | (uint32_t)i);
     uint32_t seq = queue_signal(&q, i % 2);
@@ -259,8 +260,9 @@ int main(void) {
     const uint64_t addr = ((uint64_t)e.info[1] << 32) | e.info[2];
     const char* access = e.info[3] == 2 ? "write" : "read";
     if (write) {
-      printf("fault_status=%u fault_type=%u fault_addr=0x%llx fault_expected=0x%llx fault_access=%s\n",
-             n.status, e.type, (unsigned long long)addr, (unsigned long long)unmapped, access);
+      printf(
+          "fault_status=%u fault_type=%u fault_addr=0x%llx fault_expected=0x%llx fault_access=%s\n",
+          n.status, e.type, (unsigned long long)addr, (unsigned long long)unmapped, access);
       ok &= n.status != 0 && e.type == 1 && addr == unmapped && e.info[3] == 2;
     } else {
       printf("read_fault_type=%u read_fault_addr=0x%llx read_fault_access=%s\n", e.type,

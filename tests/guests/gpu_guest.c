@@ -61,7 +61,8 @@ static void make_as(struct gpu* g) {
 static void make_buf(struct gpu* g, struct buf* b, uint32_t size) {
   b->size = size;
   b->cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  must("map memory", nvc_map_memory(&nv, g->nvmap, g->as, b->cpu, size, 0x1000, &b->handle, &b->gpu));
+  must("map memory",
+       nvc_map_memory(&nv, g->nvmap, g->as, b->cpu, size, 0x1000, &b->handle, &b->gpu));
 }
 
 /* A channel bound to g->as with a 3D context; returns its fd. */
@@ -102,8 +103,8 @@ static int wait_fence(struct gpu* g, struct nvgpu_fence f, int timeout_ms) {
 /* A DMA copy of `size` bytes as one line. */
 static uint32_t dma_copy_words(struct nvc_push* p, uint64_t src, uint64_t dst, uint32_t size) {
   nvc_push_incr(p, 4, 0x000, 1, 0xB0B5u);
-  nvc_push_incr(p, 4, 0x400, 8, (uint32_t)(src >> 32), (uint32_t)src, (uint32_t)(dst >> 32), (uint32_t)dst,
-                size, size, size, 1u);
+  nvc_push_incr(p, 4, 0x400, 8, (uint32_t)(src >> 32), (uint32_t)src, (uint32_t)(dst >> 32),
+                (uint32_t)dst, size, size, size, 1u);
   nvc_push_incr(p, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8));
   return p->count;
 }
@@ -150,7 +151,8 @@ static int mode_nvmap(void) {
   printf("free_unknown=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr));
   fr.handle = h;
   rc = nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr);
-  printf("free=%d free_address_is_mem=%d free_size=%u\n", rc, fr.address == (uint64_t)(uintptr_t)mem, fr.size);
+  printf("free=%d free_address_is_mem=%d free_size=%u\n", rc,
+         fr.address == (uint64_t)(uintptr_t)mem, fr.size);
   printf("free_again=%d\n", nvc_ioctl(&nv, g.nvmap, NVMAP_IOC_FREE, &fr));
   return 0;
 }
@@ -332,8 +334,9 @@ static int mode_as(void) {
   printf("alloc_space_overlap=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &overlap));
   struct nvgpu_as_alloc_space sparse = {8, 0x20000, 2 /* sparse */, 0, 0x40000 /* alignment */};
   rc = nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &sparse);
-  printf("alloc_space_sparse=%d aligned=%d\n", rc,
-         (sparse.offset & 0x3FFFF) == 0 && sparse.offset > 0x40000); /* an offset, not the alignment */
+  printf(
+      "alloc_space_sparse=%d aligned=%d\n", rc,
+      (sparse.offset & 0x3FFFF) == 0 && sparse.offset > 0x40000); /* an offset, not the alignment */
   struct buf b;
   make_buf(&g, &b, 8192);
   struct nvgpu_as_map_ex m = {1 /* fixed */, 0, b.handle, 0, 0, 0, fixed.offset};
@@ -392,15 +395,24 @@ int main(int argc, char** argv) {
   must("init", nvc_init(&nv, d != NULL && d[0] == '1' ? NVC_VIA_DIRECT : NVC_VIA_NVDRV, 0x800000));
   const char* m = argv[1];
   int rc;
-  if (strcmp(m, "nvmap") == 0) rc = mode_nvmap();
-  else if (strcmp(m, "share") == 0) rc = mode_share();
-  else if (strcmp(m, "fault-unmapped") == 0) rc = mode_fault(0);
-  else if (strcmp(m, "fault-munmap") == 0) rc = mode_fault(1);
-  else if (strcmp(m, "bad-subchannel") == 0) rc = mode_fault(2);
-  else if (strcmp(m, "multi") == 0) rc = mode_multi();
-  else if (strcmp(m, "budget-loop") == 0) rc = mode_budget_loop(argc > 2 ? atoi(argv[2]) : 10);
-  else if (strcmp(m, "as") == 0) rc = mode_as();
-  else if (strcmp(m, "budgets") == 0) rc = mode_budgets();
+  if (strcmp(m, "nvmap") == 0)
+    rc = mode_nvmap();
+  else if (strcmp(m, "share") == 0)
+    rc = mode_share();
+  else if (strcmp(m, "fault-unmapped") == 0)
+    rc = mode_fault(0);
+  else if (strcmp(m, "fault-munmap") == 0)
+    rc = mode_fault(1);
+  else if (strcmp(m, "bad-subchannel") == 0)
+    rc = mode_fault(2);
+  else if (strcmp(m, "multi") == 0)
+    rc = mode_multi();
+  else if (strcmp(m, "budget-loop") == 0)
+    rc = mode_budget_loop(argc > 2 ? atoi(argv[2]) : 10);
+  else if (strcmp(m, "as") == 0)
+    rc = mode_as();
+  else if (strcmp(m, "budgets") == 0)
+    rc = mode_budgets();
   else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

@@ -32,8 +32,8 @@
 
 #include "nvclient.h"
 
-#define NV_TIMEOUT 5        /* NvError Timeout */
-#define NV_BUSY 0xE         /* NvError Busy */
+#define NV_TIMEOUT 5 /* NvError Timeout */
+#define NV_BUSY 0xE  /* NvError Busy */
 #define CTRL_WAIT_EVENT 0xC010001Du
 #define CTRL_WAIT_EVENT_EX 0xC010001Eu
 #define CTRL_ALLOC_EVENT 0xC004001Fu
@@ -125,7 +125,8 @@ static void fence_wait(struct nvgpu_fence f, volatile uint32_t* release) {
     int rc = nvc_ioctl(&nv, ctrl, CTRL_WAIT_EVENT, &w);
     printf("wait_rc=%d fence=%u/%u event=0x%x ", rc, f.id, f.value, w.value);
     check("timeout_path", rc == NV_TIMEOUT);
-    if (rc == NV_TIMEOUT) must("QueryEvent(WAIT_EVENT's event)", nvc_query_event(&nv, ctrl, w.value, &event_fd));
+    if (rc == NV_TIMEOUT)
+      must("QueryEvent(WAIT_EVENT's event)", nvc_query_event(&nv, ctrl, w.value, &event_fd));
     printf("fence_wait=wait_event ");
   } else {
     uint32_t slot = 0;
@@ -137,7 +138,7 @@ static void fence_wait(struct nvgpu_fence f, volatile uint32_t* release) {
     check("timeout_path", rc == NV_TIMEOUT);
     printf("fence_wait=event_slot ");
   }
-  *release = 1;  /* the GPU's semaphore acquire is satisfied: the fence will be reached */
+  *release = 1; /* the GPU's semaphore acquire is satisfied: the fence will be reached */
   int got = event_fd >= 0 ? wait_event(event_fd, 5000) : -1;
   struct nvhost_id_value r = {f.id, 0};
   must("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &r));
@@ -185,7 +186,11 @@ int main(int argc, char** argv) {
   /* libnx's layout: {u32 size, u32 padding, u64 buffer address, u8 out[8]}; the masks come back
    * in `out` (libnx copies them from there). */
   uint32_t tpc_masks[1] = {0};
-  struct { uint32_t size, pad; uint64_t addr; uint8_t out[8]; } tpc = {sizeof tpc_masks, 0, (uint64_t)(uintptr_t)tpc_masks, {0}};
+  struct {
+    uint32_t size, pad;
+    uint64_t addr;
+    uint8_t out[8];
+  } tpc = {sizeof tpc_masks, 0, (uint64_t)(uintptr_t)tpc_masks, {0}};
   must("GET_TPC_MASKS", nvc_ioctl(&nv, ctrl_gpu, GPU_GET_TPC_MASKS, &tpc));
   must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
   must("open nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
@@ -221,7 +226,10 @@ int main(int argc, char** argv) {
   must("SET_TIMEOUT", nvc_ioctl(&nv, ch, CH_SET_TIMEOUT, &timeout));
   printf("channel=0 ");
   struct mem zcull = alloc_mem(0x100000);
-  struct { uint64_t va; uint32_t mode, pad; } zb = {zcull.gpu, 2, 0};
+  struct {
+    uint64_t va;
+    uint32_t mode, pad;
+  } zb = {zcull.gpu, 2, 0};
   must("ZCULL_BIND", nvc_ioctl(&nv, ch, CH_ZCULL_BIND, &zb));
   printf("zcull=0 submit=%s\n", major >= 4 ? "kickoff_pb_ioctl2" : "submit_gpfifo_inline");
 

@@ -11,6 +11,15 @@
 #define NV_SYNCPT_GET_SHIFT 0xC0040022u
 #define NV_CTRL_UNKNOWN 0xC0080099u /* magic 0, not a code the device has */
 
-struct nv_id_value { uint32_t id, value; };
-struct nv_wait { uint32_t id, thresh; int32_t timeout; };
-struct nv_wait_ex { uint32_t id, thresh; int32_t timeout; uint32_t value; };
+struct nv_id_value {
+  uint32_t id, value;
+};
+struct nv_wait {
+  uint32_t id, thresh;
+  int32_t timeout;
+};
+struct nv_wait_ex {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};

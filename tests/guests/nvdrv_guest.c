@@ -23,18 +23,50 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define IOC(dir, magic, nr, size) (((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((magic) << 8) | (nr))
+#define IOC(dir, magic, nr, size) \
+  (((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((magic) << 8) | (nr))
 #define RW 3u
 
-struct nvdrv_open { char path[0x100]; uint32_t fd, error; };
-struct nvdrv_ioctl { uint32_t fd, code; uint64_t in, in_size, out, out_size; uint32_t error, reserved; };
-struct nvdrv_ioctl2 { uint32_t fd, code; uint64_t in, in_size, in2, in2_size, out, out_size; uint32_t error, reserved; };
-struct nvdrv_ioctl3 { uint32_t fd, code; uint64_t in, in_size, out, out_size, out2, out2_size; uint32_t error, reserved; };
-struct nvdrv_close { uint32_t fd, error; };
-struct nvdrv_init { uint64_t transfer_memory; uint32_t size, error; };
-struct nvdrv_query { uint32_t fd, event_id, flags; int32_t event_fd; uint32_t error, reserved; };
-struct nvdrv_status { uint32_t free_size, allocatable, min_free, min_allocatable; uint8_t reserved[16]; uint32_t error, pad; };
-struct nvdrv_aruid { uint64_t aruid; uint32_t error, reserved; };
+struct nvdrv_open {
+  char path[0x100];
+  uint32_t fd, error;
+};
+struct nvdrv_ioctl {
+  uint32_t fd, code;
+  uint64_t in, in_size, out, out_size;
+  uint32_t error, reserved;
+};
+struct nvdrv_ioctl2 {
+  uint32_t fd, code;
+  uint64_t in, in_size, in2, in2_size, out, out_size;
+  uint32_t error, reserved;
+};
+struct nvdrv_ioctl3 {
+  uint32_t fd, code;
+  uint64_t in, in_size, out, out_size, out2, out2_size;
+  uint32_t error, reserved;
+};
+struct nvdrv_close {
+  uint32_t fd, error;
+};
+struct nvdrv_init {
+  uint64_t transfer_memory;
+  uint32_t size, error;
+};
+struct nvdrv_query {
+  uint32_t fd, event_id, flags;
+  int32_t event_fd;
+  uint32_t error, reserved;
+};
+struct nvdrv_status {
+  uint32_t free_size, allocatable, min_free, min_allocatable;
+  uint8_t reserved[16];
+  uint32_t error, pad;
+};
+struct nvdrv_aruid {
+  uint64_t aruid;
+  uint32_t error, reserved;
+};
 
 #define NVDRV_OPEN IOC(RW, 'n', 0, sizeof(struct nvdrv_open))
 #define NVDRV_IOCTL IOC(RW, 'n', 1, sizeof(struct nvdrv_ioctl))
@@ -137,12 +169,14 @@ static int service(void) {
 
   /* Separate in and out buffers: the output lands in `out`, `in` is not written. */
   uint32_t in_buf[2] = {30, 0x11111111}, out_buf[2] = {0x22222222, 0x22222222};
-  struct nvdrv_ioctl split = {ctrl, SYNCPT_READ, (uintptr_t)in_buf, 8, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl split = {
+      ctrl, SYNCPT_READ, (uintptr_t)in_buf, 8, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL, &split) != 0) fail("NVDRV_IOCTL split");
   printf("split=0x%x out_id=%u out_value=%u in_value=0x%x\n", split.error, out_buf[0], out_buf[1],
          in_buf[1]);
   /* An input buffer shorter than the code's size. */
-  struct nvdrv_ioctl shorty = {ctrl, SYNCPT_READ, (uintptr_t)in_buf, 4, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl shorty = {
+      ctrl, SYNCPT_READ, (uintptr_t)in_buf, 4, (uintptr_t)out_buf, 8, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL, &shorty) != 0) fail("NVDRV_IOCTL short");
   printf("short_in=0x%x\n", shorty.error);
   /* An unreadable input buffer is EFAULT for the command itself. */
@@ -150,10 +184,12 @@ static int service(void) {
   printf("wild_in_errno=%d\n", ioctl(nvdrv, NVDRV_IOCTL, &wild) == 0 ? 0 : errno);
 
   /* Ioctl2/Ioctl3 on ioctls that do not take the extra buffer. */
-  struct nvdrv_ioctl2 i2 = {ctrl, SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)scratch, 8, (uintptr_t)iv, 8, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl2 i2 = {ctrl,          SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)scratch, 8,
+                            (uintptr_t)iv, 8,           0xFFFFFFFF,    0};
   if (ioctl(nvdrv, NVDRV_IOCTL2, &i2) != 0) fail("NVDRV_IOCTL2");
   printf("ioctl2_plain=0x%x\n", i2.error);
-  struct nvdrv_ioctl3 i3 = {ctrl, SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)iv, 8, (uintptr_t)scratch, 8, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl3 i3 = {
+      ctrl, SYNCPT_READ, (uintptr_t)iv, 8, (uintptr_t)iv, 8, (uintptr_t)scratch, 8, 0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL3, &i3) != 0) fail("NVDRV_IOCTL3");
   printf("ioctl3_plain=0x%x\n", i3.error);
 
@@ -217,15 +253,20 @@ static int variable(void) {
   int alloc = ioctl(gpu, ALLOC_GPFIFO, ring) == 0 ? 0 : errno;
   int disable = ioctl(gpu, CHANNEL_DISABLE, 0) == 0 ? 0 : errno;
   printf("alloc_gpfifo=%d disable=%d\n", alloc, disable);
-  struct { uint64_t gpfifo; uint32_t num_entries, flags; uint32_t fence_id, fence_value; uint64_t entries[4]; } s;
+  struct {
+    uint64_t gpfifo;
+    uint32_t num_entries, flags;
+    uint32_t fence_id, fence_value;
+    uint64_t entries[4];
+  } s;
   memset(&s, 0, sizeof s);
   s.num_entries = 4;
   int ok = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
-  s.num_entries = 5;  /* one more than the size carries */
+  s.num_entries = 5; /* one more than the size carries */
   int more = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
-  s.num_entries = 3;  /* one fewer */
+  s.num_entries = 3; /* one fewer */
   int fewer = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
-  s.num_entries = 0x40000000u;  /* count * 8 overflows 32 bits */
+  s.num_entries = 0x40000000u; /* count * 8 overflows 32 bits */
   int huge = ioctl(gpu, SUBMIT_GPFIFO_BASE | ((24 + 8 * 4) << 16), &s) == 0 ? 0 : errno;
   int shorthdr = ioctl(gpu, SUBMIT_GPFIFO_BASE | (16 << 16), &s) == 0 ? 0 : errno;
   /* SUBMIT_GPFIFO2 carries its entries in Ioctl2's second buffer: a plain ioctl with entries is
@@ -259,7 +300,9 @@ static int variable(void) {
   uint64_t entries[3] = {0};
   memset(&s, 0, sizeof s);
   s.num_entries = 3;
-  struct nvdrv_ioctl2 g2 = {ch, SUBMIT_GPFIFO2, (uintptr_t)&s, 24, (uintptr_t)entries, 24, (uintptr_t)&s, 24, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl2 g2 = {
+      ch, SUBMIT_GPFIFO2, (uintptr_t)&s, 24, (uintptr_t)entries, 24, (uintptr_t)&s, 24, 0xFFFFFFFF,
+      0};
   if (ioctl(nvdrv, NVDRV_IOCTL2, &g2) != 0) fail("IOCTL2");
   struct nvdrv_ioctl2 g2bad = g2;
   g2bad.in2_size = 16; /* two entries' worth for a count of three */
@@ -269,7 +312,8 @@ static int variable(void) {
   uint64_t tpc[3] = {0};
   tpc[0] = sizeof(uint32_t); /* mask_buf_size: ignored, but must not be zero (Switchbrew) */
   uint32_t masks[4] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
-  struct nvdrv_ioctl3 t3 = {cg, GET_TPC_MASKS, (uintptr_t)tpc, 24, (uintptr_t)tpc, 24, (uintptr_t)masks, sizeof masks, 0xFFFFFFFF, 0};
+  struct nvdrv_ioctl3 t3 = {cg, GET_TPC_MASKS,    (uintptr_t)tpc, 24,         (uintptr_t)tpc,
+                            24, (uintptr_t)masks, sizeof masks,   0xFFFFFFFF, 0};
   if (ioctl(nvdrv, NVDRV_IOCTL3, &t3) != 0) fail("IOCTL3");
   printf("gpfifo2_ioctl2=0x%x gpfifo2_ioctl2_short=0x%x tpc_masks_ioctl3=0x%x tpc_mask_gpc0=0x%x\n",
          g2.error, g2bad.error, t3.error, masks[0]);
@@ -310,7 +354,12 @@ static int trace(void) {
   close(ctrl);
   int gpu = open("/dev/nvhost-gpu", O_RDWR | O_CLOEXEC);
   if (gpu < 0) fail("open /dev/nvhost-gpu");
-  struct { uint64_t gpfifo; uint32_t num_entries, flags; uint32_t fence_id, fence_value; uint32_t e[4]; } s;
+  struct {
+    uint64_t gpfifo;
+    uint32_t num_entries, flags;
+    uint32_t fence_id, fence_value;
+    uint32_t e[4];
+  } s;
   memset(&s, 0, sizeof s);
   s.num_entries = 2;
   s.e[0] = 0x1000;
@@ -411,8 +460,10 @@ static int hold(int n, const char* path) {
   int held = 0, first_error = 0;
   for (int i = 0; i < n; ++i) {
     int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0) ++held;
-    else if (!first_error) first_error = errno;
+    if (fd >= 0)
+      ++held;
+    else if (!first_error)
+      first_error = errno;
   }
   printf("held=%d first_error=%d\n", held, first_error);
   return 0;
@@ -429,8 +480,9 @@ static int lastclose(const char* path) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE... | "
-                    "policy ENTRIES INIT_SIZE [more] | hold N PATH | lastclose PATH\n");
+    fprintf(stderr,
+            "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE... | "
+            "policy ENTRIES INIT_SIZE [more] | hold N PATH | lastclose PATH\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IONBF, 0);

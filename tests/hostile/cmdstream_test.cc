@@ -18,14 +18,15 @@ constexpr uint32_t kCopy = 1u << 20;  // the 1 MiB copy of the issue
 const std::string kAccessDenied = std::to_string(0x30010);
 
 std::string PolicyFile(const std::string& name, const std::string& toml) {
-  std::string path =
-      ::testing::TempDir() + "nvsentry_cmdstream_" + std::to_string(getpid()) + "_" + name + ".toml";
+  std::string path = ::testing::TempDir() + "nvsentry_cmdstream_" + std::to_string(getpid()) + "_" +
+                     name + ".toml";
   std::ofstream(path) << toml;
   return path;
 }
 
 std::map<std::string, std::string> RunGuest(const std::vector<std::string>& options,
-                                       const std::vector<std::string>& args, RunResult* out = nullptr) {
+                                            const std::vector<std::string>& args,
+                                            RunResult* out = nullptr) {
   std::vector<std::string> argv = {CMDSTREAM_GUEST_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
   RunResult r = RunSandboxed(options, argv);
@@ -48,7 +49,8 @@ void ExpectRefusedDmaBind(std::map<std::string, std::string>& kv, const std::str
 }
 
 TEST(CommandStream, DeniedAllocObjCtxMeansNoDmaCopyThroughThePushbuffer) {
-  std::string p = PolicyFile("deny_ctx", "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nallow = false\n");
+  std::string p =
+      PolicyFile("deny_ctx", "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nallow = false\n");
   RunResult r;
   auto kv = RunGuest({"--policy=" + p}, {"bind-dma", std::to_string(kCopy)}, &r);
   EXPECT_EQ(kv["alloc_obj_ctx"], kAccessDenied) << r.out;
@@ -103,7 +105,8 @@ TEST(CommandStream, AuditLogsTheRefusedBindAndLetsItThrough) {
 TEST(CommandStream, PushbufferIncrementsOfASyncpointNotTheGuestsAreRefused) {
   // SYNCPT_INCR denied: five host-class increments of syncpoint 100 leave it at 0 and stop the
   // channel with a PBDMA error naming the method (SYNCPOINTB of class 0xB06F).
-  std::string p = PolicyFile("deny_incr", "[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_INCR]\nallow = false\n");
+  std::string p =
+      PolicyFile("deny_incr", "[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_INCR]\nallow = false\n");
   RunResult r;
   auto kv = RunGuest({"--policy=" + p}, {"incr", "100", "5"}, &r);
   EXPECT_EQ(kv["syncpoint"], "0") << r.out;

@@ -46,12 +46,14 @@ Held RunFuzz(const std::vector<std::string>& options, const std::vector<std::str
   Held h;
   if (child.WaitForOutput("held=1\n", 200000)) {
     int last = OpenFds(child.pid());
-    Eventually([&] {
-      const int now = OpenFds(child.pid());
-      const bool settled = settle_to >= 0 ? now <= settle_to : now == last;
-      last = now;
-      return settled;
-    }, settle_to >= 0 ? 15000 : 3000);
+    Eventually(
+        [&] {
+          const int now = OpenFds(child.pid());
+          const bool settled = settle_to >= 0 ? now <= settle_to : now == last;
+          last = now;
+          return settled;
+        },
+        settle_to >= 0 ? 15000 : 3000);
     h.fds = last;
     h.rss_kib = RssKiB(child.pid());
   }
@@ -78,27 +80,31 @@ void ExpectSurvived(const Held& h) {
   // One more than idle at most: the fuzzing process's own nvmap client (a pidfd, charged to
   // open_fds) lives as long as that process, which is still running at the hold; every session
   // and every ended process's client are gone.
-  EXPECT_LE(h.fds, IdleFuzzSentry().fds + 1) << "the sentry kept fds of ended sessions or processes";
+  EXPECT_LE(h.fds, IdleFuzzSentry().fds + 1)
+      << "the sentry kept fds of ended sessions or processes";
   EXPECT_LT(h.rss_kib, IdleFuzzSentry().rss_kib + 64 * 1024)
       << "RSS " << h.rss_kib << " KiB, idle " << IdleFuzzSentry().rss_kib << " KiB";
 }
 
 TEST(GuestFuzz, AFixedSeedRunLeavesTheSentryUpAndTheDemoPassing) {
-  Held h = RunFuzz({}, {"--seed=1", "--rounds=6000", "--threads=4"}, true,
-                   IdleFuzzSentry().fds + 1);
+  Held h =
+      RunFuzz({}, {"--seed=1", "--rounds=6000", "--threads=4"}, true, IdleFuzzSentry().fds + 1);
   ExpectSurvived(h);
   EXPECT_EQ(ParseKeyValues(h.result.out)["then"], "0")
-      << "the demo after the fuzzing, in the same sandbox\n" << h.result.out << h.result.err;
+      << "the demo after the fuzzing, in the same sandbox\n"
+      << h.result.out << h.result.err;
 }
 
 // The same under budgets small enough that the fuzzer spends them: the refusals' paths.
 TEST(GuestFuzz, UnderTightBudgetsTheRefusalsLeaveNothingBehind) {
-  const std::string policy = ::testing::TempDir() + "guest_fuzz_" + std::to_string(getpid()) + ".toml";
+  const std::string policy =
+      ::testing::TempDir() + "guest_fuzz_" + std::to_string(getpid()) + ".toml";
   FILE* f = fopen(policy.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  fputs("[budgets]\nopen_fds = 24\nnvmap_objects = 16\nchannels = 3\naddress_spaces = 2\n"
-        "mappings = 64\nparked_waits = 4\npinned_bytes = 1048576\n",
-        f);
+  fputs(
+      "[budgets]\nopen_fds = 24\nnvmap_objects = 16\nchannels = 3\naddress_spaces = 2\n"
+      "mappings = 64\nparked_waits = 4\npinned_bytes = 1048576\n",
+      f);
   fclose(f);
   Held h = RunFuzz({"--policy=" + policy}, {"--seed=7", "--rounds=6000", "--threads=4"}, false,
                    IdleFuzzSentry().fds + 1);

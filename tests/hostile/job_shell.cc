@@ -48,7 +48,8 @@ void WriteInt(int fd, int v) { (void)!write(fd, &v, sizeof v); }
 }
 
 // The shell: runs in the forked child, only system calls from here on.
-[[noreturn]] void ShellMain(const JobShell::Options& o, int slave, int out_w, int cmd_r, int rep_w) {
+[[noreturn]] void ShellMain(const JobShell::Options& o, int slave, int out_w, int cmd_r,
+                            int rep_w) {
   setsid();
   signal(SIGTTOU, SIG_IGN);  // as interactive shells do: tcsetpgrp from the background
   if (o.terminal) ioctl(slave, TIOCSCTTY, 0);
@@ -97,25 +98,24 @@ void WriteInt(int fd, int v) { (void)!write(fd, &v, sizeof v); }
     int st = 0;
     switch (cmd) {
       case 'w':
-        if (waitpid(job, &st, WUNTRACED | WCONTINUED) != job) st = -1;
-        else if (WIFSTOPPED(st) && o.terminal) tcsetpgrp(slave, getpgrp());
+        if (waitpid(job, &st, WUNTRACED | WCONTINUED) != job)
+          st = -1;
+        else if (WIFSTOPPED(st) && o.terminal)
+          tcsetpgrp(slave, getpgrp());
         WriteInt(rep_w, st);
         break;
       case 'f':
         if (o.terminal) tcsetpgrp(slave, job);
         WriteInt(rep_w, o.terminal || o.own_group ? killpg(job, SIGCONT) : kill(job, SIGCONT));
         break;
-      case 'p':
-        WriteInt(rep_w, o.terminal ? tcgetpgrp(slave) : -1);
-        break;
+      case 'p': WriteInt(rep_w, o.terminal ? tcgetpgrp(slave) : -1); break;
       case 'i': {
         int n = -1;
         if (o.terminal) ioctl(slave, TIOCINQ, &n);
         WriteInt(rep_w, n);
         break;
       }
-      default:
-        WriteInt(rep_w, 0);
+      default: WriteInt(rep_w, 0);
     }
   }
 }

@@ -168,7 +168,8 @@ TEST(LauncherTerminal, CtrlCAndCtrlZReachTheGuestAndFgResumesBoth) {
 
   sh.Type("quit\n");
   EXPECT_EQ(Describe(sh.NextStatus(kMs)), "exited 7") << sh.output();
-  EXPECT_EQ(sh.ForegroundGroup(kMs), sh.job()) << "nvsentry gave its terminal back to its own group";
+  EXPECT_EQ(sh.ForegroundGroup(kMs), sh.job())
+      << "nvsentry gave its terminal back to its own group";
 }
 
 TEST(LauncherTerminal, GuestCannotInjectInputIntoTheTerminal) {
@@ -215,7 +216,8 @@ bool HasCapability(int cap) {
   return false;
 }
 
-std::map<std::string, std::string> Probe(const std::vector<std::string>& options, const Targets& t) {
+std::map<std::string, std::string> Probe(const std::vector<std::string>& options,
+                                         const Targets& t) {
   RunResult r = RunSandboxed(options, {PRIVILEGE_GUEST_BIN, t.dir, std::to_string(t.free_pid)});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   return ParseKeyValues(r.out);
@@ -341,7 +343,8 @@ TEST(LauncherPidReuse, RootStartedSentryHoldsNoCapabilityOverTheHost) {
   ASSERT_TRUE(sh.WaitForOutput("ready\n", kMs)) << sh.output();
   const std::string nice_only = "0000000000800000";  // CAP_SYS_NICE
   int threads = 0;
-  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(sh.job()) + "/task")) {
+  for (const auto& t :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(sh.job()) + "/task")) {
     const pid_t tid = std::stoi(t.path().filename());
     ++threads;
     EXPECT_EQ(StatusField(sh.job(), tid, "CapEff"), nice_only) << "thread " << tid;
@@ -443,19 +446,22 @@ TEST(LauncherView, ReadOnlyRootProtectsWhatTheIdentityMayWrite) {
   EXPECT_EQ(s.Read(s.file), "bound\n");
   // The terminal and /dev/null stay writable, /proc is the guest's own.
   ASSERT_GT(getpid(), 100);  // far above the guest's own pids
-  r = RunSandboxed({"--ro-root"}, {"sh", "-c", "echo out; echo x > /dev/null && test -e /proc/1 && "
-                                               "! test -e /proc/" + std::to_string(getpid()) +
-                                               " && echo own-proc"});
+  r = RunSandboxed({"--ro-root"}, {"sh", "-c",
+                                   "echo out; echo x > /dev/null && test -e /proc/1 && "
+                                   "! test -e /proc/" +
+                                       std::to_string(getpid()) + " && echo own-proc"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "out\nown-proc\n");
 }
 
 TEST(LauncherView, PrivateTmpHidesAndKeepsNothing) {
   Scratch s;  // under the host's /tmp
-  RunResult r = RunSandboxed(
-      {"--private-tmp"},
-      {"sh", "-c", "ls -A /tmp /var/tmp /dev/shm | wc -l; test -e " + s.file + " || echo hidden; "
-                   "echo x > /tmp/guest-file && echo x > /dev/shm/guest-shm && echo written"});
+  RunResult r =
+      RunSandboxed({"--private-tmp"},
+                   {"sh", "-c",
+                    "ls -A /tmp /var/tmp /dev/shm | wc -l; test -e " + s.file +
+                        " || echo hidden; "
+                        "echo x > /tmp/guest-file && echo x > /dev/shm/guest-shm && echo written"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "5\nhidden\nwritten\n") << "three headers and two blank lines: all empty";
   EXPECT_NE(access("/tmp/guest-file", F_OK), 0);
@@ -496,8 +502,9 @@ TEST(LauncherView, WorkingDirectory) {
   // directory under the mount).
   Scratch s;
   RunSpec spec;
-  spec.argv = {"sh", "-c", "cd " + s.dir + " && exec " + std::string(NvsentryPath()) +
-                               " run --private-tmp -- sh -c 'pwd; ls'"};
+  spec.argv = {"sh", "-c",
+               "cd " + s.dir + " && exec " + std::string(NvsentryPath()) +
+                   " run --private-tmp -- sh -c 'pwd; ls'"};
   r = RunProgram(spec);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, 2), "/\n") << r.out;

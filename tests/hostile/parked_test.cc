@@ -21,9 +21,7 @@ std::string E(int e) { return std::to_string(e); }
 
 std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -58,8 +56,9 @@ TEST(ParkedWaits, TheBudgetRefusesTheExcessAndEveryEndGivesItBack) {
   const std::string policy = TempPath("parked_budget.toml");
   WriteFile(policy, "[budgets]\nparked_waits = " + std::to_string(kBudget) + "\n");
   RunSpec spec;
-  spec.argv = {NvsentryPath(), "run", "--policy=" + policy, "--", PARKED_WAITS_GUEST, "budget",
-               std::to_string(kBudget), std::to_string(kExtra), std::to_string(kFlood)};
+  spec.argv = {NvsentryPath(),        "run",    "--policy=" + policy,    "--",
+               PARKED_WAITS_GUEST,    "budget", std::to_string(kBudget), std::to_string(kExtra),
+               std::to_string(kFlood)};
   spec.keep_stdin_open = true;
   Child c(spec);
   ASSERT_TRUE(c.WaitForOutput("step=parked", 30000)) << "the guest never parked";

@@ -20,8 +20,8 @@ namespace {
 std::string N(long v) { return std::to_string(v); }
 
 std::string PolicyOption(const std::string& name, const std::string& toml) {
-  const std::string path = ::testing::TempDir() + "hostile_resources_" + std::to_string(getpid()) +
-                           "_" + name + ".toml";
+  const std::string path =
+      ::testing::TempDir() + "hostile_resources_" + std::to_string(getpid()) + "_" + name + ".toml";
   std::ofstream(path) << toml;
   return "--policy=" + path;
 }
@@ -128,8 +128,7 @@ TEST(HostileResources, NvmapClientPidfdsAreChargedToOpenFds) {
 // Issue 10: one 4 KiB object mapped about a million times took the sentry to 107 MB. Now the
 // mappings budget refuses the next one, and a mapping costs the sentry under 100 bytes.
 TEST(HostileResources, MappingsBudgetBoundsOneObjectMappedOverAndOver) {
-  HeldGuest g({PolicyOption("mappings", "[budgets]\nmappings = 20000\n")},
-              {"map-loop", "300000"});
+  HeldGuest g({PolicyOption("mappings", "[budgets]\nmappings = 20000\n")}, {"map-loop", "300000"});
   ASSERT_TRUE(g.Held(1, 90000));
   ExpectFdsWithinBudget(g.sentry(), 8);
   const long rss = RssKiB(g.sentry());

@@ -26,12 +26,14 @@ TEST(HostileSoak, EveryResourceMadeAndDroppedLeavesTheSentryAsItWas) {
   // lifetime thread, nvmap clients when the reaper sees their processes exit. The fd count the
   // sentry settles at is the baseline.
   int baseline = OpenFds(sentry);
-  Eventually([&] {
-    const int now = OpenFds(sentry);
-    const bool settled = now == baseline;
-    baseline = now;
-    return settled;
-  }, 2000);
+  Eventually(
+      [&] {
+        const int now = OpenFds(sentry);
+        const bool settled = now == baseline;
+        baseline = now;
+        return settled;
+      },
+      2000);
   const long rss = RssKiB(sentry);
   child.WriteStdin("go\n");
   ASSERT_TRUE(child.WaitForOutput("held=2\n", 120000));

@@ -49,8 +49,8 @@ class HostNode : public ::testing::Test {
 };
 
 TEST_F(HostNode, StandInIsUnreachable) {
-  RunResult r = RunSandboxed({}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)},
-                             {}, 60000);
+  RunResult r =
+      RunSandboxed({}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}, {}, 60000);
   auto kv = ParseKeyValues(r.out);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(kv["breaches"], "0");

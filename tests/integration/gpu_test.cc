@@ -23,7 +23,8 @@ constexpr int kBadValue = 0xB, kBadParameter = 0x4, kInsufficientMemory = 0x6,
 std::string N(int v) { return std::to_string(v); }
 
 std::string PolicyOption(const std::string& name, const std::string& toml) {
-  std::string path = ::testing::TempDir() + "nvsentry_gpu_" + std::to_string(getpid()) + "_" + name + ".toml";
+  std::string path =
+      ::testing::TempDir() + "nvsentry_gpu_" + std::to_string(getpid()) + "_" + name + ".toml";
   std::ofstream(path) << toml;
   return "--policy=" + path;
 }
@@ -32,8 +33,9 @@ RunResult Guest(const std::vector<std::string>& args, const std::vector<std::str
                 bool direct = false) {
   std::vector<std::string> argv = {GPU_GUEST_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunSandboxed(options, argv, direct ? std::vector<std::string>{"NVC_DIRECT=1"}
-                                            : std::vector<std::string>{});
+  return RunSandboxed(
+      options, argv,
+      direct ? std::vector<std::string>{"NVC_DIRECT=1"} : std::vector<std::string>{});
 }
 
 void ExpectDemoPassed(const RunResult& r) {
@@ -45,9 +47,7 @@ void ExpectDemoPassed(const RunResult& r) {
   EXPECT_NE(r.out.find("gpu: gm20b"), std::string::npos) << r.out;
 }
 
-TEST(GpuDemo, FullSequenceThroughNvdrv) {
-  ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN}));
-}
+TEST(GpuDemo, FullSequenceThroughNvdrv) { ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN})); }
 
 TEST(GpuDemo, FullSequenceThroughLinuxNodes) {
   ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN, "--direct"}));
@@ -56,10 +56,11 @@ TEST(GpuDemo, FullSequenceThroughLinuxNodes) {
 TEST(GpuDemo, TraceShowsTheWholeConversation) {
   RunResult r = RunSandboxed({"--trace"}, {GPU_DEMO_BIN, "--size", "65536"});
   ExpectDemoPassed(r);
-  for (const char* name : {"NVMAP_IOC_CREATE", "NVMAP_IOC_ALLOC", "NVGPU_AS_IOCTL_ALLOC_AS_EX",
-                           "NVGPU_AS_IOCTL_MAP_BUFFER_EX", "NVGPU_AS_IOCTL_BIND_CHANNEL",
-                           "NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX2", "NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO",
-                           "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT_EX", "NVGPU_GPU_IOCTL_GET_CHARACTERISTICS"})
+  for (const char* name :
+       {"NVMAP_IOC_CREATE", "NVMAP_IOC_ALLOC", "NVGPU_AS_IOCTL_ALLOC_AS_EX",
+        "NVGPU_AS_IOCTL_MAP_BUFFER_EX", "NVGPU_AS_IOCTL_BIND_CHANNEL",
+        "NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX2", "NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO",
+        "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT_EX", "NVGPU_GPU_IOCTL_GET_CHARACTERISTICS"})
     EXPECT_NE(r.err.find(name), std::string::npos) << name;
 }
 
@@ -88,7 +89,8 @@ TEST(GpuNvmap, AnswersAsClientsExpect) {
 
 TEST(GpuNvmap, SecondProcessImportsWithBit9AndWritesThroughItsOwnChannel) {
   // nvdrv's mask plus bit 9 (ImportMemory).
-  std::string policy = PolicyOption("bit9", "[guest]\nservice = \"nvdrv\"\npermission_mask = 0xAA3B\n");
+  std::string policy =
+      PolicyOption("bit9", "[guest]\nservice = \"nvdrv\"\npermission_mask = 0xAA3B\n");
   RunResult r = Guest({"share"}, {policy});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto kv = ParseKeyValues(r.out);
@@ -124,7 +126,9 @@ void ExpectFaultStopsOnlyThatChannel(const RunResult& r) {
 
 TEST(GpuFaults, UnmappedPushbuffer) { ExpectFaultStopsOnlyThatChannel(Guest({"fault-unmapped"})); }
 
-TEST(GpuFaults, GuestMunmapsPinnedMemory) { ExpectFaultStopsOnlyThatChannel(Guest({"fault-munmap"})); }
+TEST(GpuFaults, GuestMunmapsPinnedMemory) {
+  ExpectFaultStopsOnlyThatChannel(Guest({"fault-munmap"}));
+}
 
 TEST(GpuFaults, UnboundSubchannel) { ExpectFaultStopsOnlyThatChannel(Guest({"bad-subchannel"})); }
 
@@ -168,9 +172,10 @@ TEST(GpuAddressSpace, ReservationsMapsAndTheirErrors) {
 }
 
 TEST(GpuBudgets, ChannelsAddressSpacesPinnedAndSentryMemory) {
-  std::string policy = PolicyOption(
-      "devices", "[budgets]\nchannels = 1\naddress_spaces = 1\npinned_bytes = \"64KiB\"\n"
-                 "transfer_memory = \"8256KiB\"\n");
+  std::string policy =
+      PolicyOption("devices",
+                   "[budgets]\nchannels = 1\naddress_spaces = 1\npinned_bytes = \"64KiB\"\n"
+                   "transfer_memory = \"8256KiB\"\n");
   RunResult r = Guest({"budgets"}, {policy, "--trace"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto kv = ParseKeyValues(r.out);
@@ -193,7 +198,8 @@ TEST(GpuBudgets, ChannelsAddressSpacesPinnedAndSentryMemory) {
 }
 
 TEST(GpuLearn, TheDemoRunsAgainUnderItsLearnedPolicyAndNotWithMore) {
-  const std::string file = ::testing::TempDir() + "nvsentry_gpu_learned_" + std::to_string(getpid()) + ".toml";
+  const std::string file =
+      ::testing::TempDir() + "nvsentry_gpu_learned_" + std::to_string(getpid()) + ".toml";
   unlink(file.c_str());
   RunResult learn = RunSandboxed({"--learn=" + file}, {GPU_DEMO_BIN, "--size", "65536"});
   ExpectDemoPassed(learn);

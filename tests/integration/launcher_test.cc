@@ -42,7 +42,8 @@ TEST(Launcher, ExitStatusIsTheGuests) {
 
 TEST(Launcher, StdioEnvironmentAndDirectoryAreTheCallers) {
   RunSpec spec;
-  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c", "echo out:$NVS_TEST_VAR; echo err >&2; pwd"};
+  spec.argv = {NvsentryPath(), "run", "--",
+               "sh",           "-c",  "echo out:$NVS_TEST_VAR; echo err >&2; pwd"};
   spec.extra_env = {"NVS_TEST_VAR=hello"};
   RunResult r = RunProgram(spec);
   ASSERT_EQ(r.exit_code, 0);
@@ -58,7 +59,11 @@ TEST_P(SignalForwarding, SignalSentToNvsentryReachesTheGuest) {
   int sig = GetParam();
   const std::string name = sigabbrev_np(sig);
   RunSpec spec;
-  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c",
+  spec.argv = {NvsentryPath(),
+               "run",
+               "--",
+               "sh",
+               "-c",
                "trap 'echo got-" + name + "; exit 42' " + name +
                    "; echo ready; while :; do sleep 0.05; done"};
   Child c(spec);
@@ -89,8 +94,13 @@ TEST(Launcher, GuestSignallingItsProcessGroupReachesItOnce) {
   // outside it, so this test runner needs no group of its own to survive it (tests/hostile has
   // the attacks: a script and its other children are spared).
   RunSpec spec;
-  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c",
-               "n=0; trap 'n=$((n+1))' USR1 INT; kill -USR1 0; kill -INT 0; sleep 0.3; echo count=$n"};
+  spec.argv = {
+      NvsentryPath(),
+      "run",
+      "--",
+      "sh",
+      "-c",
+      "n=0; trap 'n=$((n+1))' USR1 INT; kill -USR1 0; kill -INT 0; sleep 0.3; echo count=$n"};
   spec.timeout_ms = 20000;
   RunResult r = RunProgram(spec);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -115,8 +125,8 @@ TEST(Launcher, NothingOfTheGuestOutlivesItsFirstProcess) {
 
 TEST(Launcher, GuestThatForksAndExecs) {
   RunResult r = RunSandboxed({}, {"sh", "-c",
-                                  std::string(CtrlGuestPath()) + " basic >/dev/null && " +
-                                      "(" + CtrlGuestPath() + " wait | grep -c timeout_errno)"});
+                                  std::string(CtrlGuestPath()) + " basic >/dev/null && " + "(" +
+                                      CtrlGuestPath() + " wait | grep -c timeout_errno)"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "1\n");
 }
@@ -137,9 +147,10 @@ TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
 TEST(Launcher, HelpDocumentsEveryOption) {
   RunResult r = RunProgram({{NvsentryPath(), "--help"}});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* opt : {"--log-level", "--log-file", "--workers", "--sync-wakeup", "--no-sync-wakeup",
-                          "--uid", "--gid", "--host-root", "--ro-root", "--private-tmp", "--bind",
-                          "--ro-bind", "--no-network", "--chdir", "--help"})
+  for (const char* opt :
+       {"--log-level", "--log-file", "--workers", "--sync-wakeup", "--no-sync-wakeup", "--uid",
+        "--gid", "--host-root", "--ro-root", "--private-tmp", "--bind", "--ro-bind", "--no-network",
+        "--chdir", "--help"})
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
   EXPECT_EQ(RunProgram({{NvsentryPath(), "run", "--help"}}).out, r.out);
 }
@@ -161,7 +172,8 @@ TEST(Launcher, BadCommandLinesAreRefusedClearly) {
 TEST(Launcher, LogFileRecordsDeviceOpens) {
   std::string log = ::testing::TempDir() + "/opens." + std::to_string(getpid()) + ".log";
   unlink(log.c_str());
-  RunResult r = RunSandboxed({"--log-level=debug", "--log-file=" + log}, {CtrlGuestPath(), "basic"});
+  RunResult r =
+      RunSandboxed({"--log-level=debug", "--log-file=" + log}, {CtrlGuestPath(), "basic"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("nvsentry:"), std::string::npos) << "logs go to the file, not stderr";
   RunResult text = RunProgram({{"cat", log}});

@@ -35,18 +35,18 @@ TEST_P(LibnxSequence, RunsAsOnHardware) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ServicesFirmwareBigPages, LibnxSequence,
-    ::testing::Combine(::testing::Values("nvdrv", "nvdrv:a", "nvdrv:t"),
-                       ::testing::Values("1.0.0", "3.0.0", "7.0.1", "20.0.0"),
-                       ::testing::Values("0x10000", "0x20000")),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
-                         std::get<2>(info.param);
-      for (char& c : name)
-        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(ServicesFirmwareBigPages, LibnxSequence,
+                         ::testing::Combine(::testing::Values("nvdrv", "nvdrv:a", "nvdrv:t"),
+                                            ::testing::Values("1.0.0", "3.0.0", "7.0.1", "20.0.0"),
+                                            ::testing::Values("0x10000", "0x20000")),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = std::get<0>(info.param) + "_" +
+                                              std::get<1>(info.param) + "_" +
+                                              std::get<2>(info.param);
+                           for (char& c : name)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace nvsentry::testing

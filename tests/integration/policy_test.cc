@@ -1,7 +1,8 @@
 // Policies enforced under the real sentry: the access matrix of each service identity, denied
 // ioctls under the three actions (errno, audit, kill), production mode, Switchbrew's permission
 // bits for nvmap, the transfer-memory and open_fds budgets, and --learn followed by a rerun under
-// the learned policy. Expected values are typed by hand (errno values, NvError codes of Switchbrew).
+// the learned policy. Expected values are typed by hand (errno values, NvError codes of
+// Switchbrew).
 #include <unistd.h>
 
 #include <cerrno>
@@ -261,8 +262,8 @@ TEST(PolicyInit, SameAnswersAsTheService) {
   struct Case {
     const char* service;
     const char* firmware;
-  } cases[] = {{"nvdrv", "20.0.0"}, {"nvdrv:a", "20.0.0"}, {"nvdrv:s", "20.0.0"},
-               {"nvdrv:t", "20.0.0"}, {"nvdrv", "1.0.0"}, {"nvdrv:a", "1.0.0"}};
+  } cases[] = {{"nvdrv", "20.0.0"},   {"nvdrv:a", "20.0.0"}, {"nvdrv:s", "20.0.0"},
+               {"nvdrv:t", "20.0.0"}, {"nvdrv", "1.0.0"},    {"nvdrv:a", "1.0.0"}};
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.service) + " " + c.firmware);
     const abi::Firmware fw = *abi::ParseFirmware(c.firmware);
@@ -278,8 +279,9 @@ TEST(PolicyInit, SameAnswersAsTheService) {
         argv.push_back(code);
       }
     }
-    RunResult init = RunProgram({{NvsentryPath(), "policy", "init", std::string("--service=") + c.service,
-                                  std::string("--firmware=") + c.firmware}});
+    RunResult init =
+        RunProgram({{NvsentryPath(), "policy", "init", std::string("--service=") + c.service,
+                     std::string("--firmware=") + c.firmware}});
     ASSERT_EQ(init.exit_code, 0) << init.err;
     const std::string opt = PolicyOption("init", init.out);
     RunResult by_service = RunSandboxed(

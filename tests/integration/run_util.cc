@@ -39,8 +39,10 @@ Child::Child(const RunSpec& spec) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  if (spec.keep_stdin_open) posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (spec.keep_stdin_open)
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  else
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> env_store;
   for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
   for (const auto& e : spec.extra_env) env_store.push_back(e);
@@ -83,7 +85,8 @@ void Child::Pump(int timeout_ms) {
   for (int i = 0; i < 2; ++i) {
     if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
     ssize_t n = read(fds[i].fd, buf, sizeof buf);
-    if (n > 0) (i == 0 ? result_.out : result_.err).append(buf, static_cast<size_t>(n));
+    if (n > 0)
+      (i == 0 ? result_.out : result_.err).append(buf, static_cast<size_t>(n));
     else {
       close(fds[i].fd);
       (i == 0 ? out_fd_ : err_fd_) = -1;
@@ -155,7 +158,8 @@ RunResult RunProgram(const RunSpec& spec) {
   return c.Finish(spec.timeout_ms);
 }
 
-RunResult RunSandboxed(const std::vector<std::string>& options, const std::vector<std::string>& argv,
+RunResult RunSandboxed(const std::vector<std::string>& options,
+                       const std::vector<std::string>& argv,
                        const std::vector<std::string>& extra_env, int timeout_ms) {
   RunSpec spec;
   spec.argv = {NvsentryPath(), "run"};

@@ -46,7 +46,8 @@ class Child {
 
 RunResult RunProgram(const RunSpec& spec);
 // nvsentry run [options] -- argv
-RunResult RunSandboxed(const std::vector<std::string>& options, const std::vector<std::string>& argv,
+RunResult RunSandboxed(const std::vector<std::string>& options,
+                       const std::vector<std::string>& argv,
                        const std::vector<std::string>& extra_env = {}, int timeout_ms = 60000);
 
 // "key=value" pairs printed by a guest, across all lines and space-separated fields.

@@ -13,13 +13,29 @@ namespace {
 
 const char* NvdrvGuestPath() { return NVDRV_GUEST_BIN; }
 
-const std::vector<std::string> kPaths = {
-    "/dev/nvhost-ctrl",    "/dev/nvmap",          "/dev/nvdisp-ctrl",    "/dev/nvdisp-disp0",
-    "/dev/nvdisp-disp1",   "/dev/nvcec-ctrl",     "/dev/nvhdcp_up-ctrl", "/dev/nvdcutil-disp0",
-    "/dev/nvdcutil-disp1", "/dev/nvsched-ctrl",   "/dev/nverpt-ctrl",    "/dev/nvhost-as-gpu",
-    "/dev/nvhost-dbg-gpu", "/dev/nvhost-prof-gpu", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu",
-    "/dev/nvhost-msenc",   "/dev/nvhost-nvdec",   "/dev/nvhost-nvjpg",   "/dev/nvhost-vic",
-    "/dev/nvhost-display", "/dev/nvhost-tsec",    "/dev/nvdrv"};
+const std::vector<std::string> kPaths = {"/dev/nvhost-ctrl",
+                                         "/dev/nvmap",
+                                         "/dev/nvdisp-ctrl",
+                                         "/dev/nvdisp-disp0",
+                                         "/dev/nvdisp-disp1",
+                                         "/dev/nvcec-ctrl",
+                                         "/dev/nvhdcp_up-ctrl",
+                                         "/dev/nvdcutil-disp0",
+                                         "/dev/nvdcutil-disp1",
+                                         "/dev/nvsched-ctrl",
+                                         "/dev/nverpt-ctrl",
+                                         "/dev/nvhost-as-gpu",
+                                         "/dev/nvhost-dbg-gpu",
+                                         "/dev/nvhost-prof-gpu",
+                                         "/dev/nvhost-ctrl-gpu",
+                                         "/dev/nvhost-gpu",
+                                         "/dev/nvhost-msenc",
+                                         "/dev/nvhost-nvdec",
+                                         "/dev/nvhost-nvjpg",
+                                         "/dev/nvhost-vic",
+                                         "/dev/nvhost-display",
+                                         "/dev/nvhost-tsec",
+                                         "/dev/nvdrv"};
 
 std::map<std::string, std::string> Opens(const std::vector<std::string>& options) {
   std::vector<std::string> argv = {NvdrvGuestPath(), "opens"};
@@ -42,10 +58,14 @@ std::map<std::string, int> ExpectedOpens(uint32_t mask, bool debug_mode) {
   std::map<std::string, int> want;
   for (const std::string& p : kPaths) {
     auto it = bit.find(p);
-    if (it == bit.end()) want[p] = 0;
-    else if (!(mask & (1u << it->second))) want[p] = EACCES;
-    else if (it->second == 1 && !debug_mode) want[p] = EOPNOTSUPP;  // Switchbrew: NotSupported on open
-    else want[p] = 0;
+    if (it == bit.end())
+      want[p] = 0;
+    else if (!(mask & (1u << it->second)))
+      want[p] = EACCES;
+    else if (it->second == 1 && !debug_mode)
+      want[p] = EOPNOTSUPP;  // Switchbrew: NotSupported on open
+    else
+      want[p] = 0;
   }
   return want;
 }

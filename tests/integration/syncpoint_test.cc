@@ -71,7 +71,8 @@ TEST(Syncpoint, SignalsInterruptParkedWaits) {
   EXPECT_EQ(kv["after_kill_read"], "1");
   RunResult logtext = RunProgram({{"cat", log}});
   EXPECT_NE(logtext.out.find("dropped parked NVHOST_IOCTL_CTRL_SYNCPT_WAIT"), std::string::npos)
-      << "the killed waiter's call is dropped:\n" << logtext.out;
+      << "the killed waiter's call is dropped:\n"
+      << logtext.out;
 }
 
 }  // namespace

@@ -59,8 +59,10 @@ TEST(Trace, TextIsDecodedFieldByField) {
 
   const int open_ctrl = Find(lines, {"open(\"/dev/nvhost-ctrl\") = "});
   const int incr = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_INCR", "{id=7}", ") = 0"});
-  const int read = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=7}", ") = 0", "-> {value=1}"});
-  const int bad = Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=999}", "= -1 EINVAL", "BadParameter"});
+  const int read =
+      Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=7}", ") = 0", "-> {value=1}"});
+  const int bad =
+      Find(lines, {"NVHOST_IOCTL_CTRL_SYNCPT_READ", "{id=999}", "= -1 EINVAL", "BadParameter"});
   ASSERT_GE(open_ctrl, 0) << text;
   ASSERT_GT(incr, open_ctrl);
   ASSERT_GT(read, incr);
@@ -74,10 +76,10 @@ TEST(Trace, TextIsDecodedFieldByField) {
 
   // A variable-length ioctl: the header and each inline entry. It passes validation and reaches
   // the channel, which has no GPFIFO yet: InvalidState (EINVAL), an answer only the channel gives.
-  const int submit = Find(lines, {"NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO", "num_entries=2",
-                                  "{entry0=0x1000, entry1=0x80000400}",
-                                  "{entry0=0x2000, entry1=0x80000800}", "= -1 EINVAL",
-                                  "[NvError InvalidState]"});
+  const int submit =
+      Find(lines, {"NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO", "num_entries=2",
+                   "{entry0=0x1000, entry1=0x80000400}", "{entry0=0x2000, entry1=0x80000800}",
+                   "= -1 EINVAL", "[NvError InvalidState]"});
   EXPECT_GT(submit, Find(lines, {"open(\"/dev/nvhost-gpu\") = "}));
   ASSERT_GE(submit, 0) << text;
   EXPECT_EQ(lines[submit].find("->"), std::string::npos) << "a failed call writes nothing back";
@@ -99,7 +101,8 @@ TEST(Trace, TextIsDecodedFieldByField) {
 
 TEST(Trace, JsonLinesCarryTheSameFacts) {
   const std::string file = TempPath("json");
-  RunResult r = RunSandboxed({"--trace=" + file, "--trace-format=json"}, {NVDRV_GUEST_BIN, "trace"});
+  RunResult r =
+      RunSandboxed({"--trace=" + file, "--trace-format=json"}, {NVDRV_GUEST_BIN, "trace"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto lines = Lines(ReadFile(file));
   unlink(file.c_str());
@@ -146,9 +149,8 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
   EXPECT_EQ((*submit)["nverror"], "InvalidState") << "the channel has no GPFIFO yet";
   EXPECT_TRUE((*submit)["out"].is_null());
 
-  const auto* create = find([](const nlohmann::json& j) {
-    return j.value("name", "") == "NVMAP_IOC_CREATE";
-  });
+  const auto* create =
+      find([](const nlohmann::json& j) { return j.value("name", "") == "NVMAP_IOC_CREATE"; });
   ASSERT_NE(create, nullptr);
   EXPECT_NE((*create)["via"], "direct");
   EXPECT_EQ((*create)["in"]["size"], 0x1000);

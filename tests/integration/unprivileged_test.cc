@@ -26,7 +26,8 @@ struct User {
 std::optional<User> OrdinaryUser() {
   if (const passwd* pw = getpwnam(kUser)) return User{pw->pw_uid, pw->pw_gid};
   // Another test process may be adding it at the same moment: look again either way.
-  RunProgram({{"useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", kUser}});
+  RunProgram(
+      {{"useradd", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", kUser}});
   if (const passwd* pw = getpwnam(kUser)) return User{pw->pw_uid, pw->pw_gid};
   return std::nullopt;
 }

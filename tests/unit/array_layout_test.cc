@@ -1,11 +1,12 @@
 // The variable-array arithmetic and the engine's handling of variable ioctls, Ioctl2 and Ioctl3,
 // on a small synthetic device whose layouts are written here (so the tests do not depend on, or
 // repeat, Switchbrew tables).
+#include "abi/array_layout.h"
+
 #include <cerrno>
 #include <cstring>
 #include <map>
 
-#include "abi/array_layout.h"
 #include "abi/layout_check.h"
 #include "gtest/gtest.h"
 #include "proxy/engine.h"
@@ -44,7 +45,8 @@ constexpr Field kHdr3F[] = {{"size", 0, kU32, 1, IO}, {"pad", 4, kU32, 1, N}};
 constexpr ArrayDesc kOut2A[] = {{"regions", &kRegion, O, Buffer::kOut2, CountFrom::kFixed, 2, 2}};
 
 constexpr uint32_t kSubmit = 0xC000F001, kPair = 0xC000F002, kRest = 0xC000F003;
-constexpr uint32_t kWith2 = IocCode(Dir::kInOut, 0xF0, 4, 8), kWith3 = IocCode(Dir::kInOut, 0xF0, 5, 8);
+constexpr uint32_t kWith2 = IocCode(Dir::kInOut, 0xF0, 4, 8),
+                   kWith3 = IocCode(Dir::kInOut, 0xF0, 5, 8);
 constexpr uint32_t kNotSupported = IocCode(Dir::kOut, 0xF0, 6, 8);
 constexpr Field kOpaque8[] = {{"data", 0, kU8, 8, O}};
 
@@ -54,7 +56,13 @@ constexpr IoctlDesc kTable[] = {
     {kRest, "TEST_REST", {}, kVariable, kRestA, 0},
     {kWith2, "TEST_IOCTL2", kHdr2F, kUsesIoctl2, kIn2A},
     {kWith3, "TEST_IOCTL3", kHdr3F, kUsesIoctl3, kOut2A},
-    {kNotSupported, "TEST_SEED_ANSWER", kOpaque8, kFixedAnswer | kOpaque, {}, 0, {},
+    {kNotSupported,
+     "TEST_SEED_ANSWER",
+     kOpaque8,
+     kFixedAnswer | kOpaque,
+     {},
+     0,
+     {},
      NvError::kNotSupported},
 };
 static_assert(TableIsSound(kTable));
@@ -104,7 +112,8 @@ TEST(ArrayLayout, CountsAtAndAboveTheLimit) {
   auto at = Bytes({0, 0, 16, 0});
   EXPECT_EQ(LayOutArrays(kTable[0], Via::kDirect, at, {16 + 16 * 8}).err, NvError::kSuccess);
   auto above = Bytes({0, 0, 17, 0});
-  EXPECT_EQ(LayOutArrays(kTable[0], Via::kDirect, above, {16 + 17 * 8}).err, NvError::kBadParameter);
+  EXPECT_EQ(LayOutArrays(kTable[0], Via::kDirect, above, {16 + 17 * 8}).err,
+            NvError::kBadParameter);
   const uint32_t lower[] = {2};
   EXPECT_EQ(LayOutArrays(kTable[0], Via::kDirect, Bytes({0, 0, 3, 0}), {40}, lower).err,
             NvError::kBadParameter);
@@ -244,16 +253,18 @@ TEST_F(EngineArrays, InlineArraysReachTheBackendAndOutputsComeBack) {
 
 TEST_F(EngineArrays, MismatchedCountIsEinvalAndNeverReachesTheBackend) {
   mem.regions[0x1000] = Bytes({2, 4, 1, 2, 3, 4, 5, 6, 7});
-  EXPECT_EQ(proxy::RunIoctl(session, proxy::IoctlRequest::Direct(Sized(kPair, 36), 0x1000), mem).err,
-            EINVAL);
+  EXPECT_EQ(
+      proxy::RunIoctl(session, proxy::IoctlRequest::Direct(Sized(kPair, 36), 0x1000), mem).err,
+      EINVAL);
   EXPECT_EQ(backend->calls, 0);
   EXPECT_EQ(mem.writes, 0);
 }
 
 TEST_F(EngineArrays, BufferShorterThanTheEncodedSizeIsEfault) {
   mem.regions[0x1000] = Bytes({2, 3, 1, 2, 3, 4, 5, 6});  // 32 of 36 bytes mapped
-  EXPECT_EQ(proxy::RunIoctl(session, proxy::IoctlRequest::Direct(Sized(kPair, 36), 0x1000), mem).err,
-            EFAULT);
+  EXPECT_EQ(
+      proxy::RunIoctl(session, proxy::IoctlRequest::Direct(Sized(kPair, 36), 0x1000), mem).err,
+      EFAULT);
   EXPECT_EQ(backend->calls, 0);
 }
 

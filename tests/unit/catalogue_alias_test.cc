@@ -1,7 +1,7 @@
 // Codes public clients send with other direction bits than Switchbrew (docs/guest-abi.md, "Where
 // nvsentry follows real clients over Switchbrew"): the catalogue lists each as an alias of the
-// Switchbrew's entry, so it selects the same layout (read and written as Switchbrew's direction says),
-// while every other direction variant stays unknown (no silent widening).
+// Switchbrew's entry, so it selects the same layout (read and written as Switchbrew's direction
+// says), while every other direction variant stays unknown (no silent widening).
 #include "abi/catalogue.h"
 #include "abi/ioctl_code.h"
 #include "gtest/gtest.h"

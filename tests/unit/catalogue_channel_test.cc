@@ -60,9 +60,9 @@ constexpr WikiRow kSwitchbrewChannel[] = {
     {0x80084715, 8, "NVGPU_IOCTL_CHANNEL_GET_USER_DATA"},
 };
 
-constexpr DeviceId kChannels[] = {DeviceId::kNvhostGpu,   DeviceId::kNvhostMsenc, DeviceId::kNvhostNvdec,
-                                  DeviceId::kNvhostNvjpg, DeviceId::kNvhostVic,   DeviceId::kNvhostDisplay,
-                                  DeviceId::kNvhostTsec};
+constexpr DeviceId kChannels[] = {
+    DeviceId::kNvhostGpu, DeviceId::kNvhostMsenc,   DeviceId::kNvhostNvdec, DeviceId::kNvhostNvjpg,
+    DeviceId::kNvhostVic, DeviceId::kNvhostDisplay, DeviceId::kNvhostTsec};
 
 uint32_t WithSize(uint32_t code, uint32_t size) { return code | (size << 16); }
 
@@ -95,8 +95,8 @@ TEST(CatalogueChannel, EveryChannelDeviceHasTheSeedsTable) {
 }
 
 TEST(CatalogueChannel, VariableCodesAcceptAnySize) {
-  for (uint32_t base : {0xC0000001u, 0xC0000009u, 0xC000000Au, 0xC0000024u, 0xC0000025u, 0xC0000026u,
-                        0xC0004808u, 0xC0004819u}) {
+  for (uint32_t base : {0xC0000001u, 0xC0000009u, 0xC000000Au, 0xC0000024u, 0xC0000025u,
+                        0xC0000026u, 0xC0004808u, 0xC0004819u}) {
     const IoctlDesc& d = Channel(WithSize(base, 0x18));
     EXPECT_TRUE(d.variable()) << d.name;
     EXPECT_EQ(&Channel(WithSize(base, 0x3FFF)), &d);
@@ -129,8 +129,10 @@ TEST(CatalogueChannel, HostSubmitArrays) {
     uint16_t count_at;
     Dir dir;
   };
-  const Want want[] = {{"cmdbufs", 12, 0, Dir::kIn},      {"relocs", 16, 4, Dir::kIn},
-                       {"reloc_shifts", 4, 4, Dir::kIn},  {"syncpt_incrs", 20, 8, Dir::kIn},
+  const Want want[] = {{"cmdbufs", 12, 0, Dir::kIn},
+                       {"relocs", 16, 4, Dir::kIn},
+                       {"reloc_shifts", 4, 4, Dir::kIn},
+                       {"syncpt_incrs", 20, 8, Dir::kIn},
                        {"fence_thresholds", 4, 12, Dir::kOut}};
   for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(d.arrays[i].name, want[i].name);

@@ -157,11 +157,16 @@ TEST(CatalogueCtrlGpu, GetCharacteristicsLayout) {
     FieldType type;
   };
   constexpr Expect kMembers[] = {
-      {"arch", 0, FieldType::kU32},           {"l2_cache_size", 16, FieldType::kU64},
-      {"num_tpc_per_gpc", 32, FieldType::kU32}, {"gpu_va_bit_count", 72, FieldType::kU32},
-      {"flags", 80, FieldType::kU64},         {"twod_class", 88, FieldType::kU32},
-      {"dma_copy_class", 108, FieldType::kU32}, {"rop_l2_en_mask_1", 140, FieldType::kU32},
-      {"chipname", 144, FieldType::kU64},     {"gr_compbit_store_base_hw", 152, FieldType::kU64},
+      {"arch", 0, FieldType::kU32},
+      {"l2_cache_size", 16, FieldType::kU64},
+      {"num_tpc_per_gpc", 32, FieldType::kU32},
+      {"gpu_va_bit_count", 72, FieldType::kU32},
+      {"flags", 80, FieldType::kU64},
+      {"twod_class", 88, FieldType::kU32},
+      {"dma_copy_class", 108, FieldType::kU32},
+      {"rop_l2_en_mask_1", 140, FieldType::kU32},
+      {"chipname", 144, FieldType::kU64},
+      {"gr_compbit_store_base_hw", 152, FieldType::kU64},
   };
   for (const Expect& e : kMembers) {
     const Field* f = SubFieldNamed(*gc->sub, e.name);

@@ -1,6 +1,6 @@
-// The display nodes against Switchbrew (/dev/nvdisp-ctrl, nvdisp-disp0/1, nvcec-ctrl, nvhdcp_up-ctrl,
-// nvdcutil-disp0/1): codes, sizes, directions, firmware ranges and the few known layouts, typed in
-// here from Switchbrew's tables (not from abi/).
+// The display nodes against Switchbrew (/dev/nvdisp-ctrl, nvdisp-disp0/1, nvcec-ctrl,
+// nvhdcp_up-ctrl, nvdcutil-disp0/1): codes, sizes, directions, firmware ranges and the few known
+// layouts, typed in here from Switchbrew's tables (not from abi/).
 #include <cstdint>
 #include <string_view>
 
@@ -133,11 +133,21 @@ void ExpectTable(DeviceId id, std::span<const Row> rows) {
   }
 }
 
-TEST(CatalogueDisplay, NvdispCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispCtrl, kSwitchbrewDispCtrl); }
-TEST(CatalogueDisplay, NvdispDisp0MatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispDisp0, kSwitchbrewDisp); }
-TEST(CatalogueDisplay, NvdispDisp1MatchesSwitchbrew) { ExpectTable(DeviceId::kNvdispDisp1, kSwitchbrewDisp); }
-TEST(CatalogueDisplay, NvcecCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvcecCtrl, kSwitchbrewCec); }
-TEST(CatalogueDisplay, NvhdcpUpCtrlMatchesSwitchbrew) { ExpectTable(DeviceId::kNvhdcpUpCtrl, kSwitchbrewHdcp); }
+TEST(CatalogueDisplay, NvdispCtrlMatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvdispCtrl, kSwitchbrewDispCtrl);
+}
+TEST(CatalogueDisplay, NvdispDisp0MatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvdispDisp0, kSwitchbrewDisp);
+}
+TEST(CatalogueDisplay, NvdispDisp1MatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvdispDisp1, kSwitchbrewDisp);
+}
+TEST(CatalogueDisplay, NvcecCtrlMatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvcecCtrl, kSwitchbrewCec);
+}
+TEST(CatalogueDisplay, NvhdcpUpCtrlMatchesSwitchbrew) {
+  ExpectTable(DeviceId::kNvhdcpUpCtrl, kSwitchbrewHdcp);
+}
 TEST(CatalogueDisplay, NvdcutilDisp0MatchesSwitchbrew) {
   ExpectTable(DeviceId::kNvdcutilDisp0, kSwitchbrewDcutil);
 }

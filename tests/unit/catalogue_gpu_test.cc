@@ -170,14 +170,22 @@ TEST(CatalogueErpt, SubmitDataIsNaturallyAligned) {
   };
   // Offsets with every member at its natural alignment (which is what makes 296).
   constexpr Expect kExpect[] = {
-      {"TestU64", 0, FieldType::kU64, 1},       {"TestU32", 8, FieldType::kU32, 1},
-      {"TestI64", 16, FieldType::kS64, 1},      {"TestI32", 24, FieldType::kS32, 1},
-      {"TestString", 28, FieldType::kChar, 32}, {"TestU8Array", 60, FieldType::kU8, 8},
-      {"TestU32Array", 72, FieldType::kU32, 8}, {"TestU64Array", 112, FieldType::kU64, 8},
-      {"TestI32Array", 180, FieldType::kS32, 8}, {"TestI64Array", 216, FieldType::kS64, 8},
-      {"TestI64Array_size", 280, FieldType::kU32, 1}, {"TestU16", 284, FieldType::kU16, 1},
-      {"TestU8", 286, FieldType::kU8, 1},       {"TestI16", 288, FieldType::kS16, 1},
-      {"TestI8", 290, FieldType::kS8, 1},       {"padding1", 291, FieldType::kU8, 5},
+      {"TestU64", 0, FieldType::kU64, 1},
+      {"TestU32", 8, FieldType::kU32, 1},
+      {"TestI64", 16, FieldType::kS64, 1},
+      {"TestI32", 24, FieldType::kS32, 1},
+      {"TestString", 28, FieldType::kChar, 32},
+      {"TestU8Array", 60, FieldType::kU8, 8},
+      {"TestU32Array", 72, FieldType::kU32, 8},
+      {"TestU64Array", 112, FieldType::kU64, 8},
+      {"TestI32Array", 180, FieldType::kS32, 8},
+      {"TestI64Array", 216, FieldType::kS64, 8},
+      {"TestI64Array_size", 280, FieldType::kU32, 1},
+      {"TestU16", 284, FieldType::kU16, 1},
+      {"TestU8", 286, FieldType::kU8, 1},
+      {"TestI16", 288, FieldType::kS16, 1},
+      {"TestI8", 290, FieldType::kS8, 1},
+      {"padding1", 291, FieldType::kU8, 5},
   };
   for (const Expect& e : kExpect) {
     const Field* f = FindField(*d, e.name);

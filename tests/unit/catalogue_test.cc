@@ -1,9 +1,10 @@
 // The catalogue against Switchbrew, typed in here from Switchbrew's table (not from abi/).
+#include "abi/catalogue.h"
+
 #include <set>
 
-#include "abi/catalogue.h"
-#include "abi/services.h"
 #include "abi/devices/nvhost_ctrl.h"
+#include "abi/services.h"
 #include "gtest/gtest.h"
 
 namespace nvsentry::abi {
@@ -60,12 +61,12 @@ TEST(Catalogue, WaitsAreMarkedAsBlocking) {
 
 TEST(Catalogue, EveryDeviceOfSeed000IsPresentOnce) {
   const char* wiki_devices[] = {
-      "/dev/nvhost-ctrl",     "/dev/nvmap",          "/dev/nvdisp-ctrl",   "/dev/nvdisp-disp0",
-      "/dev/nvdisp-disp1",    "/dev/nvcec-ctrl",     "/dev/nvhdcp_up-ctrl", "/dev/nvdcutil-disp0",
-      "/dev/nvdcutil-disp1",  "/dev/nvsched-ctrl",   "/dev/nverpt-ctrl",   "/dev/nvhost-as-gpu",
-      "/dev/nvhost-dbg-gpu",  "/dev/nvhost-prof-gpu", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu",
-      "/dev/nvhost-msenc",    "/dev/nvhost-nvdec",   "/dev/nvhost-nvjpg",  "/dev/nvhost-vic",
-      "/dev/nvhost-display",  "/dev/nvhost-tsec"};
+      "/dev/nvhost-ctrl",    "/dev/nvmap",           "/dev/nvdisp-ctrl",     "/dev/nvdisp-disp0",
+      "/dev/nvdisp-disp1",   "/dev/nvcec-ctrl",      "/dev/nvhdcp_up-ctrl",  "/dev/nvdcutil-disp0",
+      "/dev/nvdcutil-disp1", "/dev/nvsched-ctrl",    "/dev/nverpt-ctrl",     "/dev/nvhost-as-gpu",
+      "/dev/nvhost-dbg-gpu", "/dev/nvhost-prof-gpu", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-gpu",
+      "/dev/nvhost-msenc",   "/dev/nvhost-nvdec",    "/dev/nvhost-nvjpg",    "/dev/nvhost-vic",
+      "/dev/nvhost-display", "/dev/nvhost-tsec"};
   // ... plus the service endpoint, which is nvsentry's own node.
   EXPECT_EQ(Devices().size(), std::size(wiki_devices) + 1);
   ASSERT_NE(FindDeviceByPath("/dev/nvdrv"), nullptr);

@@ -53,8 +53,8 @@ TEST(Cli, Errors) {
 
 TEST(Cli, SandboxOptions) {
   auto c = Parse({"nvsentry", "run", "--uid=1000", "--gid", "1001", "--ro-root", "--private-tmp",
-                  "--bind", "src", "/dst", "--ro-bind", "/etc", "/etc2", "--no-network",
-                  "--chdir", "/w", "--", "prog"});
+                  "--bind", "src", "/dst", "--ro-bind", "/etc", "/etc2", "--no-network", "--chdir",
+                  "/w", "--", "prog"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->run.uid, 1000u);
   EXPECT_EQ(c->run.gid, 1001u);

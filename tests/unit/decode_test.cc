@@ -43,12 +43,18 @@ const IoctlDesc& Nvdrv(uint32_t code) {
 }
 
 // Every scalar type and format override.
-constexpr Field kScalarF[] = {
-    {"a", 0, kU8, 1, I},      {"b", 1, kS8, 1, I},        {"c", 2, kU16, 1, I},
-    {"d", 4, kU32, 1, I},     {"e", 8, kU64, 1, I},       {"f", 16, kS32, 1, I},
-    {"g", 20, kU32, 1, I, nullptr, false, H},             {"h", 24, kU64, 1, I, nullptr, false, D},
-    {"i", 32, kS64, 1, I},    {"j", 40, kS16, 1, I, nullptr, false, H},
-    {"pad", 42, kU16, 1, N}, {"k", 44, kU32, 1, O}};
+constexpr Field kScalarF[] = {{"a", 0, kU8, 1, I},
+                              {"b", 1, kS8, 1, I},
+                              {"c", 2, kU16, 1, I},
+                              {"d", 4, kU32, 1, I},
+                              {"e", 8, kU64, 1, I},
+                              {"f", 16, kS32, 1, I},
+                              {"g", 20, kU32, 1, I, nullptr, false, H},
+                              {"h", 24, kU64, 1, I, nullptr, false, D},
+                              {"i", 32, kS64, 1, I},
+                              {"j", 40, kS16, 1, I, nullptr, false, H},
+                              {"pad", 42, kU16, 1, N},
+                              {"k", 44, kU32, 1, O}};
 
 std::vector<uint8_t> ScalarBytes() {
   std::vector<uint8_t> b(48, 0);
@@ -135,7 +141,8 @@ TEST(Decode, LongStringsAreCut) {
             "{name=\"" + std::string(65, 'x') + "\"}");
 }
 
-constexpr Field kArraysF[] = {{"small", 0, kU8, 3, I}, {"words", 4, kU32, 20, I},
+constexpr Field kArraysF[] = {{"small", 0, kU8, 3, I},
+                              {"words", 4, kU32, 20, I},
                               {"hexes", 84, kU16, 2, I, nullptr, false, H}};
 
 TEST(Decode, FixedArraysAreListsCutAfterSixteen) {
@@ -175,7 +182,8 @@ TEST(Decode, NestedStructsAreBraces) {
 // A struct member's direction is what it shares with its container.
 constexpr Field kPairF[] = {{"x", 0, kU32, 1, IO}, {"y", 4, kU32, 1, O}};
 constexpr StructDesc kPair{"pair", 8, kPairF};
-constexpr Field kOuterF[] = {{"p", 0, kStruct, 1, I, &kPair}, {"q", 8, kStruct, 2, IO, &kPair},
+constexpr Field kOuterF[] = {{"p", 0, kStruct, 1, I, &kPair},
+                             {"q", 8, kStruct, 2, IO, &kPair},
                              {"nothing", 24, kStruct, 1, I, nullptr}};
 
 TEST(Decode, NestedDirectionsAreIntersected) {
@@ -225,7 +233,8 @@ constexpr Field kSubmitF[] = {{"ignored", 0, kU64, 1, N},
                               {"count", 8, kU32, 1, I},
                               {"detailed_error", 12, kU32, 1, O},
                               {"flags", 12, kU32, 1, I, nullptr, true}};
-constexpr ArrayDesc kSubmitA[] = {{"entries", &kEntry, I, Buffer::kMain, CountFrom::kField, 8, 100}};
+constexpr ArrayDesc kSubmitA[] = {
+    {"entries", &kEntry, I, Buffer::kMain, CountFrom::kField, 8, 100}};
 constexpr Field kHdr2F[] = {{"count", 0, kU32, 1, I}, {"result", 4, kU32, 1, O}};
 constexpr ArrayDesc kIn2A[] = {{"entries", &kEntry, I, Buffer::kIn2, CountFrom::kField, 0, 8}};
 constexpr Field kRegionF[] = {{"offset", 0, kU64, 1, O}, {"pages", 8, kU64, 1, O}};
@@ -258,9 +267,9 @@ TEST(DecodeCall, InlineArrayElements) {
   // The output side has no input array.
   EXPECT_EQ(DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kOut, DecodeFormat::kText),
             "{detailed_error=0}");
-  EXPECT_EQ(DecodeCall(kSynth[0], Via::kDirect, Submit(0, 0), {}, {}, Show::kIn,
-                       DecodeFormat::kText),
-            "{count=0, flags=0, entries=[]}");
+  EXPECT_EQ(
+      DecodeCall(kSynth[0], Via::kDirect, Submit(0, 0), {}, {}, Show::kIn, DecodeFormat::kText),
+      "{count=0, flags=0, entries=[]}");
 }
 
 TEST(DecodeCall, AtMostEightElements) {
@@ -268,8 +277,7 @@ TEST(DecodeCall, AtMostEightElements) {
   EXPECT_EQ(DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kText),
             "{count=30, flags=0, entries=[{lo=1, hi=2}, {lo=3, hi=4}, {lo=5, hi=6}, {lo=7, hi=8}, "
             "{lo=9, hi=10}, {lo=11, hi=12}, {lo=13, hi=14}, {lo=15, hi=16}, ... 22 more]}");
-  std::string json =
-      DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kJson);
+  std::string json = DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kJson);
   EXPECT_NE(json.find(R"({"lo":15,"hi":16},"... 22 more"]})"), std::string::npos) << json;
   EXPECT_TRUE(nlohmann::json::accept(json)) << json;
 }
@@ -279,9 +287,10 @@ TEST(DecodeCall, CountsThatDoNotFitAreReported) {
   std::vector<uint8_t> b = Submit(3, 2);
   EXPECT_EQ(DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kText),
             "{count=3, flags=0, <arrays: the counts need more bytes than the buffer has>}");
-  std::string json =
-      DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kJson);
-  EXPECT_EQ(json, R"({"count":3,"flags":0,"_arrays_error":"the counts need more bytes than the buffer has"})");
+  std::string json = DecodeCall(kSynth[0], Via::kDirect, b, {}, {}, Show::kIn, DecodeFormat::kJson);
+  EXPECT_EQ(
+      json,
+      R"({"count":3,"flags":0,"_arrays_error":"the counts need more bytes than the buffer has"})");
   // A main buffer shorter than the header: the fields it holds, no arrays.
   std::vector<uint8_t> four(4, 0);
   EXPECT_EQ(DecodeCall(kSynth[0], Via::kDirect, four, {}, {}, Show::kIn, DecodeFormat::kText),
@@ -346,7 +355,10 @@ TEST(DecodeCall, FixedIoctlIsItsFields) {
 
 TEST(Quote, CAndJson) {
   EXPECT_EQ(CQuote("/dev/nvhost-ctrl"), R"("/dev/nvhost-ctrl")");
-  EXPECT_EQ(CQuote(std::string_view("\t\r\x7f\xff" "1", 5)), R"("\t\r\177\3771")");
+  EXPECT_EQ(CQuote(std::string_view("\t\r\x7f\xff"
+                                    "1",
+                                    5)),
+            R"("\t\r\177\3771")");
   EXPECT_EQ(JsonQuote(std::string_view("\b\f\x1f\xc3\xa9/", 6)), R"("\b\f\u001f\u00c3\u00a9/")");
 }
 
@@ -365,8 +377,8 @@ TEST(Decode, AnyBytesThroughAnyLayout) {
   for (const IoctlDesc& d : kSynth) all.push_back(&d);
   for (const IoctlDesc* d : all) {
     const size_t fixed = d->fixed_size();
-    for (size_t len : {size_t{0}, size_t{1}, fixed / 2, fixed > 0 ? fixed - 1 : 0, fixed,
-                       fixed + 8, fixed + 64}) {
+    for (size_t len : {size_t{0}, size_t{1}, fixed / 2, fixed > 0 ? fixed - 1 : 0, fixed, fixed + 8,
+                       fixed + 64}) {
       for (int mode = 0; mode < 3; ++mode) {
         auto main = random_bytes(len, mode);
         auto in2 = random_bytes(mode * 24, mode);

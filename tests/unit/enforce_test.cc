@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "hostshim/sim/gpu.h"
 #include "proxy/device_open.h"
-#include "proxy/serve.h"
 #include "proxy/nvdrv_service.h"
+#include "proxy/serve.h"
 #include "proxy/trace.h"
 
 namespace nvsentry::proxy {
@@ -178,7 +178,8 @@ TEST_F(EnforceTest, FieldValuesAreReadByType) {
   fixed[0] = 0x34;
   fixed[1] = 0x12;
   EXPECT_EQ(FieldValue(*FieldOf(wait, "id"), fixed), 0x1234u);
-  EXPECT_EQ(FieldValue(*FieldOf(wait, "id"), std::span<const uint8_t>(fixed).first(2)), std::nullopt);
+  EXPECT_EQ(FieldValue(*FieldOf(wait, "id"), std::span<const uint8_t>(fixed).first(2)),
+            std::nullopt);
   const abi::IoctlDesc& config_desc = Ioctl(abi::DeviceId::kNvhostCtrl, kGetConfig);
   std::array<uint8_t, 0x183> big{};
   EXPECT_EQ(FieldValue(*FieldOf(config_desc, "name"), big), std::nullopt) << "char[0x41]";
@@ -242,7 +243,8 @@ TEST_F(EnforceTest, AuditLogsTracesAndLetsTheCallThrough) {
   {
     policy::Policy p = Base();
     p.action = policy::Action::kAudit;
-    p.ioctls[&Ioctl(abi::DeviceId::kNvhostCtrl, ctrl::kSyncptIncr)].verdict = policy::Verdict::kDeny;
+    p.ioctls[&Ioctl(abi::DeviceId::kNvhostCtrl, ctrl::kSyncptIncr)].verdict =
+        policy::Verdict::kDeny;
     Use(p);
     config->Trace(std::make_shared<Tracer>(mem, Tracer::Format::kText));
     auto s = Open(abi::DeviceId::kNvhostCtrl);
@@ -285,8 +287,10 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
   Use(Base());  // nvdrv 0xA83B: no bit 14
   auto s = Open(abi::DeviceId::kNvmap);
   EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EACCES);
-  EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EACCES);
-  EXPECT_EQ(config->services.violations->count(), 0u) << "Switchbrew's answer, not a policy violation";
+  EXPECT_EQ(RunIoctl(*s, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err,
+            EACCES);
+  EXPECT_EQ(config->services.violations->count(), 0u)
+      << "Switchbrew's answer, not a policy violation";
   policy::Policy sys = Base();
   sys.service = "nvdrv:s";
   sys.permission_mask = 0x439E;  // bit 14
@@ -294,7 +298,8 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
   auto s2 = Open(abi::DeviceId::kNvmap);
   // Past the permission check: nvmap itself refuses handle 0 (EINVAL), not EACCES.
   EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapExportForAruid, 0x2000), guest).err, EINVAL);
-  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err, EINVAL);
+  EXPECT_EQ(RunIoctl(*s2, IoctlRequest::Direct(kNvmapRemoveExportForAruid, 0x2000), guest).err,
+            EINVAL);
 }
 
 // Bits 9 and 12 are about objects of other processes, which only nvmap can tell apart: the
@@ -302,13 +307,12 @@ TEST_F(EnforceTest, ExportForAruidNeedsBit14) {
 // BadValue: EINVAL). Its per-process decisions are tested in sim_nvmap_test.cc.
 TEST_F(EnforceTest, FromIdIsDecidedByNvmap) {
   guest.Put<std::array<uint32_t, 2>>(0x2000, {7, 0});
-  const std::pair<uint32_t, int> cases[] = {
-      {0xA83B, EINVAL},   // nvdrv: neither bit
-      {0x10A9, EINVAL},   // nvdrv:a: bit 12
-      {0x439E, EINVAL},   // nvdrv:s: bit 9
-      {0x0200, EINVAL},   // bit 9 alone
-      {0x1000, EINVAL},   // bit 12 alone
-      {0x0000, EINVAL}};
+  const std::pair<uint32_t, int> cases[] = {{0xA83B, EINVAL},  // nvdrv: neither bit
+                                            {0x10A9, EINVAL},  // nvdrv:a: bit 12
+                                            {0x439E, EINVAL},  // nvdrv:s: bit 9
+                                            {0x0200, EINVAL},  // bit 9 alone
+                                            {0x1000, EINVAL},  // bit 12 alone
+                                            {0x0000, EINVAL}};
   for (auto [mask, want] : cases) {
     policy::Policy p = Base();
     p.permission_mask = mask;
@@ -338,15 +342,19 @@ TEST_F(EnforceTest, DeniedBackendIsAMissingNode) {
   p.devices[abi::DeviceId::kNvhostGpu].backend = policy::Backend::kDeny;
   p.devices[abi::DeviceId::kNvdrv].backend = policy::Backend::kDeny;
   Use(p);
-  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostGpu)), abi::NvError::kDeviceNotFound);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostGpu)),
+            abi::NvError::kDeviceNotFound);
   EXPECT_EQ(OpenErrno(abi::NvError::kDeviceNotFound), ENOENT);
   EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvdrv)), abi::NvError::kDeviceNotFound);
   EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostCtrl)), abi::NvError::kSuccess);
   // The mask from the policy: 0xA83B has bit 4 (video encoder), not bit 6 (TSEC) or 8 (display).
   EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostMsenc)), abi::NvError::kSuccess);
-  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostTsec)), abi::NvError::kAccessDenied);
-  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDisplay)), abi::NvError::kAccessDenied);
-  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kNotSupported);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostTsec)),
+            abi::NvError::kAccessDenied);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDisplay)),
+            abi::NvError::kAccessDenied);
+  EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)),
+            abi::NvError::kNotSupported);
   p.debug_mode = true;
   Use(p);
   EXPECT_EQ(MayOpen(*config, &abi::Device(abi::DeviceId::kNvhostDbgGpu)), abi::NvError::kSuccess);

@@ -87,7 +87,8 @@ class FakeContinuation : public hostshim::Continuation {
   abi::NvError err = abi::NvError::kSuccess;
 };
 
-std::shared_ptr<hostshim::Continuation> FakeGuest::Detach(std::string_view, std::vector<uint8_t> arg,
+std::shared_ptr<hostshim::Continuation> FakeGuest::Detach(std::string_view,
+                                                          std::vector<uint8_t> arg,
                                                           Finisher finish) {
   parked = std::make_shared<FakeContinuation>(std::move(arg), std::move(finish), *this);
   return parked;
@@ -130,7 +131,8 @@ TEST_F(EngineTest, InputOnlyCallsWriteNothing) {
 TEST_F(EngineTest, UnreadableArgumentIsEfaultAndChangesNothing) {
   guest.Put<uint8_t>(0x3000, 6);  // one byte where four are needed
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x3000), guest).err, EFAULT);
-  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0xdead0000), guest).err, EFAULT);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0xdead0000), guest).err,
+            EFAULT);
   EXPECT_EQ(gpu.syncpoints().Read(6), 0u);
   EXPECT_EQ(guest.checks, 0) << "nothing to confirm when the copy failed";
 }
@@ -143,10 +145,12 @@ TEST_F(EngineTest, UnwritableOutputIsEfault) {
 TEST_F(EngineTest, GoneCallIsDroppedBeforeAnyEffect) {
   guest.Put<uint32_t>(0x2000, 7);
   guest.valid = false;
-  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptIncr, 0x2000), guest).kind,
+            IoctlOutcome::kDropped);
   EXPECT_EQ(gpu.syncpoints().Read(7), 0u);
   guest.Put<ctrl::SyncptWaitEx>(0x5000, {7, 1, -1, 0});
-  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptWaitEx, 0x5000), guest).kind, IoctlOutcome::kDropped);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kSyncptWaitEx, 0x5000), guest).kind,
+            IoctlOutcome::kDropped);
   EXPECT_EQ(guest.parked, nullptr) << "a gone caller is never parked";
 }
 
@@ -161,7 +165,8 @@ TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
   guest.Put<std::array<uint64_t, 5>>(0x1000, {});
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0080099, 0x1000), guest).err, ENOTTY);
   // MODULE_REGRDWR: Switchbrew says it does not work.
-  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kModuleRegRdWr, 0x1000), guest).err, EOPNOTSUPP);
+  EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(ctrl::kModuleRegRdWr, 0x1000), guest).err,
+            EOPNOTSUPP);
   // A code whose size differs from the catalogue's is a different, unknown code.
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0100014, 0x1000), guest).err, ENOTTY);
   Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap)),

@@ -38,8 +38,7 @@ class FakeGpuMemory : public GpuMemory {
     bool gone = false;
   };
 
-  bool Access(uint64_t va, uint8_t* out, const uint8_t* in, size_t n, bool write,
-              MmuFault* fault) {
+  bool Access(uint64_t va, uint8_t* out, const uint8_t* in, size_t n, bool write, MmuFault* fault) {
     while (n > 0) {
       auto it = ranges_.upper_bound(va);
       if (it == ranges_.begin()) return Fail(MmuFault::Kind::kUnmapped, va, write, fault);

@@ -31,8 +31,8 @@ std::shared_ptr<proxy::GuestConfig> FromShorthands(const std::string& service, a
 }
 
 std::shared_ptr<proxy::GuestConfig> FromInitPolicy(const std::string& service, abi::Firmware fw) {
-  const std::string path = ::testing::TempDir() + "init_equivalence_" + std::to_string(getpid()) +
-                           ".toml";
+  const std::string path =
+      ::testing::TempDir() + "init_equivalence_" + std::to_string(getpid()) + ".toml";
   std::ofstream(path) << policy::InitPolicy(service, fw);
   sentry::RunOptions o;
   o.policy_file = path;

@@ -1,10 +1,10 @@
 // --learn: the policy made from what a guest did.
 #include "proxy/learn.h"
 
-#include "abi/devices/nvdrv.h"
-#include "abi/devices/nvhost_ctrl.h"
 #include <cstring>
 
+#include "abi/devices/nvdrv.h"
+#include "abi/devices/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 
 namespace nvsentry::proxy {
@@ -34,7 +34,8 @@ TEST(Learn, SmallestPolicyForWhatWasDone) {
   l.Called(read);
   l.Called(submit);
   l.Called(init);
-  abi::ArraySlice three{abi::Buffer::kMain, 24, 3, 24}, forty{abi::Buffer::kMain, 24, 40000, 320000};
+  abi::ArraySlice three{abi::Buffer::kMain, 24, 3, 24},
+      forty{abi::Buffer::kMain, 24, 40000, 320000};
   l.Arrays(submit, std::span(&three, 1));
   l.Initialized(0x3000);
   l.Initialized(0x1000);
@@ -71,8 +72,9 @@ TEST(Learn, SmallestPolicyForWhatWasDone) {
 
   // A large count: headroom stops at the catalogue's limit (65536 GPFIFO entries).
   l.Arrays(submit, std::span(&forty, 1));
-  EXPECT_EQ(l.Learned(ran, used).Ioctl(abi::Device(abi::DeviceId::kNvhostGpu), submit).array_limits[0],
-            65536u);
+  EXPECT_EQ(
+      l.Learned(ran, used).Ioctl(abi::Device(abi::DeviceId::kNvhostGpu), submit).array_limits[0],
+      65536u);
   // Budgets never above what the guest ran with.
   ran.budgets.transfer_memory = 0x5000;
   ran.budgets.open_fds = 4;

@@ -1,8 +1,9 @@
 // NvError -> errno: the guest contract's table (design.md), checked row by row.
+#include "abi/nverror.h"
+
 #include <cerrno>
 #include <set>
 
-#include "abi/nverror.h"
 #include "gtest/gtest.h"
 
 namespace nvsentry::abi {

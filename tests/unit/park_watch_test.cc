@@ -78,15 +78,18 @@ ParkWatch::Options Fast() {
 
 TEST(ThreadStatus, PendingSignalsLessBlockedAndIgnored) {
   ThreadSignals s;
-  ASSERT_TRUE(ParseThreadStatus("Name:\tx\nState:\tS (sleeping)\nSigQ:\t1/10\n"
-                                "SigPnd:\t0000000000000202\nShdPnd:\t0000000000004000\n"
-                                "SigBlk:\t0000000000000002\nSigIgn:\t0000000000000000\n",
-                                &s));
+  ASSERT_TRUE(
+      ParseThreadStatus("Name:\tx\nState:\tS (sleeping)\nSigQ:\t1/10\n"
+                        "SigPnd:\t0000000000000202\nShdPnd:\t0000000000004000\n"
+                        "SigBlk:\t0000000000000002\nSigIgn:\t0000000000000000\n",
+                        &s));
   EXPECT_EQ(s.thread, 0x200u);
   EXPECT_EQ(s.process, 0x4000u);
   EXPECT_FALSE(s.dead);
-  ASSERT_TRUE(ParseThreadStatus("State:\tZ (zombie)\nSigPnd:\t0\nShdPnd:\t0\nSigBlk:\t0\n"
-                                "SigIgn:\t0000000000004000\n", &s));
+  ASSERT_TRUE(
+      ParseThreadStatus("State:\tZ (zombie)\nSigPnd:\t0\nShdPnd:\t0\nSigBlk:\t0\n"
+                        "SigIgn:\t0000000000004000\n",
+                        &s));
   EXPECT_TRUE(s.dead);
   EXPECT_EQ(s.process, 0u);
   EXPECT_FALSE(ParseThreadStatus("State:\tS\n", &s)) << "no signal lines";
@@ -96,17 +99,20 @@ TEST(ThreadStatus, PendingSignalsLessBlockedAndIgnored) {
 // it once in a full suite run): a dying thread's call is gone, not interrupted.
 TEST(ThreadStatus, APendingKillMeansDying) {
   ThreadSignals s;
-  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000000\n"
-                                "ShdPnd:\t0000000000000100\nSigBlk:\t0\nSigIgn:\t0\n",
-                                &s));
+  ASSERT_TRUE(
+      ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000000\n"
+                        "ShdPnd:\t0000000000000100\nSigBlk:\t0\nSigIgn:\t0\n",
+                        &s));
   EXPECT_TRUE(Dying(s)) << "SIGKILL pending for the process";
-  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000100\n"
-                                "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
-                                &s));
+  ASSERT_TRUE(
+      ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000100\n"
+                        "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
+                        &s));
   EXPECT_TRUE(Dying(s)) << "SIGKILL pending for the thread";
-  ASSERT_TRUE(ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000200\n"
-                                "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
-                                &s));
+  ASSERT_TRUE(
+      ParseThreadStatus("State:\tS (sleeping)\nSigPnd:\t0000000000000200\n"
+                        "ShdPnd:\t0\nSigBlk:\t0\nSigIgn:\t0\n",
+                        &s));
   EXPECT_FALSE(Dying(s)) << "SIGUSR1 interrupts, it does not kill";
 }
 

@@ -112,8 +112,10 @@ allow = false
   EXPECT_EQ(p->Ioctl(nvmap, *abi::FindIoctl(nvmap, abi::nvmap::kParam)).verdict, Verdict::kDeny);
 
   const abi::DeviceDesc& ctrl = abi::Device(abi::DeviceId::kNvhostCtrl);
-  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptIncr)).verdict, Verdict::kDeny);
-  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptRead)).verdict, Verdict::kAllow);
+  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptIncr)).verdict,
+            Verdict::kDeny);
+  EXPECT_EQ(p->Ioctl(ctrl, *abi::FindIoctl(ctrl, abi::nvhost_ctrl::kSyncptRead)).verdict,
+            Verdict::kAllow);
 }
 
 TEST(PolicyParse, SyntaxErrorsHaveTheirPosition) {
@@ -134,19 +136,22 @@ TEST(PolicyParse, EachMistakeNamesLineAndColumn) {
   EXPECT_EQ(ErrorOf("[guest]\ndebug_mode = 1\n"), "p.toml:2:14: expected true or false");
   EXPECT_EQ(ErrorOf("[violation]\naction = \"explode\"\n"),
             "p.toml:2:10: expected one of \"errno\", \"kill\", \"audit\"");
-  EXPECT_EQ(ErrorOf("[devices.\"/dev/nvhost-foo\"]\nbackend = \"deny\"\n"),
-            "p.toml:1:10: unknown device '/dev/nvhost-foo'; `nvsentry abi list` names every device");
+  EXPECT_EQ(
+      ErrorOf("[devices.\"/dev/nvhost-foo\"]\nbackend = \"deny\"\n"),
+      "p.toml:1:10: unknown device '/dev/nvhost-foo'; `nvsentry abi list` names every device");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_NOPE]\nallow = true\n").substr(0, 32),
             "p.toml:1:9: unknown ioctl 'NVMAP");
   EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { entries = 65537 }\n"),
             "p.toml:2:22: expected an integer from 0 to 65536, got 65537");
-  EXPECT_EQ(ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { nope = 1 }\n"),
-            "p.toml:2:12: NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO has no array 'nope'; its arrays: entries");
+  EXPECT_EQ(
+      ErrorOf("[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\narrays = { nope = 1 }\n"),
+      "p.toml:2:12: NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO has no array 'nope'; its arrays: entries");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.handle = { max = 1 }\n"),
             "p.toml:2:8: NVMAP_IOC_CREATE has no integer input field 'handle'; its integer input "
             "fields: size");
-  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = false\nfields.size = { max = 1 }\n"),
-            "p.toml:1:9: allow = false contradicts limits on arrays or fields: a denied ioctl has none");
+  EXPECT_EQ(
+      ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = false\nfields.size = { max = 1 }\n"),
+      "p.toml:1:9: allow = false contradicts limits on arrays or fields: a denied ioctl has none");
 }
 
 // The same masks, bit by bit as Switchbrew's NvDrvPermission table names them.
@@ -164,7 +169,8 @@ TEST(PolicyParse, ServiceMasksBitByBit) {
   // Gpu, VIC, VideoDecoder, JPEG; 3.0.0 adds ImportExported.
   EXPECT_EQ(MaskOf("nvdrv:a", "1.0.0"), bits({0, 3, 5, 7}));
   EXPECT_EQ(MaskOf("nvdrv:a", "20.0.0"), bits({0, 3, 5, 7, 12}));
-  // GpuDebug, GpuSchedule, VIC, VideoEncoder, JPEG, Display, ImportMemory; 3.0.0 adds ExportForAruid.
+  // GpuDebug, GpuSchedule, VIC, VideoEncoder, JPEG, Display, ImportMemory; 3.0.0 adds
+  // ExportForAruid.
   EXPECT_EQ(MaskOf("nvdrv:s", "2.3.0"), bits({1, 2, 3, 4, 7, 8, 9}));
   EXPECT_EQ(MaskOf("nvdrv:s", "3.0.0"), bits({1, 2, 3, 4, 7, 8, 9, 14}));
   // The union: everything but TSEC (6) and NoCheckedAruid (10).
@@ -173,8 +179,8 @@ TEST(PolicyParse, ServiceMasksBitByBit) {
 }
 
 TEST(PolicyParse, SizesMayBeWrittenWithUnits) {
-  absl::StatusOr<Policy> p = ParsePolicy(
-      "[budgets]\ntransfer_memory = \"8MiB\"\npinned_bytes = \"2 GiB\"\n", "u.toml");
+  absl::StatusOr<Policy> p =
+      ParsePolicy("[budgets]\ntransfer_memory = \"8MiB\"\npinned_bytes = \"2 GiB\"\n", "u.toml");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->budgets.transfer_memory, 0x800000u);
   EXPECT_EQ(p->budgets.pinned_bytes, 0x80000000u);
@@ -194,17 +200,23 @@ TEST(PolicyParse, SimulatedForANodeThatCannotOpenIsAContradiction) {
                     "backend = \"simulated\"\n"),
             "p.toml:4:11: backend \"simulated\" contradicts the permission mask 0x439E: "
             "/dev/nvhost-gpu needs bit 0 (Gpu); use \"deny\" or set permission_mask in [guest]");
-  EXPECT_EQ(ErrorOf("[guest]\nfirmware = \"2.0.0\"\n[devices.\"/dev/nverpt-ctrl\"]\n"
-                    "backend = \"simulated\"\n"),
-            "p.toml:4:11: backend \"simulated\" for /dev/nverpt-ctrl, which firmware 2.0.0 does not "
-            "have (only [3.0.0+]); use \"deny\" or drop the table");
+  EXPECT_EQ(
+      ErrorOf("[guest]\nfirmware = \"2.0.0\"\n[devices.\"/dev/nverpt-ctrl\"]\n"
+              "backend = \"simulated\"\n"),
+      "p.toml:4:11: backend \"simulated\" for /dev/nverpt-ctrl, which firmware 2.0.0 does not "
+      "have (only [3.0.0+]); use \"deny\" or drop the table");
   // With the bit in an explicit mask it opens; "deny" and a bare ioctls default are fine anyway.
   EXPECT_TRUE(ParsePolicy("[guest]\nservice = \"nvdrv:s\"\npermission_mask = 0x439F\n"
-                          "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"simulated\"\n", "p.toml").ok());
+                          "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"simulated\"\n",
+                          "p.toml")
+                  .ok());
   EXPECT_TRUE(ParsePolicy("[guest]\nservice = \"nvdrv:s\"\n[devices.\"/dev/nvhost-gpu\"]\n"
-                          "ioctls = \"deny\"\n", "p.toml").ok());
+                          "ioctls = \"deny\"\n",
+                          "p.toml")
+                  .ok());
   // debug_mode is the system's, not the service's: the dbg node opens and answers NotSupported.
-  EXPECT_TRUE(ParsePolicy("[devices.\"/dev/nvhost-dbg-gpu\"]\nbackend = \"simulated\"\n", "p.toml").ok());
+  EXPECT_TRUE(
+      ParsePolicy("[devices.\"/dev/nvhost-dbg-gpu\"]\nbackend = \"simulated\"\n", "p.toml").ok());
 }
 
 TEST(PolicyParse, RulesCoverEveryFirmwareVariant) {
@@ -228,15 +240,17 @@ TEST(PolicyParse, RulesCoverEveryFirmwareVariant) {
 }
 
 TEST(PolicyParse, FieldRuleMistakes) {
-  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { maximum = 1 }\n"),
-            "p.toml:2:17: unknown key 'maximum' in fields.size; expected one of: max, bits, one_of");
+  EXPECT_EQ(
+      ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { maximum = 1 }\n"),
+      "p.toml:2:17: unknown key 'maximum' in fields.size; expected one of: max, bits, one_of");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { max = 0x100000000 }\n"),
             "p.toml:2:23: expected an integer from 0 to 4294967295, got 4294967296");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { one_of = [] }\n"),
             "p.toml:2:26: expected at least one value in one_of (or no one_of)");
   EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nfields.size = { one_of = 3 }\n"),
             "p.toml:2:26: expected an array of integers");
-  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = \"yes\"\n"), "p.toml:2:9: expected true or false");
+  EXPECT_EQ(ErrorOf("[ioctls.NVMAP_IOC_CREATE]\nallow = \"yes\"\n"),
+            "p.toml:2:9: expected true or false");
   EXPECT_EQ(ErrorOf("[ioctls]\nNVMAP_IOC_CREATE = 1\n"),
             "p.toml:2:20: expected a table (allow, arrays, fields)");
   EXPECT_EQ(ErrorOf("[ioctls.\"0xZZ\"]\nallow = true\n").substr(0, 24), "p.toml:1:9: unknown ioct");
@@ -275,20 +289,24 @@ TEST(PolicyParse, ChannelClassesAreSaidOrFollowTheObjectContextRule) {
   EXPECT_EQ(BindableClasses(*p), V{});
   p = ParsePolicy("[devices.\"/dev/nvhost-gpu\"]\nioctls = \"deny\"\n", "c.toml");
   EXPECT_EQ(BindableClasses(*p), V{});
-  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n",
-                  "c.toml");
+  p = ParsePolicy(
+      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n",
+      "c.toml");
   EXPECT_EQ(BindableClasses(*p), (V{0x902D, 0xA140, 0xB197, 0xB1C0}));
-  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n",
-                  "c.toml");
+  p = ParsePolicy(
+      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n",
+      "c.toml");
   EXPECT_EQ(BindableClasses(*p), V{0xB0B5});
-  p = ParsePolicy("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { max = 0xB0B5 }\n",
-                  "c.toml");
+  p = ParsePolicy(
+      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { max = 0xB0B5 }\n",
+      "c.toml");
   EXPECT_EQ(BindableClasses(*p), all) << "0x902D and 0xA140 are graphics classes under the max";
 }
 
 TEST(PolicyParse, ChannelClassMistakes) {
-  EXPECT_EQ(ErrorOf("[channels]\nclasses = 0xB197\n"),
-            "p.toml:2:11: expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
+  EXPECT_EQ(
+      ErrorOf("[channels]\nclasses = 0xB197\n"),
+      "p.toml:2:11: expected an array of class numbers, e.g. [0xB197, 0xB0B5] ([] binds none)");
   EXPECT_EQ(ErrorOf("[channels]\nclasses = [0xB197, 0xA097]\n"),
             "p.toml:2:20: 0xA097 is not a GM20B engine class; expected one of 0xB197 (3D), 0xB1C0 "
             "(compute), 0x902D (2D), 0xA140 (inline-to-memory), 0xB0B5 (DMA copy)");
@@ -300,12 +318,14 @@ TEST(PolicyParse, ChannelClassMistakes) {
             "p.toml:2:1: unknown key 'class' in [channels]; expected one of: classes");
   // A graphics class the policy never lets a channel have the context for is a contradiction,
   // wherever the ALLOC_OBJ_CTX rule stands in the file.
-  EXPECT_EQ(ErrorOf("[channels]\nclasses = [0xB0B5, 0xA140]\n"
-                    "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n"),
-            "p.toml:2:20: class 0xA140 (inline-to-memory) runs on the graphics engine, which needs a "
-            "graphics object context, and this policy never lets a channel allocate one "
-            "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule allows none of "
-            "0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or allow the context");
+  EXPECT_EQ(
+      ErrorOf(
+          "[channels]\nclasses = [0xB0B5, 0xA140]\n"
+          "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB0B5] }\n"),
+      "p.toml:2:20: class 0xA140 (inline-to-memory) runs on the graphics engine, which needs a "
+      "graphics object context, and this policy never lets a channel allocate one "
+      "(NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX is denied or its class_num rule allows none of "
+      "0xB197, 0xB1C0, 0x902D, 0xA140); drop the class or allow the context");
   // The copy engine needs no context: DMA alone under a denied ALLOC_OBJ_CTX is fine.
   EXPECT_TRUE(ParsePolicy("[channels]\nclasses = [0xB0B5]\n"
                           "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nallow = false\n",
@@ -316,7 +336,8 @@ TEST(PolicyParse, ChannelClassMistakes) {
 TEST(PolicyParse, MissingFileSaysSo) {
   absl::StatusOr<Policy> p = LoadPolicy("/nonexistent/p.toml");
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(std::string(p.status().message()), "/nonexistent/p.toml: cannot read: No such file or directory");
+  EXPECT_EQ(std::string(p.status().message()),
+            "/nonexistent/p.toml: cannot read: No such file or directory");
 }
 
 }  // namespace

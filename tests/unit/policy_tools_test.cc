@@ -78,17 +78,20 @@ classes = [0xB197, 0xA140, 0xB0B5]
 TEST(PolicyRender, ChannelClassesInShowAndDiff) {
   absl::StatusOr<Policy> a = ParsePolicy("", "a.toml");
   absl::StatusOr<Policy> b = ParsePolicy(
-      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n", "b.toml");
+      "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n",
+      "b.toml");
   absl::StatusOr<Policy> c = ParsePolicy("[channels]\nclasses = [0xB0B5]\n", "c.toml");
   EXPECT_NE(ShowPolicy(*b, false).find(
                 "channels may bind: 0x902D (2D), 0xA140 (inline-to-memory), 0xB197 (3D), 0xB1C0 "
                 "(compute) (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)\n"),
             std::string::npos)
       << ShowPolicy(*b, false);
-  EXPECT_NE(ShowPolicy(*c, false).find("channels may bind: 0xB0B5 (DMA copy) ([channels] classes)\n"),
-            std::string::npos);
-  EXPECT_NE(DiffPolicies(*a, *c).find("channel classes: 0x902D (2D), 0xA140 (inline-to-memory), "
-                                      "0xB0B5 (DMA copy), 0xB197 (3D), 0xB1C0 (compute) | 0xB0B5 (DMA copy)\n"),
+  EXPECT_NE(
+      ShowPolicy(*c, false).find("channels may bind: 0xB0B5 (DMA copy) ([channels] classes)\n"),
+      std::string::npos);
+  EXPECT_NE(DiffPolicies(*a, *c).find(
+                "channel classes: 0x902D (2D), 0xA140 (inline-to-memory), "
+                "0xB0B5 (DMA copy), 0xB197 (3D), 0xB1C0 (compute) | 0xB0B5 (DMA copy)\n"),
             std::string::npos)
       << DiffPolicies(*a, *c);
   // Derived classes are written as a comment: the file keeps deriving them.
@@ -153,15 +156,24 @@ TEST(PolicyRender, ShowNamesBitsReasonsAndAnswers) {
   absl::StatusOr<Policy> s = ParsePolicy(InitPolicy("nvdrv:s", abi::Fw(11, 0, 0)), "s.toml");
   ASSERT_TRUE(s.ok()) << s.status();
   std::string show = ShowPolicy(*s, false);
-  EXPECT_NE(show.find("service nvdrv:s on firmware 11.0.0, permission mask 0x439E (the service's)\n"),
-            std::string::npos) << show;
+  EXPECT_NE(
+      show.find("service nvdrv:s on firmware 11.0.0, permission mask 0x439E (the service's)\n"),
+      std::string::npos)
+      << show;
   EXPECT_NE(show.find("  bit  0 Gpu                          -       /dev/nvhost-gpu, "
-                      "/dev/nvhost-ctrl-gpu, /dev/nvhost-as-gpu\n"), std::string::npos) << show;
+                      "/dev/nvhost-ctrl-gpu, /dev/nvhost-as-gpu\n"),
+            std::string::npos)
+      << show;
   EXPECT_NE(show.find("  bit 14 ExportForAruid               granted NVMAP_IOC_EXPORT_FOR_ARUID, "
-                      "NVMAP_IOC_REMOVE_EXPORT_FOR_ARUID\n"), std::string::npos) << show;
-  EXPECT_NE(show.find("  /dev/nvhost-gpu        refused: backend deny; permission bit 0 (Gpu) missing\n"),
-            std::string::npos) << show;
-  EXPECT_NE(show.find("  /dev/nvhost-dbg-gpu    refused: needs debug_mode\n"), std::string::npos) << show;
+                      "NVMAP_IOC_REMOVE_EXPORT_FOR_ARUID\n"),
+            std::string::npos)
+      << show;
+  EXPECT_NE(
+      show.find("  /dev/nvhost-gpu        refused: backend deny; permission bit 0 (Gpu) missing\n"),
+      std::string::npos)
+      << show;
+  EXPECT_NE(show.find("  /dev/nvhost-dbg-gpu    refused: needs debug_mode\n"), std::string::npos)
+      << show;
   EXPECT_NE(show.find("  /dev/nvhost-vic        opens (simulated)\n"), std::string::npos) << show;
   EXPECT_EQ(show.find("NVMAP_IOC_CREATE"), std::string::npos) << "ioctls only with --effective";
 
@@ -173,29 +185,50 @@ TEST(PolicyRender, ShowNamesBitsReasonsAndAnswers) {
   ASSERT_TRUE(a.ok()) << a.status();
   std::string eff = ShowPolicy(*a, true);
   EXPECT_NE(eff.find("  /dev/nvmap             opens (simulated), unnamed ioctls denied\n"),
-            std::string::npos) << eff;
-  EXPECT_NE(eff.find("    NVMAP_IOC_CREATE                                   allow, size <= 0x1000\n"),
-            std::string::npos) << eff;
-  EXPECT_NE(eff.find("    NVMAP_IOC_PARAM                                    deny\n"), std::string::npos) << eff;
-  EXPECT_NE(eff.find("    NVMAP_IOC_EXPORT_FOR_ARUID                         allow (answers AccessDenied: "
-                     "permission bit 14 (ExportForAruid) missing)\n"), std::string::npos) << eff;
-  EXPECT_NE(eff.find("    NVHOST_IOCTL_CTRL_GET_CONFIG                       allow (answers NotSupported: "
-                     "production_mode)\n"), std::string::npos) << eff;
+            std::string::npos)
+      << eff;
+  EXPECT_NE(
+      eff.find("    NVMAP_IOC_CREATE                                   allow, size <= 0x1000\n"),
+      std::string::npos)
+      << eff;
+  EXPECT_NE(eff.find("    NVMAP_IOC_PARAM                                    deny\n"),
+            std::string::npos)
+      << eff;
+  EXPECT_NE(
+      eff.find(
+          "    NVMAP_IOC_EXPORT_FOR_ARUID                         allow (answers AccessDenied: "
+          "permission bit 14 (ExportForAruid) missing)\n"),
+      std::string::npos)
+      << eff;
+  EXPECT_NE(
+      eff.find(
+          "    NVHOST_IOCTL_CTRL_GET_CONFIG                       allow (answers NotSupported: "
+          "production_mode)\n"),
+      std::string::npos)
+      << eff;
 }
 
 TEST(PolicyRender, InitCommentsNameTheBitAndSkipsAbsentNodes) {
   std::string s = InitPolicy("nvdrv:s", abi::Fw(11, 0, 0));
-  EXPECT_NE(s.find("[devices.\"/dev/nvhost-gpu\"]\n# needs permission bit 0 (Gpu), which the mask lacks\n"
-                   "backend = \"deny\"\n"), std::string::npos) << s;
-  EXPECT_NE(s.find("[devices.\"/dev/nvhost-vic\"]\n# needs permission bit 3 (VIC), which the mask grants\n"
-                   "backend = \"simulated\"\n"), std::string::npos) << s;
+  EXPECT_NE(
+      s.find("[devices.\"/dev/nvhost-gpu\"]\n# needs permission bit 0 (Gpu), which the mask lacks\n"
+             "backend = \"deny\"\n"),
+      std::string::npos)
+      << s;
+  EXPECT_NE(
+      s.find(
+          "[devices.\"/dev/nvhost-vic\"]\n# needs permission bit 3 (VIC), which the mask grants\n"
+          "backend = \"simulated\"\n"),
+      std::string::npos)
+      << s;
   // /dev/nverpt-ctrl arrived in 3.0.0.
   EXPECT_EQ(InitPolicy("nvdrv", abi::Fw(2, 0, 0)).find("nverpt-ctrl"), std::string::npos);
   EXPECT_NE(InitPolicy("nvdrv", abi::Fw(3, 0, 0)).find("nverpt-ctrl"), std::string::npos);
   for (abi::Firmware fw : {abi::Fw(1, 0, 0), abi::Fw(20, 0, 0)}) {
     absl::StatusOr<Policy> t = ParsePolicy(InitPolicy("nvdrv:t", fw), "t.toml");
     ASSERT_TRUE(t.ok()) << t.status();
-    EXPECT_EQ(t->Device(abi::DeviceId::kNvhostTsec).backend, Backend::kDeny) << "no service has TSEC";
+    EXPECT_EQ(t->Device(abi::DeviceId::kNvhostTsec).backend, Backend::kDeny)
+        << "no service has TSEC";
     EXPECT_EQ(t->Device(abi::DeviceId::kNvhostGpu).backend, Backend::kSimulated);
   }
 }
@@ -207,7 +240,8 @@ TEST(PolicyRender, InitGrantsExactlyTheServicesMask) {
     EXPECT_EQ(p->service, service);
     for (const abi::DeviceDesc& dev : abi::Devices()) {
       bool granted = dev.permission_bit < 0 || ((p->permission_mask >> dev.permission_bit) & 1);
-      EXPECT_EQ(p->Device(dev.id).backend == Backend::kSimulated, granted) << service << " " << dev.path;
+      EXPECT_EQ(p->Device(dev.id).backend == Backend::kSimulated, granted)
+          << service << " " << dev.path;
     }
   }
   // nvdrv:s has no Gpu bit (Switchbrew: 0x439E): its starting policy denies the GPU channel.
@@ -218,7 +252,8 @@ TEST(PolicyRender, InitGrantsExactlyTheServicesMask) {
 
 TEST(PolicyRender, DiffNamesWhatOneGrantsAndTheOtherDoesNot) {
   absl::StatusOr<Policy> a = ParsePolicy("", "a.toml");
-  absl::StatusOr<Policy> b = ParsePolicy("[devices.\"/dev/nvhost-gpu\"]\nbackend = \"deny\"\n", "b.toml");
+  absl::StatusOr<Policy> b =
+      ParsePolicy("[devices.\"/dev/nvhost-gpu\"]\nbackend = \"deny\"\n", "b.toml");
   std::string d = DiffPolicies(*a, *b);
   EXPECT_NE(d.find("/dev/nvhost-gpu: opens | refused: backend deny"), std::string::npos) << d;
   EXPECT_EQ(DiffPolicies(*a, *a), "");
@@ -247,8 +282,9 @@ TEST(PolicyCommand, InitShowDiff) {
   Captured eff = PolicyCmd({"show", path, "--effective"});
   EXPECT_NE(eff.out.find("NVHOST_IOCTL_CTRL_SYNCPT_READ"), std::string::npos);
   EXPECT_EQ(PolicyCmd({"diff", path, path}).code, 0);
-  std::string other = Write("other.toml", "[guest]\nservice = \"nvdrv:a\"\nfirmware = \"2.0.0\"\n"
-                                         "[devices.\"/dev/nvhost-vic\"]\nbackend = \"deny\"\n");
+  std::string other = Write("other.toml",
+                            "[guest]\nservice = \"nvdrv:a\"\nfirmware = \"2.0.0\"\n"
+                            "[devices.\"/dev/nvhost-vic\"]\nbackend = \"deny\"\n");
   Captured diff = PolicyCmd({"diff", path, other});
   EXPECT_EQ(diff.code, 1);
   EXPECT_NE(diff.out.find("/dev/nvhost-vic"), std::string::npos) << diff.out;
@@ -265,10 +301,11 @@ TEST(PolicyCommand, ExactOutputsAndExitCodes) {
   Captured no = PolicyCmd({"check", bad});
   EXPECT_EQ(no.code, 1);
   EXPECT_EQ(no.out, "");
-  EXPECT_EQ(no.err, bad + ":2:12: expected an integer from 0 to 65536, got -1\n" + bad +
-                        ":3:1: unknown key 'colour' in [budgets]; expected one of: transfer_memory, "
-                        "open_fds, nvmap_objects, channels, address_spaces, pinned_bytes, mappings, "
-                        "parked_waits\n");
+  EXPECT_EQ(no.err,
+            bad + ":2:12: expected an integer from 0 to 65536, got -1\n" + bad +
+                ":3:1: unknown key 'colour' in [budgets]; expected one of: transfer_memory, "
+                "open_fds, nvmap_objects, channels, address_spaces, pinned_bytes, mappings, "
+                "parked_waits\n");
   EXPECT_EQ(PolicyCmd({"show", bad}).code, 1);
   EXPECT_EQ(PolicyCmd({"show", good, "--everything"}).code, 2);
   EXPECT_EQ(PolicyCmd({"check", good, good}).code, 2);
@@ -281,12 +318,14 @@ TEST(PolicyCommand, ExactOutputsAndExitCodes) {
   Captured same = PolicyCmd({"diff", good, good});
   EXPECT_EQ(same.code, 0);
   EXPECT_EQ(same.out, "the policies grant the same\n");
-  std::string other = Write("o.toml", "[guest]\nservice = \"nvdrv:a\"\n[devices.\"/dev/nvhost-vic\"]\n"
-                                      "backend = \"deny\"\n[violation]\naction = \"kill\"\n");
+  std::string other = Write("o.toml",
+                            "[guest]\nservice = \"nvdrv:a\"\n[devices.\"/dev/nvhost-vic\"]\n"
+                            "backend = \"deny\"\n[violation]\naction = \"kill\"\n");
   Captured diff = PolicyCmd({"diff", good, other});
   EXPECT_EQ(diff.code, 1);
-  EXPECT_EQ(diff.out, "what differs (" + good + " | " + other + "):\nviolations: errno | kill\n"
-                      "/dev/nvhost-vic: opens | refused: backend deny\n");
+  EXPECT_EQ(diff.out, "what differs (" + good + " | " + other +
+                          "):\nviolations: errno | kill\n"
+                          "/dev/nvhost-vic: opens | refused: backend deny\n");
 }
 
 TEST(PolicyCommand, TheFormatBlockOfPolicyMdIsAccepted) {
@@ -295,9 +334,12 @@ TEST(PolicyCommand, TheFormatBlockOfPolicyMdIsAccepted) {
   std::string line, block;
   bool inside = false, done = false;
   while (!done && std::getline(in, line)) {
-    if (inside && line == "```") done = true;
-    else if (inside) block += line + "\n";
-    else inside = line == "```toml";
+    if (inside && line == "```")
+      done = true;
+    else if (inside)
+      block += line + "\n";
+    else
+      inside = line == "```toml";
   }
   ASSERT_TRUE(done) << "docs/policy.md has a ```toml block";
   absl::StatusOr<Policy> p = ParsePolicy(block, "docs/policy.md");

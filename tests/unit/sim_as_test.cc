@@ -134,8 +134,9 @@ class AsHarness {
   // MAP_BUFFER_EX; `*va` is the fixed VA or the alignment in, the VA out.
   NvError MapEx(uint32_t handle, uint32_t flags, uint64_t* va, int32_t* kind = nullptr,
                 uint64_t buffer_offset = 0, uint64_t size = 0) {
-    as::MapBufferEx m{flags, kind ? static_cast<uint32_t>(*kind) : 0xFFFFFFFFu, handle, 0,
-                      buffer_offset, size, *va};
+    as::MapBufferEx m{
+        flags, kind ? static_cast<uint32_t>(*kind) : 0xFFFFFFFFu, handle, 0, buffer_offset, size,
+        *va};
     NvError e = Do(as::kMapBufferEx, &m);
     if (e == NvError::kSuccess) {
       *va = m.offset_or_align;
@@ -239,7 +240,7 @@ TEST_F(SimAs, AllocAsExInTheClientsFieldOrder) {
 // and libnx's 128 KiB: applets (nvdrv:a, whose masks lack bit 13) and nvdrv before 3.0.0 (0x2B)
 // included. A small-page reservation works as well.
 TEST(SimAsServices, EveryGpuServiceGetsABigPageRegion) {
-  const abi::Firmware firmwares[] = {abi::Fw(1, 0, 0), abi::Fw(2, 3, 0), abi::Fw(3, 0, 0),
+  const abi::Firmware firmwares[] = {abi::Fw(1, 0, 0), abi::Fw(2, 3, 0),  abi::Fw(3, 0, 0),
                                      abi::Fw(7, 0, 1), abi::Fw(11, 0, 0), abi::kLatestFirmware};
   int tried = 0;
   for (std::string_view service : abi::ServiceNames()) {
@@ -673,8 +674,7 @@ class SimAsRemap : public SimAs {
   void SetUp() override {
     ASSERT_EQ(AllocAs(), NvError::kSuccess);
     res_ = 20 * kGiB;
-    ASSERT_EQ(AllocSpace(8, k128K, kAllocSpaceFixed | kAllocSpaceSparse, &res_),
-              NvError::kSuccess);
+    ASSERT_EQ(AllocSpace(8, k128K, kAllocSpaceFixed | kAllocSpaceSparse, &res_), NvError::kSuccess);
     for (uint64_t i = 0; i < mem_.size; i++) mem_.base[i] = static_cast<uint8_t>(i / k128K + 1);
     handle_ = Object(mem_.base, 4 * k128K, k128K);
   }
@@ -928,9 +928,9 @@ TEST_F(SimAs, ManyMappingsStayFast) {
   for (uint64_t va : vas) ASSERT_TRUE(space().Read(va, {&b, 1}, &f));
   for (size_t i = 0; i < vas.size(); i += 2) ASSERT_EQ(Unmap(vas[i]), NvError::kSuccess);
   for (size_t i = 1; i < vas.size(); i += 2) ASSERT_EQ(Unmap(vas[i]), NvError::kSuccess);
-  std::printf("20000 maps, reads, unmaps: %.1f ms\n",
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count());
+  std::printf(
+      "20000 maps, reads, unmaps: %.1f ms\n",
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   EXPECT_EQ(space().mapping_count(), 0u);
   for (uint32_t h : handles) EXPECT_EQ(nvmap_.Resolve(getpid(), h)->mapping_count(), 0u);
 }
@@ -1002,8 +1002,7 @@ TEST(SimAsMappingsBudget, RemapTakesItsWorstCaseFirstAndKeepsWhatItMade) {
   AsHarness h(kAppMask, limits);
   ASSERT_EQ(h.AllocAs(), NvError::kSuccess);
   uint64_t res = 20 * kGiB;
-  ASSERT_EQ(h.AllocSpace(8, k128K, kAllocSpaceFixed | kAllocSpaceSparse, &res),
-            NvError::kSuccess);
+  ASSERT_EQ(h.AllocSpace(8, k128K, kAllocSpaceFixed | kAllocSpaceSparse, &res), NvError::kSuccess);
   Memory mem(4 * k128K);
   const uint32_t obj = h.Object(mem.base, 4 * k128K, k128K);
   const uint32_t p = static_cast<uint32_t>(res / k128K);
@@ -1026,9 +1025,9 @@ TEST(SimAsMappingsBudget, RemapTakesItsWorstCaseFirstAndKeepsWhatItMade) {
 // ---- unmap and teardown at scale: complexity by counting comparisons ----------------------
 
 struct UnmapCount {
-  double per_unmap;    // comparisons per UNMAP_BUFFER, unmapping all n one by one
-  double per_forced;   // comparisons per mapping forced out by the object's last free
-  uint64_t teardown;   // comparisons made by the end of a space holding n mappings
+  double per_unmap;   // comparisons per UNMAP_BUFFER, unmapping all n one by one
+  double per_forced;  // comparisons per mapping forced out by the object's last free
+  uint64_t teardown;  // comparisons made by the end of a space holding n mappings
 };
 
 // One 4 KiB object mapped n times (issue 10's attack), unmapped one by one in a scattered order;

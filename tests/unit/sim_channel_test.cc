@@ -72,8 +72,8 @@ std::vector<uint32_t> SyncptIncrWords(uint32_t id) {
 }
 // A host semaphore acquire: wait until the u32 at `va` equals `payload`.
 std::vector<uint32_t> SemAcquireWords(uint64_t va, uint32_t payload) {
-  return {Incr(0x10, 4), static_cast<uint32_t>(va >> 32) & 0xFF, static_cast<uint32_t>(va),
-          payload, 1 /* ACQUIRE */};
+  return {Incr(0x10, 4), static_cast<uint32_t>(va >> 32) & 0xFF, static_cast<uint32_t>(va), payload,
+          1 /* ACQUIRE */};
 }
 
 ch::GpfifoEntry Entry(uint64_t va, uint32_t words) {
@@ -150,7 +150,8 @@ class SimChannel : public ::testing::Test {
     std::memcpy(buf.data(), &h, sizeof h);
     std::span<uint8_t> array;
     if (ioctl2) {
-      array = {reinterpret_cast<uint8_t*>(entries.data()), entries.size() * sizeof(ch::GpfifoEntry)};
+      array = {reinterpret_cast<uint8_t*>(entries.data()),
+               entries.size() * sizeof(ch::GpfifoEntry)};
     } else {
       std::memcpy(buf.data() + sizeof h, entries.data(), entries.size() * sizeof(ch::GpfifoEntry));
       array = {buf.data() + sizeof h, entries.size() * sizeof(ch::GpfifoEntry)};
@@ -252,7 +253,9 @@ TEST(SimSyncpointAlloc, MaxGrowsByPromisesAndMinEqMaxReleasesWaiters) {
   };
   auto w = std::make_shared<W>();
   uint32_t v;
-  ASSERT_EQ(s.Wait(id, 5, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                id, 5, -1, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
   EXPECT_EQ(s.SetMinEqMax(id), 5u);
   EXPECT_EQ(w->value, 5u);
   EXPECT_EQ(s.ParkedCount(), 0u);

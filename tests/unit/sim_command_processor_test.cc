@@ -1,12 +1,11 @@
 // The simulated GPU's command processor on hand-built pushbuffers. Command words are encoded
 // here from the layout of NVIDIA's open-gpu-doc (clb06f.h, the DMA_* formats): mode 31:29,
 // count or immediate data 28:16, subchannel 15:13, method index (byte offset / 4) 11:0.
-#include "hostshim/sim/command_processor.h"
-
 #include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hostshim/sim/command_processor.h"
 #include "spdlog/spdlog.h"
 #include "tests/unit/fake_gpu_memory.h"
 
@@ -26,7 +25,8 @@ uint32_t Imm(uint32_t subch, uint32_t m, uint32_t data) { return Cmd(4, subch, m
 uint32_t IncOnce(uint32_t subch, uint32_t m, uint32_t n) { return Cmd(5, subch, m, n); }
 
 abi::channel::GpfifoEntry Entry(uint64_t va, uint32_t words) {
-  return {static_cast<uint32_t>(va) & ~3u, (static_cast<uint32_t>(va >> 32) & 0xFF) | (words << 10)};
+  return {static_cast<uint32_t>(va) & ~3u,
+          (static_cast<uint32_t>(va >> 32) & 0xFF) | (words << 10)};
 }
 
 // Subchannel convention of real clients.
@@ -35,8 +35,7 @@ constexpr uint32_t k3DSub = 0, kI2MSub = 2, kDmaSub = 4;
 constexpr uint32_t kSetObject = 0x00, kSemA = 0x10, kSemB = 0x14, kSemC = 0x18, kSemD = 0x1C,
                    kNonStall = 0x20, kSyncA = 0x70, kSyncB = 0x74, kWfi = 0x78;
 constexpr uint32_t kQueryHigh = 0x1B00;  // then LOW, SEQUENCE, GET
-constexpr uint32_t kI2MLineLength = 0x180, kI2MLaunch = 0x1B0, kI2MData = 0x1B4,
-                   kI2MSemA = 0x1DC;
+constexpr uint32_t kI2MLineLength = 0x180, kI2MLaunch = 0x1B0, kI2MData = 0x1B4, kI2MSemA = 0x1DC;
 constexpr uint32_t kDmaSemA = 0x240, kDmaLaunch = 0x300, kDmaOffsetIn = 0x400,
                    kDmaRemapConstA = 0x700, kDmaRemapComponents = 0x708;
 constexpr uint64_t kTimestamp = 0x1122334455667788ull;
@@ -51,7 +50,9 @@ uint64_t Load64(const std::vector<uint8_t>& b, size_t off) {
   std::memcpy(&v, b.data() + off, 8);
   return v;
 }
-void Store32(std::vector<uint8_t>& b, size_t off, uint32_t v) { std::memcpy(b.data() + off, &v, 4); }
+void Store32(std::vector<uint8_t>& b, size_t off, uint32_t v) {
+  std::memcpy(b.data() + off, &v, 4);
+}
 
 // The decoder has a fast path that debug logging of unmodelled methods turns off: every test
 // runs both ways.
@@ -109,10 +110,14 @@ class SimCommandProcessor : public ::testing::Test {
   // DMA: copy setup through one incrementing command at OFFSET_IN_UPPER.
   static std::vector<uint32_t> DmaSetup(uint64_t src, uint64_t dst, uint32_t pitch_in,
                                         uint32_t pitch_out, uint32_t length, uint32_t lines) {
-    return {Inc(kDmaSub, kDmaOffsetIn, 8), static_cast<uint32_t>(src >> 32),
-            static_cast<uint32_t>(src),    static_cast<uint32_t>(dst >> 32),
-            static_cast<uint32_t>(dst),    pitch_in,
-            pitch_out,                     length,
+    return {Inc(kDmaSub, kDmaOffsetIn, 8),
+            static_cast<uint32_t>(src >> 32),
+            static_cast<uint32_t>(src),
+            static_cast<uint32_t>(dst >> 32),
+            static_cast<uint32_t>(dst),
+            pitch_in,
+            pitch_out,
+            length,
             lines};
   }
 
@@ -128,7 +133,6 @@ class SimCommandProcessor : public ::testing::Test {
 
 using Modes = ::testing::Types<FastPath, DebugLogging>;
 TYPED_TEST_SUITE(SimCommandProcessor, Modes);
-
 
 // DMA LAUNCH_DMA bits (reference): transfer 1:0, semaphore type 4:3, interrupt 6:5, src pitch 7,
 // dst pitch 8, multi-line 9, remap 10.
@@ -169,11 +173,14 @@ TYPED_TEST(SimCommandProcessor, IncrementsOfASyncpointTheGuestDoesNotOwnStopTheC
   EXPECT_EQ(r.stop, Stop::kError);
   // Ownership follows the syncpoint's holder: released, it is refused; claimed, it moves.
   this->sp_.Unclaim(this->kId);
-  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1}).stop,
-            Stop::kError);
+  EXPECT_EQ(
+      this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 1}).stop,
+      Stop::kError);
   this->sp_.Claim(this->kForeign);
-  EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1}).stop,
-            Stop::kDone);
+  EXPECT_EQ(
+      this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kForeign << 8) | 1})
+          .stop,
+      Stop::kDone);
   EXPECT_EQ(this->sp_.Read(this->kForeign), 1u);
 }
 
@@ -247,9 +254,9 @@ TYPED_TEST(SimCommandProcessor, SyncpointWaitStopsThenResumesWithoutReexecuting)
   constexpr uint32_t kOther = 30, kAfter = 31;
   uint32_t thresh = this->sp_.Read(this->kId) + 1;
   std::vector<uint32_t> pb = {
-      Inc(0, kSyncA, 2), 0, (kOther << 8) | 1,       // increment kOther once, before the wait
+      Inc(0, kSyncA, 2), 0,      (kOther << 8) | 1,        // increment kOther once, before the wait
       Inc(0, kSyncA, 2), thresh, (this->kId << 8) | 0x10,  // wait (operation 0, WAIT_SWITCH set)
-      Inc(0, kSyncA, 2), 0, (kAfter << 8) | 1,       // after the wait
+      Inc(0, kSyncA, 2), 0,      (kAfter << 8) | 1,        // after the wait
   };
   RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kWaitSyncpoint);
@@ -339,11 +346,11 @@ TYPED_TEST(SimCommandProcessor, SemaphoreReleaseFourAndSixteenBytes) {
 
 TYPED_TEST(SimCommandProcessor, SemaphoreAcquireStopsThenResumes) {
   uint64_t sem = this->kDataVa + 0x100, out = this->kDataVa + 0x200;
-  std::vector<uint32_t> pb = {
-      Inc(0, kSemA, 4), static_cast<uint32_t>(sem >> 32), static_cast<uint32_t>(sem), 5, 1,
-      // then release 7 at `out`
-      Inc(0, kSemA, 4), static_cast<uint32_t>(out >> 32), static_cast<uint32_t>(out), 7,
-      2u | (1u << 24)};
+  std::vector<uint32_t> pb = {Inc(0, kSemA, 4), static_cast<uint32_t>(sem >> 32),
+                              static_cast<uint32_t>(sem), 5, 1,
+                              // then release 7 at `out`
+                              Inc(0, kSemA, 4), static_cast<uint32_t>(out >> 32),
+                              static_cast<uint32_t>(out), 7, 2u | (1u << 24)};
   RunResult r = this->RunPb(pb);
   ASSERT_EQ(r.stop, Stop::kWaitSemaphore);
   EXPECT_EQ(r.va, sem);
@@ -384,7 +391,7 @@ TYPED_TEST(SimCommandProcessor, ReportSemaphoreSwitchbrew003Fence) {
   uint32_t get = (1u << 4) | (0xFu << 12) | (1u << 28);
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   this->Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(fence >> 32),
-              static_cast<uint32_t>(fence), 42, get});
+                    static_cast<uint32_t>(fence), 42, get});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(Load32(*this->data_, 0x300), 42u);
   EXPECT_EQ(Load32(*this->data_, 0x304), 0xABABABABu);
@@ -404,7 +411,7 @@ TYPED_TEST(SimCommandProcessor, ReportSemaphoreAcquireWaits) {
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   // OPERATION 1 (acquire), COMPARISON bit 16 = GE.
   this->Append(pb, {Inc(k3DSub, kQueryHigh, 4), static_cast<uint32_t>(sem >> 32),
-              static_cast<uint32_t>(sem), 9, 1u | (1u << 16)});
+                    static_cast<uint32_t>(sem), 9, 1u | (1u << 16)});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kWaitSemaphore);
   Store32(*this->data_, 0x400, 10);
   EXPECT_EQ(this->RunAgain(pb.size()).stop, Stop::kDone);
@@ -416,8 +423,8 @@ TYPED_TEST(SimCommandProcessor, InlineToMemoryNWordsNonIncrementing) {
   std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   // LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT (incrementing from 0x180).
   this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), kN * 4, 1, static_cast<uint32_t>(dst >> 32),
-              static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1 /* pitch */,
-              NonInc(kI2MSub, kI2MData, kN)});
+                    static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1 /* pitch */,
+                    NonInc(kI2MSub, kI2MData, kN)});
   for (uint32_t i = 0; i < kN; ++i) pb.push_back(0x5000 + i * 3);
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(Load32(*this->data_, 0x1000 + 4 * i), 0x5000 + i * 3);
@@ -430,7 +437,7 @@ TYPED_TEST(SimCommandProcessor, IncrementOnceLaunchesThenFeedsData) {
   uint64_t dst = this->kDataVa + 0x2000;
   std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), 12, 1, static_cast<uint32_t>(dst >> 32),
-              static_cast<uint32_t>(dst), IncOnce(kI2MSub, kI2MLaunch, 4), 1, 0xA, 0xB, 0xC});
+                    static_cast<uint32_t>(dst), IncOnce(kI2MSub, kI2MLaunch, 4), 1, 0xA, 0xB, 0xC});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(Load32(*this->data_, 0x2000), 0xAu);
   EXPECT_EQ(Load32(*this->data_, 0x2004), 0xBu);
@@ -444,14 +451,14 @@ TYPED_TEST(SimCommandProcessor, InlineToMemoryMultiLinePitchAndSemaphore) {
   std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   // LINE_LENGTH_IN, LINE_COUNT, OFFSET_OUT_UPPER, OFFSET_OUT, PITCH_OUT
   this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 5), 6, 3, static_cast<uint32_t>(dst >> 32),
-              static_cast<uint32_t>(dst), 16});
+                    static_cast<uint32_t>(dst), 16});
   // SET_I2M_SEMAPHORE_A/B/C
   this->Append(pb, {Inc(kI2MSub, kI2MSemA, 3), static_cast<uint32_t>(sem >> 32),
-              static_cast<uint32_t>(sem), 0x77});
+                    static_cast<uint32_t>(sem), 0x77});
   // pitch, COMPLETION_TYPE 2 (release semaphore, 5:4), INTERRUPT 1 (9:8), one-word (bit 12).
   uint32_t launch = 1 | (2u << 4) | (1u << 8) | (1u << 12);
   this->Append(pb, {Inc(kI2MSub, kI2MLaunch, 1), launch, NonInc(kI2MSub, kI2MData, 5), 0x03020100,
-              0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110});
+                    0x07060504, 0x0B0A0908, 0x0F0E0D0C, 0x13121110});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (int line = 0; line < 3; ++line) {
     for (int b = 0; b < 6; ++b) EXPECT_EQ((*this->data_)[0x3000 + line * 16 + b], line * 6 + b);
@@ -465,7 +472,7 @@ TYPED_TEST(SimCommandProcessor, ThreeDAcceptsInlineToMemoryMethods) {
   uint64_t dst = this->kDataVa + 0x3800;
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   this->Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 8, 1, static_cast<uint32_t>(dst >> 32),
-              static_cast<uint32_t>(dst), IncOnce(k3DSub, kI2MLaunch, 3), 1, 0x11, 0x22});
+                    static_cast<uint32_t>(dst), IncOnce(k3DSub, kI2MLaunch, 3), 1, 0x11, 0x22});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(Load32(*this->data_, 0x3800), 0x11u);
   EXPECT_EQ(Load32(*this->data_, 0x3804), 0x22u);
@@ -478,7 +485,8 @@ TYPED_TEST(SimCommandProcessor, ImmediateModeAndDmaSingleLineCopy) {
   // LINE_LENGTH_IN = 257 and LAUNCH_DMA through inline (immediate) words: both fit 13 bits.
   this->Append(pb, {Imm(kDmaSub, 0x418, 257), Imm(kDmaSub, kDmaLaunch, kLaunchPitchCopy)});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
-  for (int i = 0; i < 257; ++i) ASSERT_EQ((*this->data_)[0x5000 + i], static_cast<uint8_t>(i * 7)) << i;
+  for (int i = 0; i < 257; ++i)
+    ASSERT_EQ((*this->data_)[0x5000 + i], static_cast<uint8_t>(i * 7)) << i;
   EXPECT_EQ((*this->data_)[0x5000 + 257], 0);
   EXPECT_EQ(this->cp_->stats().dma_copies, 1u);
   EXPECT_EQ(this->cp_->stats().dma_bytes, 257u);
@@ -507,10 +515,12 @@ TYPED_TEST(SimCommandProcessor, DmaNegativePitchesMirrorTheLines) {
   // deko3d's FlipY: the source starts at its last row and PITCH_IN is minus the row (0xFFFFFFC0);
   // the copy lands mirrored. The same with the destination's pitch negative instead.
   constexpr uint32_t kRow = 64, kRows = 8;
-  for (uint32_t i = 0; i < kRow * kRows; ++i) (*this->data_)[0x6000 + i] = static_cast<uint8_t>(i / kRow + 1);
+  for (uint32_t i = 0; i < kRow * kRows; ++i)
+    (*this->data_)[0x6000 + i] = static_cast<uint8_t>(i / kRow + 1);
   std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
-  this->Append(pb, this->DmaSetup(this->kDataVa + 0x6000 + (kRows - 1) * kRow, this->kDataVa + 0x7000,
-                                  static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, kRows));
+  this->Append(
+      pb, this->DmaSetup(this->kDataVa + 0x6000 + (kRows - 1) * kRow, this->kDataVa + 0x7000,
+                         static_cast<uint32_t>(-static_cast<int32_t>(kRow)), kRow, kRow, kRows));
   this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kMultiLine});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(pb[7], 0xFFFFFFC0u);  // PITCH_IN as deko3d sends it
@@ -549,7 +559,7 @@ TYPED_TEST(SimCommandProcessor, DmaRemapConstantFill) {
   this->Append(pb, this->DmaSetup(0, this->kDataVa + 0x9000, 0, 0, 100, 1));
   uint32_t components = 4u | (3u << 16);  // DST_X CONST_A, component size 4, one src, one dst
   this->Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0xDEADBEEF, 0, components,
-              Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
+                    Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone) << "the source (VA 0) is unmapped but never read";
   for (int i = 0; i < 100; ++i) ASSERT_EQ(Load32(*this->data_, 0x9000 + 4 * i), 0xDEADBEEFu) << i;
   EXPECT_EQ(Load32(*this->data_, 0x9000 + 400), 0u);
@@ -569,7 +579,7 @@ TYPED_TEST(SimCommandProcessor, DmaRemapSwizzleAndNoWrite) {
   uint32_t components = 1u /*X<-Y*/ | (5u << 4) /*Y<-B*/ | (6u << 8) /*Z kept*/ | (1u << 16) |
                         (1u << 20) | (2u << 24);
   this->Append(pb, {Inc(kDmaSub, kDmaRemapConstA, 3), 0, 0x0000BBAA, components,
-              Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
+                    Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy | kRemap});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (int e = 0; e < 3; ++e) {
     const uint8_t* o = this->data_->data() + 0xB000 + 6 * e;
@@ -587,16 +597,17 @@ TYPED_TEST(SimCommandProcessor, DmaSemaphoreReleaseOneAndFourWords) {
   std::fill(this->data_->begin() + 0xC000, this->data_->begin() + 0xC040, 0xAB);
   std::vector<uint32_t> pb = this->Bind(kDmaSub, 0xB0B5);
   this->Append(pb, {Inc(kDmaSub, kDmaSemA, 3), static_cast<uint32_t>(sem >> 32),
-              static_cast<uint32_t>(sem), 0x1234,
-              // no transfer, semaphore type 1 (one word), non-blocking interrupt (2 << 5)
-              Inc(kDmaSub, kDmaLaunch, 1), (1u << 3) | (2u << 5)});
+                    static_cast<uint32_t>(sem), 0x1234,
+                    // no transfer, semaphore type 1 (one word), non-blocking interrupt (2 << 5)
+                    Inc(kDmaSub, kDmaLaunch, 1), (1u << 3) | (2u << 5)});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(Load32(*this->data_, 0xC000), 0x1234u);
   EXPECT_EQ(Load32(*this->data_, 0xC004), 0xABABABABu);
   EXPECT_EQ(this->interrupts_, 1);
   sem += 0x20;
-  pb = {Inc(kDmaSub, kDmaSemA, 3), static_cast<uint32_t>(sem >> 32), static_cast<uint32_t>(sem),
-        0x5678, Inc(kDmaSub, kDmaLaunch, 1), 2u << 3};
+  pb = {Inc(kDmaSub, kDmaSemA, 3),   static_cast<uint32_t>(sem >> 32),
+        static_cast<uint32_t>(sem),  0x5678,
+        Inc(kDmaSub, kDmaLaunch, 1), 2u << 3};
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(Load32(*this->data_, 0xC020), 0x5678u);
   EXPECT_EQ(Load32(*this->data_, 0xC024), 0u);
@@ -679,7 +690,8 @@ TYPED_TEST(SimCommandProcessor, ZeroLengthEntryIsPusherError) {
 
 TYPED_TEST(SimCommandProcessor, UnboundSubchannelAndUnknownClassAreErrors) {
   // LAUNCH_DMA on subchannel 4 before any SET_OBJECT.
-  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  RunResult r =
+      this->cp_->RunWords(std::vector<uint32_t>{Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
   EXPECT_EQ(r.stop, Stop::kError);
   // 0xA097 (Kepler 3D) is not a GM20B class.
   r = this->cp_->RunWords(this->Bind(5, 0xA097));
@@ -701,7 +713,7 @@ TYPED_TEST(SimCommandProcessor, UnknownMethodsAreCountedNotFatal) {
   // 3 unmodelled 3D methods incrementing from 0x204, 2 non-incrementing to 0x400, one inline;
   // one unknown host method (0x90) and 2D methods.
   this->Append(pb, {Inc(k3DSub, 0x204, 3), 1, 2, 3, NonInc(k3DSub, 0x400, 2), 4, 5,
-              Imm(k3DSub, 0x404, 6), Inc(0, 0x90, 1), 7});
+                    Imm(k3DSub, 0x404, 6), Inc(0, 0x90, 1), 7});
   this->Append(pb, this->Bind(3, 0x902D));
   this->Append(pb, {Inc(3, 0x200, 2), 8, 9});
   uint64_t before = this->cp_->stats().unmodelled;
@@ -715,16 +727,17 @@ TYPED_TEST(SimCommandProcessor, ThreeDSyncpointActionIncrementsAfterTheWorkBefor
   const uint32_t action = this->kId | (1u << 16) | (1u << 20);
   const uint64_t dst = this->kDataVa + 0xB000;
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
-  this->Append(pb, {Inc(k3DSub, kI2MLineLength, 4), 4, 1, static_cast<uint32_t>(dst >> 32),
-                    static_cast<uint32_t>(dst), Inc(k3DSub, kI2MLaunch, 1), 1,
-                    NonInc(k3DSub, kI2MData, 1), 0xF00D, Inc(k3DSub, 0x2C8, 1), action,
-                    Inc(k3DSub, 0x2C8, 1), action});
+  this->Append(
+      pb, {Inc(k3DSub, kI2MLineLength, 4), 4, 1, static_cast<uint32_t>(dst >> 32),
+           static_cast<uint32_t>(dst), Inc(k3DSub, kI2MLaunch, 1), 1, NonInc(k3DSub, kI2MData, 1),
+           0xF00D, Inc(k3DSub, 0x2C8, 1), action, Inc(k3DSub, 0x2C8, 1), action});
   const uint32_t before = this->sp_.Read(this->kId);
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->sp_.Read(this->kId), before + 2);
   EXPECT_EQ(Load32(*this->data_, 0xB000), 0xF00Du);
   // The ownership rule holds here too: refused, as a graphics method error.
-  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(k3DSub, 0x2C8, 1), this->kForeign | (1u << 20)});
+  RunResult r = this->cp_->RunWords(
+      std::vector<uint32_t>{Inc(k3DSub, 0x2C8, 1), this->kForeign | (1u << 20)});
   ASSERT_EQ(r.stop, Stop::kError);
   EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
   EXPECT_EQ(r.error_class, 0xB197u);
@@ -736,16 +749,16 @@ TYPED_TEST(SimCommandProcessor, MethodsThatWouldTouchMemoryUnsimulatedStopTheCha
     uint32_t subch, cls, method, value;
   };
   const Case refused[] = {
-      {k3DSub, 0xB197, 0x1618, 4},         // BEGIN (a draw)
-      {k3DSub, 0xB197, 0x19D0, 0x3C},      // CLEAR_SURFACE
-      {k3DSub, 0xB197, 0x17E8, 0},         // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
-      {k3DSub, 0xB197, 0x1B0C, 3},         // report semaphore TRAP
-      {1, 0xB1C0, 0x2BC, 3},               // SEND_SIGNALING_PCAS_B (a compute launch)
-      {3, 0x902D, 0x8DC, 0},               // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
-      {3, 0x902D, 0x3800, 0},              // a 2D macro
+      {k3DSub, 0xB197, 0x1618, 4},              // BEGIN (a draw)
+      {k3DSub, 0xB197, 0x19D0, 0x3C},           // CLEAR_SURFACE
+      {k3DSub, 0xB197, 0x17E8, 0},              // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
+      {k3DSub, 0xB197, 0x1B0C, 3},              // report semaphore TRAP
+      {1, 0xB1C0, 0x2BC, 3},                    // SEND_SIGNALING_PCAS_B (a compute launch)
+      {3, 0x902D, 0x8DC, 0},                    // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
+      {3, 0x902D, 0x3800, 0},                   // a 2D macro
       {kDmaSub, 0xB0B5, 0x300, 2 | (1u << 8)},  // a block-linear source
-      {kDmaSub, 0xB0B5, 0x300, 0x18},      // semaphore type 3
-      {kI2MSub, 0xA140, 0x1B0, 0},         // a block-linear inline-to-memory destination
+      {kDmaSub, 0xB0B5, 0x300, 0x18},           // semaphore type 3
+      {kI2MSub, 0xA140, 0x1B0, 0},              // a block-linear inline-to-memory destination
   };
   for (const Case& c : refused) {
     std::vector<uint32_t> pb = this->Bind(c.subch, c.cls);
@@ -758,7 +771,8 @@ TYPED_TEST(SimCommandProcessor, MethodsThatWouldTouchMemoryUnsimulatedStopTheCha
     this->cp_->Reset();
   }
   // The host class: wait bases and ILLEGAL.
-  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 2});
+  RunResult r =
+      this->cp_->RunWords(std::vector<uint32_t>{Inc(0, kSyncA, 2), 0, (this->kId << 8) | 2});
   EXPECT_EQ(r.stop, Stop::kError);
   EXPECT_EQ(this->cp_->RunWords(std::vector<uint32_t>{Inc(0, 0x04, 1), 0}).stop, Stop::kError);
   // Pure state, named or not, is stored and counted; cache and barrier methods are no-ops.
@@ -784,9 +798,9 @@ TYPED_TEST(SimCommandProcessor, ConstantBufferLoadsWriteTheBuffer) {
   const uint64_t cb = this->kDataVa + 0xD000;
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
   // SELECTOR_A size 32, B/C address, offset 8; then 3 words non-incrementing, 2 incrementing.
-  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 32, static_cast<uint32_t>(cb >> 32),
-                    static_cast<uint32_t>(cb), 8, NonInc(k3DSub, 0x2390, 3), 1, 2, 3,
-                    Inc(k3DSub, 0x2394, 2), 4, 5});
+  this->Append(
+      pb, {Inc(k3DSub, 0x2380, 4), 32, static_cast<uint32_t>(cb >> 32), static_cast<uint32_t>(cb),
+           8, NonInc(k3DSub, 0x2390, 3), 1, 2, 3, Inc(k3DSub, 0x2394, 2), 4, 5});
   ASSERT_EQ(this->RunPb(pb).stop, Stop::kDone);
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(Load32(*this->data_, 0xD008 + 4 * i), i + 1);
   EXPECT_EQ(Load32(*this->data_, 0xD004), 0u);
@@ -818,22 +832,36 @@ TYPED_TEST(SimCommandProcessor, MacrosRunAndWhatTheySendObeysTheRules) {
   // Macro 2: WriteHardwareReg's wait: firmware method 4, then read SHADOW_SCRATCH(0) until 1.
   // Macro 3: loops forever.
   const std::vector<uint32_t> code = {
-      /*0*/ MmeAdd(0, 0, 0x2C8 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend, true), MmeAdd(0, 0, 0, kMove),
-      /*3*/ MmeAdd(2, 0, 0, kFetch), MmeAdd(3, 0, 0, kFetch), MmeAdd(0, 1, 0, kMoveSetMethod),
-      /*6*/ MmeAdd(2, 2, -1, kMove), MmeBranchNz(2, -1, false), MmeAdd(0, 3, 0, kMoveSend),
-      /*9*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
-      /*11*/ MmeAdd(0, 0, 0x2310 / 4, kMoveSetMethod), MmeAdd(0, 1, 0, kMoveSend),
-      /*13*/ MmeRead(1, 0, 0x3400 / 4), MmeAdd(1, 1, -1, kMove), MmeBranchNz(1, -2, true),
-      /*16*/ MmeAdd(0, 0, 0, kMove, true), MmeAdd(0, 0, 0, kMove),
-      /*18*/ MmeAdd(1, 0, 1, kMove), MmeBranchNz(1, 0, true),
+      /*0*/ MmeAdd(0, 0, 0x2C8 / 4, kMoveSetMethod),
+      MmeAdd(0, 1, 0, kMoveSend, true),
+      MmeAdd(0, 0, 0, kMove),
+      /*3*/ MmeAdd(2, 0, 0, kFetch),
+      MmeAdd(3, 0, 0, kFetch),
+      MmeAdd(0, 1, 0, kMoveSetMethod),
+      /*6*/ MmeAdd(2, 2, -1, kMove),
+      MmeBranchNz(2, -1, false),
+      MmeAdd(0, 3, 0, kMoveSend),
+      /*9*/ MmeAdd(0, 0, 0, kMove, true),
+      MmeAdd(0, 0, 0, kMove),
+      /*11*/ MmeAdd(0, 0, 0x2310 / 4, kMoveSetMethod),
+      MmeAdd(0, 1, 0, kMoveSend),
+      /*13*/ MmeRead(1, 0, 0x3400 / 4),
+      MmeAdd(1, 1, -1, kMove),
+      MmeBranchNz(1, -2, true),
+      /*16*/ MmeAdd(0, 0, 0, kMove, true),
+      MmeAdd(0, 0, 0, kMove),
+      /*18*/ MmeAdd(1, 0, 1, kMove),
+      MmeBranchNz(1, 0, true),
   };
   std::vector<uint32_t> pb = this->Bind(k3DSub, 0xB197);
-  this->Append(pb, {Inc(k3DSub, 0x114, 1), 0, NonInc(k3DSub, 0x118, static_cast<uint32_t>(code.size()))});
+  this->Append(
+      pb, {Inc(k3DSub, 0x114, 1), 0, NonInc(k3DSub, 0x118, static_cast<uint32_t>(code.size()))});
   this->Append(pb, code);
   this->Append(pb, {Inc(k3DSub, 0x11C, 1), 0, NonInc(k3DSub, 0x120, 4), 0, 3, 11, 18});
   // CB for the fill: 64 bytes at 0xE000.
   const uint64_t cb = this->kDataVa + 0xE000;
-  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 64, static_cast<uint32_t>(cb >> 32), static_cast<uint32_t>(cb), 0});
+  this->Append(pb, {Inc(k3DSub, 0x2380, 4), 64, static_cast<uint32_t>(cb >> 32),
+                    static_cast<uint32_t>(cb), 0});
   const uint32_t before = this->sp_.Read(this->kId);
   // Calls: increment-once (macro, then its data), as clients write them.
   this->Append(pb, {IncOnce(k3DSub, 0x3800, 1), this->kId | (1u << 20)});
@@ -845,7 +873,8 @@ TYPED_TEST(SimCommandProcessor, MacrosRunAndWhatTheySendObeysTheRules) {
   EXPECT_EQ(Load32(*this->data_, 0xE010), 0u);
   EXPECT_EQ(this->cp_->stats().macro_calls, 3u);
   // A macro's send is held to the same rules: a syncpoint not the guest's stops the channel.
-  RunResult r = this->cp_->RunWords(std::vector<uint32_t>{IncOnce(k3DSub, 0x3800, 1), this->kForeign | (1u << 20)});
+  RunResult r = this->cp_->RunWords(
+      std::vector<uint32_t>{IncOnce(k3DSub, 0x3800, 1), this->kForeign | (1u << 20)});
   ASSERT_EQ(r.stop, Stop::kError);
   EXPECT_EQ(r.error_method, 0x2C8u);
   EXPECT_EQ(this->sp_.Read(this->kForeign), 0u);
@@ -867,8 +896,8 @@ TYPED_TEST(SimCommandProcessor, NopsWfiAndNonStallInterrupt) {
 
 TYPED_TEST(SimCommandProcessor, EndSegmentWordStopsTheEntry) {
   constexpr uint32_t kP = 50;
-  std::vector<uint32_t> pb = {Inc(0, kSyncA, 2), 0, (kP << 8) | 1, 7u << 29, Inc(0, kSyncA, 2), 0,
-                              (kP << 8) | 1};
+  std::vector<uint32_t> pb = {Inc(0, kSyncA, 2), 0, (kP << 8) | 1, 7u << 29,
+                              Inc(0, kSyncA, 2), 0, (kP << 8) | 1};
   EXPECT_EQ(this->RunPb(pb).stop, Stop::kDone);
   EXPECT_EQ(this->sp_.Read(kP), 1u);
 }
@@ -896,7 +925,7 @@ TYPED_TEST(SimCommandProcessor, LongPushbufferAcrossFetchChunksWithWaitInTheMidd
   uint32_t total = kCount * kCmds;
   std::vector<uint32_t> pb = this->Bind(kI2MSub, 0xA140);
   this->Append(pb, {Inc(kI2MSub, kI2MLineLength, 4), total * 4, 1, static_cast<uint32_t>(dst >> 32),
-              static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1});
+                    static_cast<uint32_t>(dst), Inc(kI2MSub, kI2MLaunch, 1), 1});
   ChannelEnv env;
   env.memory = &this->mem_;
   env.syncpoints = &this->sp_;
@@ -931,8 +960,8 @@ TYPED_TEST(SimCommandProcessor, RandomWordsStopCleanly) {
     x ^= x << 5;
     return x;
   };
-  const uint32_t targets[] = {kSemD, kSyncB, kQueryHigh + 12, kI2MLaunch, kI2MData, kDmaLaunch,
-                              0x418, 0x41C, kDmaRemapComponents};
+  const uint32_t targets[] = {kSemD,      kSyncB, kQueryHigh + 12, kI2MLaunch,         kI2MData,
+                              kDmaLaunch, 0x418,  0x41C,           kDmaRemapComponents};
   for (int round = 0; round < 200; ++round) {
     std::vector<uint32_t> w;
     for (uint32_t sub = 0; sub < 8; ++sub) {

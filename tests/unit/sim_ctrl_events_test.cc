@@ -1,8 +1,6 @@
 // The syncpoint events, module mutexes and small ioctls of /dev/nvhost-ctrl on the simulated GPU,
 // driven through the device's ioctls as a guest would (Switchbrew's codes and layouts; the client
 // fence-wait sequence of the reference: ALLOC_EVENT, QueryEvent, WAIT_EVENT_EX, event, CLEAR).
-#include "hostshim/sim/ctrl_device.h"
-
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 #include "abi/devices/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 #include "hostshim/budget.h"
+#include "hostshim/sim/ctrl_device.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -457,7 +456,8 @@ TEST_F(SimCtrlEventsTest, ModuleMutexes) {
     EXPECT_EQ(Do(dev_, ctrl::kModuleMutex, five), NvError::kBusy);
   }
   Mutex five{5, 1};
-  EXPECT_EQ(Do(dev_, ctrl::kModuleMutex, five), NvError::kSuccess) << "released when its session closed";
+  EXPECT_EQ(Do(dev_, ctrl::kModuleMutex, five), NvError::kSuccess)
+      << "released when its session closed";
 }
 
 TEST_F(SimCtrlEventsTest, GetConfigShiftAndRegRdWr) {

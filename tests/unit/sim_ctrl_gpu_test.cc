@@ -1,8 +1,6 @@
 // /dev/nvhost-ctrl-gpu on the simulated GPU. Expected values are typed in from Switchbrew's
 // GM20B table, NVIDIA's nvgpu driver (ZBC defaults, FLUSH_L2 rules, correlation limits) and
 // first principles (1 GPC x 2 TPC), never read back from the code under test.
-#include "hostshim/sim/ctrl_gpu_device.h"
-
 #include <poll.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include "abi/devices/nvhost_ctrl_gpu.h"
 #include "gtest/gtest.h"
 #include "hostshim/sim/channel_device.h"
+#include "hostshim/sim/ctrl_gpu_device.h"
 #include "hostshim/sim/gpu_clock.h"
 #include "tests/unit/fake_caller.h"
 

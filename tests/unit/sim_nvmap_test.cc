@@ -226,7 +226,7 @@ TEST_F(SimNvmapTest, AllocRejectsBadInput) {
   EXPECT_EQ(nvmap_.Alloc(me_, h + 4, 0, 1, &align, 0, mem.addr()), NvError::kBadValue);
   align = 0x3000;
   EXPECT_EQ(nvmap_.Alloc(me_, h, 0, 1, &align, 0, mem.addr()), NvError::kBadValue);
-  EXPECT_EQ(AllocAt(h, mem.addr() + 8), NvError::kBadParameter);  // not 4 KiB aligned
+  EXPECT_EQ(AllocAt(h, mem.addr() + 8), NvError::kBadParameter);               // not 4 KiB aligned
   EXPECT_EQ(AllocAt(h, UINT64_MAX & ~(kPage - 1)), NvError::kInvalidAddress);  // wraps
 
   Pages gone(2);
@@ -423,7 +423,8 @@ TEST(SimNvmapBudget, CreateLoopStopsAtTheLimit) {
   for (int i = 0; i < 1000; ++i) {
     uint32_t h;
     NvError e = nvmap.Create(getpid(), kPage, &h);
-    if (e == NvError::kSuccess) handles.push_back(h);
+    if (e == NvError::kSuccess)
+      handles.push_back(h);
     else {
       EXPECT_EQ(e, NvError::kInsufficientMemory);
       ++refused;
@@ -485,8 +486,7 @@ TEST(SimNvmapFromId, AnotherProcessNeedsBit9Or12) {
     uint32_t h, dup = 0;
     ASSERT_EQ(nvmap.Create(getpid(), kPage, &h), NvError::kSuccess);
     const bool any = mask & kBit9;
-    EXPECT_EQ(nvmap.FromId(child.pid(), h, &dup),
-              any ? NvError::kSuccess : NvError::kAccessDenied);
+    EXPECT_EQ(nvmap.FromId(child.pid(), h, &dup), any ? NvError::kSuccess : NvError::kAccessDenied);
     if (any) {
       EXPECT_EQ(dup, h);
       EXPECT_EQ(nvmap.Resolve(child.pid(), h), nvmap.Resolve(getpid(), h));

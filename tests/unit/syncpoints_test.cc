@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "hostshim/backend.h"
 #include "gtest/gtest.h"
+#include "hostshim/backend.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -77,7 +77,9 @@ TEST(Syncpoints, ParkedWaiterCompletesOnIncrement) {
   Syncpoints s;
   auto w = std::make_shared<RecordingWaiter>();
   uint32_t v;
-  EXPECT_EQ(s.Wait(9, 2, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  EXPECT_EQ(s.Wait(
+                9, 2, -1, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
   EXPECT_EQ(s.ParkedCount(), 1u);
   s.Increment(9);
   EXPECT_EQ(w->reached.load(), 0);
@@ -106,7 +108,9 @@ TEST(Syncpoints, TimeoutFiresOnce) {
   Syncpoints s;
   auto w = std::make_shared<RecordingWaiter>();
   uint32_t v;
-  ASSERT_EQ(s.Wait(2, 10, 30, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                2, 10, 30, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
   ASSERT_TRUE(w->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   for (int i = 0; i < 10; ++i) s.Increment(2);
   EXPECT_EQ(w->timed_out.load(), 1);
@@ -117,7 +121,9 @@ TEST(Syncpoints, AbandonedWaitersAreDropped) {
   Syncpoints s(absl::Milliseconds(10));
   auto w = std::make_shared<RecordingWaiter>();
   uint32_t v;
-  ASSERT_EQ(s.Wait(4, 1, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                4, 1, -1, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
   w->abandoned = true;
   NoteAbandonedCall();  // what ends a parked call without its holder announces
   for (int i = 0; i < 200 && s.ParkedCount() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
@@ -131,7 +137,9 @@ TEST(Syncpoints, AnAbandonedWaiterStaysUntilAnEndIsAnnounced) {
   Syncpoints s(absl::Milliseconds(1));
   auto w = std::make_shared<RecordingWaiter>();
   uint32_t v;
-  ASSERT_EQ(s.Wait(5, 1, -1, [&] { return w; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                5, 1, -1, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
   w->abandoned = true;
   absl::SleepFor(absl::Milliseconds(30));  // many sweep periods; nothing announced
   EXPECT_EQ(s.ParkedCount(), 1u);
@@ -143,7 +151,8 @@ TEST(Syncpoints, AnAbandonedWaiterStaysUntilAnEndIsAnnounced) {
 TEST(Syncpoints, ANullWaiterIsRefusedAndLeavesNothingParked) {
   Syncpoints s;
   uint32_t v = 0;
-  EXPECT_EQ(s.Wait(6, 3, -1, [] { return std::shared_ptr<SyncpointWaiter>(); }, &v),
+  EXPECT_EQ(s.Wait(
+                6, 3, -1, [] { return std::shared_ptr<SyncpointWaiter>(); }, &v),
             Syncpoints::WaitStart::kRefused);
   EXPECT_EQ(s.ParkedCount(), 0u);
   // The refused wait announced no waiter: an increment completes nothing and still works.
@@ -159,7 +168,9 @@ TEST(Syncpoints, IncrementsCompleteExactlyTheReachedWaitersInThresholdOrder) {
   for (int i = 0; i < 100; ++i) {
     w.push_back(std::make_shared<RecordingWaiter>());
     uint32_t thresh = 5 + 1 + (i * 37) % 100;
-    ASSERT_EQ(s.Wait(7, thresh, -1, [&] { return w.back(); }, &v), Syncpoints::WaitStart::kParked);
+    ASSERT_EQ(s.Wait(
+                  7, thresh, -1, [&] { return w.back(); }, &v),
+              Syncpoints::WaitStart::kParked);
   }
   for (int n = 1; n <= 100; ++n) {
     s.Increment(7);
@@ -184,8 +195,12 @@ TEST(Syncpoints, WaitersAcrossTheWrapCompleteWhenReached) {
   s.IncrementMax(8, 0x7FFFFFF8u);
   ASSERT_EQ(s.SetMinEqMax(8), 0xFFFFFFF0u);
   auto before = std::make_shared<RecordingWaiter>(), after = std::make_shared<RecordingWaiter>();
-  ASSERT_EQ(s.Wait(8, 0xFFFFFFFAu, -1, [&] { return before; }, &v), Syncpoints::WaitStart::kParked);
-  ASSERT_EQ(s.Wait(8, 0x00000005u, -1, [&] { return after; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                8, 0xFFFFFFFAu, -1, [&] { return before; }, &v),
+            Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                8, 0x00000005u, -1, [&] { return after; }, &v),
+            Syncpoints::WaitStart::kParked);
   for (int i = 0; i < 10; ++i) s.Increment(8);  // 0xFFFFFFFA
   EXPECT_EQ(before->reached.load(), 1);
   EXPECT_EQ(after->reached.load(), 0);
@@ -202,10 +217,14 @@ TEST(Syncpoints, AShortDeadlineAmongManyEndlessWaitsFiresOnTime) {
   uint32_t v;
   for (int i = 0; i < 1000; ++i) {
     endless.push_back(std::make_shared<RecordingWaiter>());
-    ASSERT_EQ(s.Wait(9, 100, -1, [&] { return endless.back(); }, &v), Syncpoints::WaitStart::kParked);
+    ASSERT_EQ(s.Wait(
+                  9, 100, -1, [&] { return endless.back(); }, &v),
+              Syncpoints::WaitStart::kParked);
   }
   auto timed = std::make_shared<RecordingWaiter>();
-  ASSERT_EQ(s.Wait(9, 100, 20, [&] { return timed; }, &v), Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                9, 100, 20, [&] { return timed; }, &v),
+            Syncpoints::WaitStart::kParked);
   ASSERT_TRUE(timed->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_EQ(timed->timed_out.load(), 1);
   EXPECT_EQ(s.ParkedCount(), 1000u);

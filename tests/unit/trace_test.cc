@@ -62,8 +62,20 @@ struct ReadCall {
   std::vector<uint8_t> in = Words({0, 0xAAAA});
   std::vector<uint8_t> out = Words({0, 12});
   TraceIoctl Ok() {
-    return {1234, 3, &CtrlDev(), CtrlIoctl(ctrl::kSyncptRead), ctrl::kSyncptRead, Via::kDirect,
-            in, {}, out, {}, NvError::kSuccess, 0, false, 4us};
+    return {1234,
+            3,
+            &CtrlDev(),
+            CtrlIoctl(ctrl::kSyncptRead),
+            ctrl::kSyncptRead,
+            Via::kDirect,
+            in,
+            {},
+            out,
+            {},
+            NvError::kSuccess,
+            0,
+            false,
+            4us};
   }
 };
 
@@ -73,10 +85,11 @@ constexpr abi::Field kEntryF[] = {{"lo", 0, abi::FieldType::kU32, 1, abi::Dir::k
 constexpr abi::StructDesc kEntry{"entry", 8, kEntryF};
 constexpr abi::Field kHdrF[] = {{"count", 0, abi::FieldType::kU32, 1, abi::Dir::kIn},
                                 {"result", 4, abi::FieldType::kU32, 1, abi::Dir::kOut}};
-constexpr abi::ArrayDesc kIn2A[] = {{"entries", &kEntry, abi::Dir::kIn, abi::Buffer::kIn2,
-                                     abi::CountFrom::kField, 0, 8}};
+constexpr abi::ArrayDesc kIn2A[] = {
+    {"entries", &kEntry, abi::Dir::kIn, abi::Buffer::kIn2, abi::CountFrom::kField, 0, 8}};
 constexpr uint32_t kTestCode = abi::IocCode(abi::Dir::kInOut, 0xF0, 4, 8);
-constexpr abi::IoctlDesc kTestIoctls[] = {{kTestCode, "TEST_IOCTL2", kHdrF, abi::kUsesIoctl2, kIn2A}};
+constexpr abi::IoctlDesc kTestIoctls[] = {
+    {kTestCode, "TEST_IOCTL2", kHdrF, abi::kUsesIoctl2, kIn2A}};
 static_assert(abi::TableIsSound(kTestIoctls));
 constexpr uint8_t kTestMagic[] = {0xF0};
 const abi::DeviceDesc kTestDev{abi::DeviceId::kNvhostCtrl, "/dev/test", abi::kNoPermissionBit,
@@ -91,11 +104,12 @@ TEST(TraceText, Open) {
     t.Open({7, "/dev/nvhost-ctrl", 1, 0, NvError::kSuccess, true});
     t.Open({7, "/dev/nvhost-gpu", -1, 0, NvError::kAccessDenied, true});
   });
-  EXPECT_EQ(s,
-            "[pid 1234] open(\"/dev/nvhost-ctrl\") = 3 <0.000021>\n"
-            "[pid 7] open(\"/dev/nvhost-gpu\") = -1 EACCES (Permission denied) [NvError AccessDenied]\n"
-            "[pid 7] nvdrv Open(\"/dev/nvhost-ctrl\") = 1\n"
-            "[pid 7] nvdrv Open(\"/dev/nvhost-gpu\") = NvError AccessDenied (0x30010)\n");
+  EXPECT_EQ(
+      s,
+      "[pid 1234] open(\"/dev/nvhost-ctrl\") = 3 <0.000021>\n"
+      "[pid 7] open(\"/dev/nvhost-gpu\") = -1 EACCES (Permission denied) [NvError AccessDenied]\n"
+      "[pid 7] nvdrv Open(\"/dev/nvhost-ctrl\") = 1\n"
+      "[pid 7] nvdrv Open(\"/dev/nvhost-gpu\") = NvError AccessDenied (0x30010)\n");
 }
 
 TEST(TraceText, IoctlWithInputAndOutput) {
@@ -109,38 +123,70 @@ TEST(TraceText, IoctlWithInputAndOutput) {
 TEST(TraceText, IoctlError) {
   std::vector<uint8_t> in = Words({999, 0});
   std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({1, 3, &CtrlDev(), CtrlIoctl(ctrl::kSyncptRead), ctrl::kSyncptRead, Via::kDirect, in,
-             {}, {}, {}, NvError::kBadParameter, EINVAL});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptRead),
+             ctrl::kSyncptRead,
+             Via::kDirect,
+             in,
+             {},
+             {},
+             {},
+             NvError::kBadParameter,
+             EINVAL});
   });
-  EXPECT_EQ(s,
-            "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = -1 EINVAL "
-            "(Invalid argument) [NvError BadParameter]\n");
+  EXPECT_EQ(
+      s,
+      "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = -1 EINVAL "
+      "(Invalid argument) [NvError BadParameter]\n");
 }
 
 TEST(TraceText, ThroughNvdrv) {
   std::vector<uint8_t> in = Words({999, 0});
   ReadCall c;
   std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({1, 1, &CtrlDev(), CtrlIoctl(ctrl::kSyncptRead), ctrl::kSyncptRead, Via::kIoctl, in,
-             {}, {}, {}, NvError::kBadParameter, 0});
+    t.Ioctl({1,
+             1,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptRead),
+             ctrl::kSyncptRead,
+             Via::kIoctl,
+             in,
+             {},
+             {},
+             {},
+             NvError::kBadParameter,
+             0});
     TraceIoctl ok = c.Ok();
     ok.via = Via::kIoctl;
     ok.fd = 1;
     ok.took = 0ns;
     t.Ioctl(ok);
   });
-  EXPECT_EQ(s,
-            "[pid 1] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = "
-            "NvError BadParameter (0x4)\n"
-            "[pid 1234] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=0}) = "
-            "0 -> {value=12}\n");
+  EXPECT_EQ(
+      s,
+      "[pid 1] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = "
+      "NvError BadParameter (0x4)\n"
+      "[pid 1234] nvdrv Ioctl(fd 1</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=0}) = "
+      "0 -> {value=12}\n");
 }
 
 TEST(TraceText, Ioctl2ArraysFromTheSecondBuffer) {
   std::vector<uint8_t> in = Words({2, 0}), in2 = Words({10, 11, 12, 13}), out = Words({2, 77});
   std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({5, 2, &kTestDev, &kTestIoctls[0], kTestCode, Via::kIoctl2, in, in2, out, {},
-             NvError::kSuccess, 0});
+    t.Ioctl({5,
+             2,
+             &kTestDev,
+             &kTestIoctls[0],
+             kTestCode,
+             Via::kIoctl2,
+             in,
+             in2,
+             out,
+             {},
+             NvError::kSuccess,
+             0});
   });
   EXPECT_EQ(s,
             "[pid 5] nvdrv Ioctl2(fd 2</dev/test>, TEST_IOCTL2, {count=2, entries=[{lo=10, hi=11}, "
@@ -150,27 +196,60 @@ TEST(TraceText, Ioctl2ArraysFromTheSecondBuffer) {
 TEST(TraceText, UnknownCodeParkedCloseNote) {
   std::vector<uint8_t> wait = Words({1, 5, 0xFFFFFFFF});
   std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({1, 3, &CtrlDev(), nullptr, 0xC0080099, Via::kDirect, {}, {}, {}, {},
-             NvError::kNotImplemented, ENOTTY});
-    t.Ioctl({1, 3, &CtrlDev(), CtrlIoctl(ctrl::kSyncptWait), ctrl::kSyncptWait, Via::kDirect, wait,
-             {}, wait, {}, NvError::kSuccess, 0, true, 1500ms});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             nullptr,
+             0xC0080099,
+             Via::kDirect,
+             {},
+             {},
+             {},
+             {},
+             NvError::kNotImplemented,
+             ENOTTY});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptWait),
+             ctrl::kSyncptWait,
+             Via::kDirect,
+             wait,
+             {},
+             wait,
+             {},
+             NvError::kSuccess,
+             0,
+             true,
+             1500ms});
     // Refused before the argument was copied: the input is not known.
-    t.Ioctl({1, 3, &CtrlDev(), CtrlIoctl(ctrl::kSyncptWait), ctrl::kSyncptWait, Via::kDirect, {},
-             {}, {}, {}, NvError::kInvalidSize, EINVAL});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptWait),
+             ctrl::kSyncptWait,
+             Via::kDirect,
+             {},
+             {},
+             {},
+             {},
+             NvError::kInvalidSize,
+             EINVAL});
     t.Close({0, "/dev/nvhost-ctrl", 3, false});
     t.Close({7, "/dev/nvhost-ctrl", 1, true});
     t.Note(7, "nvdrv status: one\ntwo");
   });
-  EXPECT_EQ(s,
-            "[pid 1] ioctl(3</dev/nvhost-ctrl>, 0xC0080099, ?) = -1 ENOTTY (Inappropriate ioctl for "
-            "device) [NvError NotImplemented]\n"
-            "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_WAIT, {id=1, thresh=5, "
-            "timeout=-1}) = 0 [parked] <1.500000>\n"
-            "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_WAIT, ...) = -1 EINVAL "
-            "(Invalid argument) [NvError InvalidSize]\n"
-            "[pid -] close(3</dev/nvhost-ctrl>) /* session end */\n"
-            "[pid 7] nvdrv Close(fd 1</dev/nvhost-ctrl>) = 0\n"
-            "[pid 7] nvdrv status: one two\n");
+  EXPECT_EQ(
+      s,
+      "[pid 1] ioctl(3</dev/nvhost-ctrl>, 0xC0080099, ?) = -1 ENOTTY (Inappropriate ioctl for "
+      "device) [NvError NotImplemented]\n"
+      "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_WAIT, {id=1, thresh=5, "
+      "timeout=-1}) = 0 [parked] <1.500000>\n"
+      "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_WAIT, ...) = -1 EINVAL "
+      "(Invalid argument) [NvError InvalidSize]\n"
+      "[pid -] close(3</dev/nvhost-ctrl>) /* session end */\n"
+      "[pid 7] nvdrv Close(fd 1</dev/nvhost-ctrl>) = 0\n"
+      "[pid 7] nvdrv status: one two\n");
 }
 
 // ---- JSON ----
@@ -190,9 +269,8 @@ TEST(TraceJson, Open) {
   EXPECT_EQ(lines[1],
             R"({"tid":7,"op":"open","via":"direct","path":"/dev/nvhost-gpu","fd":-1,"errno":13,)"
             R"("errno_name":"EACCES","nverror":"AccessDenied","seconds":0.000000})");
-  EXPECT_EQ(lines[2],
-            R"({"tid":7,"op":"open","via":"nvdrv","path":"/dev/nv\"x","fd":-1,"errno":0,)"
-            R"("nverror":"AccessDenied","seconds":0.000000})");
+  EXPECT_EQ(lines[2], R"({"tid":7,"op":"open","via":"nvdrv","path":"/dev/nv\"x","fd":-1,"errno":0,)"
+                      R"("nverror":"AccessDenied","seconds":0.000000})");
 }
 
 TEST(TraceJson, IoctlWithInputAndOutput) {
@@ -209,31 +287,74 @@ TEST(TraceJson, ErrorsNvdrvUnknownCloseNote) {
   std::vector<uint8_t> in = Words({999, 0});
   std::vector<uint8_t> hdr = Words({2, 0}), in2 = Words({10, 11, 12, 13}), out = Words({2, 77});
   std::string s = Capture(Tracer::Format::kJson, [&](Tracer& t) {
-    t.Ioctl({1, 3, &CtrlDev(), CtrlIoctl(ctrl::kSyncptRead), ctrl::kSyncptRead, Via::kDirect, in,
-             {}, {}, {}, NvError::kBadParameter, EINVAL});
-    t.Ioctl({1, 1, &CtrlDev(), CtrlIoctl(ctrl::kSyncptRead), ctrl::kSyncptRead, Via::kIoctl, in,
-             {}, {}, {}, NvError::kBadParameter, 0});
-    t.Ioctl({1, 3, &CtrlDev(), nullptr, 0xC0080099, Via::kDirect, {}, {}, {}, {},
-             NvError::kNotImplemented, ENOTTY});
-    t.Ioctl({5, 2, &kTestDev, &kTestIoctls[0], kTestCode, Via::kIoctl2, hdr, in2, out, {},
-             NvError::kSuccess, 0, true});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptRead),
+             ctrl::kSyncptRead,
+             Via::kDirect,
+             in,
+             {},
+             {},
+             {},
+             NvError::kBadParameter,
+             EINVAL});
+    t.Ioctl({1,
+             1,
+             &CtrlDev(),
+             CtrlIoctl(ctrl::kSyncptRead),
+             ctrl::kSyncptRead,
+             Via::kIoctl,
+             in,
+             {},
+             {},
+             {},
+             NvError::kBadParameter,
+             0});
+    t.Ioctl({1,
+             3,
+             &CtrlDev(),
+             nullptr,
+             0xC0080099,
+             Via::kDirect,
+             {},
+             {},
+             {},
+             {},
+             NvError::kNotImplemented,
+             ENOTTY});
+    t.Ioctl({5,
+             2,
+             &kTestDev,
+             &kTestIoctls[0],
+             kTestCode,
+             Via::kIoctl2,
+             hdr,
+             in2,
+             out,
+             {},
+             NvError::kSuccess,
+             0,
+             true});
     t.Close({0, "/dev/nvhost-ctrl", 3, false});
     t.Note(7, "a \"quoted\"\nnote");
   });
   auto lines = Lines(s);
   ASSERT_EQ(lines.size(), 6u) << s;
   for (const auto& l : lines) EXPECT_TRUE(nlohmann::json::accept(l)) << l;
-  EXPECT_EQ(lines[0],
-            R"({"tid":1,"op":"ioctl","via":"direct","fd":3,"device":"/dev/nvhost-ctrl",)"
-            R"("code":"0xC0080014","name":"NVHOST_IOCTL_CTRL_SYNCPT_READ","in":{"id":999},)"
-            R"("out":null,"errno":22,"errno_name":"EINVAL","nverror":"BadParameter","parked":false,)"
-            R"("seconds":0.000000})");
+  EXPECT_EQ(
+      lines[0],
+      R"({"tid":1,"op":"ioctl","via":"direct","fd":3,"device":"/dev/nvhost-ctrl",)"
+      R"("code":"0xC0080014","name":"NVHOST_IOCTL_CTRL_SYNCPT_READ","in":{"id":999},)"
+      R"("out":null,"errno":22,"errno_name":"EINVAL","nverror":"BadParameter","parked":false,)"
+      R"("seconds":0.000000})");
   EXPECT_NE(lines[1].find(R"("via":"Ioctl","fd":1,)"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find(R"("errno":0,"nverror":"BadParameter")"), std::string::npos) << lines[1];
-  EXPECT_EQ(lines[2],
-            R"({"tid":1,"op":"ioctl","via":"direct","fd":3,"device":"/dev/nvhost-ctrl",)"
-            R"("code":"0xC0080099","name":null,"in":null,"out":null,"errno":25,)"
-            R"("errno_name":"ENOTTY","nverror":"NotImplemented","parked":false,"seconds":0.000000})");
+  EXPECT_EQ(
+      lines[2],
+      R"({"tid":1,"op":"ioctl","via":"direct","fd":3,"device":"/dev/nvhost-ctrl",)"
+      R"("code":"0xC0080099","name":null,"in":null,"out":null,"errno":25,)"
+      R"("errno_name":"ENOTTY","nverror":"NotImplemented","parked":false,"seconds":0.000000})");
   EXPECT_NE(lines[3].find(R"("via":"Ioctl2")"), std::string::npos) << lines[3];
   EXPECT_NE(lines[3].find(R"("in":{"count":2,"entries":[{"lo":10,"hi":11},{"lo":12,"hi":13}]},)"
                           R"("out":{"result":77})"),
@@ -278,7 +399,8 @@ TEST(Trace, ConcurrentRecordsStayWholeLines) {
   ASSERT_EQ(lines.size(), size_t{2 * kThreads * kEach});
   for (const auto& l : lines) {
     ASSERT_TRUE(l.starts_with("[pid 10")) << l.substr(0, 80);
-    ASSERT_TRUE(l.ends_with("<0.000004>") || l.ends_with(std::string(3000, 'n'))) << l.substr(0, 80);
+    ASSERT_TRUE(l.ends_with("<0.000004>") || l.ends_with(std::string(3000, 'n')))
+        << l.substr(0, 80);
   }
 }
 

@@ -129,7 +129,8 @@ static int incr(uint32_t id, uint32_t count) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 3 && strcmp(argv[1], "bind-dma") == 0) return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
+  if (argc == 3 && strcmp(argv[1], "bind-dma") == 0)
+    return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
   if (argc == 4 && strcmp(argv[1], "incr") == 0)
     return incr((uint32_t)strtoul(argv[2], NULL, 0), (uint32_t)strtoul(argv[3], NULL, 0));
   fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT\n");

@@ -54,10 +54,10 @@ struct Rng {
 };
 
 constexpr size_t kPageSize = 4096;
-constexpr int kRegions = 8;                 // guest memory the calls point into
+constexpr int kRegions = 8;  // guest memory the calls point into
 constexpr size_t kRegionSize = 64 * 1024;
-constexpr size_t kMaxFds = 48;              // the shared pool of open device fds
-constexpr size_t kMaxValues = 512;          // values harvested from answers
+constexpr size_t kMaxFds = 48;      // the shared pool of open device fds
+constexpr size_t kMaxValues = 512;  // values harvested from answers
 
 struct Counters {
   std::atomic<uint64_t> calls{0}, answered{0}, refused{0}, opens{0}, forks{0}, churns{0},
@@ -108,8 +108,9 @@ uint64_t FieldValue(Rng& r, std::string_view name) {
     case 5:
     case 6: return r.Below(8);
     case 7: {
-      static constexpr uint64_t kEdges[] = {0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 0x1000, 0x10000,
-                                            0x20000, 0xFFFFFFFFFFFFFFFF, 0x100000000};
+      static constexpr uint64_t kEdges[] = {
+          0xFFFFFFFF, 0x80000000, 0x7FFFFFFF,         0x1000,
+          0x10000,    0x20000,    0xFFFFFFFFFFFFFFFF, 0x100000000};
       return kEdges[r.Below(std::size(kEdges))];
     }
     case 8: return uint64_t{r.Below(64)} << 12;
@@ -150,8 +151,10 @@ void Harvest(std::span<const abi::Field> fields, const uint8_t* base, size_t roo
     uint64_t v = 0;
     std::memcpy(&v, base + f.offset, n);
     if (v == 0) continue;
-    if (g->values.size() < kMaxValues) g->values.push_back(v);
-    else g->values[v % kMaxValues] = v;
+    if (g->values.size() < kMaxValues)
+      g->values.push_back(v);
+    else
+      g->values[v % kMaxValues] = v;
   }
 }
 
@@ -163,7 +166,7 @@ struct ArgArena {
   ArgArena() {
     size = 80 * 1024;
     auto* m = static_cast<uint8_t*>(mmap(nullptr, size + kPageSize, PROT_READ | PROT_WRITE,
-                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     mprotect(m + size, kPageSize, PROT_NONE);
     base = m;
   }
@@ -220,7 +223,8 @@ void OneIoctl(Rng& r, ArgArena& arena) {
       }
     }
   } else {
-    for (size_t i = 0; i + 8 <= room; i += 8) Store(arg + i, room - i, abi::FieldType::kU64, FieldValue(r, ""));
+    for (size_t i = 0; i + 8 <= room; i += 8)
+      Store(arg + i, room - i, abi::FieldType::kU64, FieldValue(r, ""));
   }
   g->counters->calls++;
   const int rc = ioctl(target.fd, code, r.Chance(2) ? nullptr : arg);
@@ -287,8 +291,8 @@ void Submit(Rng& r, Channel& c) {
   if (!c.tried) {
     c.tried = true;
     const char* step = nullptr;
-    c.cpu = static_cast<uint8_t*>(mmap(nullptr, kRegionSize, PROT_READ | PROT_WRITE,
-                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    c.cpu = static_cast<uint8_t*>(
+        mmap(nullptr, kRegionSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     uint32_t handle = 0;
     c.ok = nvc_init(&c.nv, r.Chance(50) ? NVC_VIA_DIRECT : NVC_VIA_NVDRV, 0x100000) == 0 &&
            nvc_open(&c.nv, "/dev/nvmap", &c.nvmap) == 0 &&
@@ -298,9 +302,10 @@ void Submit(Rng& r, Channel& c) {
       a.flags = 1;  // libnx's order and values (docs/guest-abi.md)
       a.as_fd = -1;
       a.big_page_size = 0x20000;
-      c.ok = nvc_ioctl(&c.nv, c.as, NVGPU_AS_ALLOC_AS_EX, &a) == 0 &&
-             nvc_map_memory(&c.nv, c.nvmap, c.as, c.cpu, kRegionSize, 0x1000, &handle, &c.va) == 0 &&
-             nvc_make_channel(&c.nv, c.nvmap, c.as, 64, &c.ch, &step) == 0;
+      c.ok =
+          nvc_ioctl(&c.nv, c.as, NVGPU_AS_ALLOC_AS_EX, &a) == 0 &&
+          nvc_map_memory(&c.nv, c.nvmap, c.as, c.cpu, kRegionSize, 0x1000, &handle, &c.va) == 0 &&
+          nvc_make_channel(&c.nv, c.nvmap, c.as, 64, &c.ch, &step) == 0;
     }
   }
   if (!c.ok) return;
@@ -369,12 +374,18 @@ void Loop(uint64_t seed, int rounds, bool in_child) {
   Channel channel;
   for (int i = 0; i < rounds; ++i) {
     const uint32_t pick = r.Below(100);
-    if (pick < 14) OpenOne(r);
-    else if (pick < 20) CloseOne(r);
-    else if (pick < 86) OneIoctl(r, arena);
-    else if (pick < 92) Submit(r, channel);
-    else if (pick < 96) ChurnMemory(r);
-    else if (!in_child) Fork(r);
+    if (pick < 14)
+      OpenOne(r);
+    else if (pick < 20)
+      CloseOne(r);
+    else if (pick < 86)
+      OneIoctl(r, arena);
+    else if (pick < 92)
+      Submit(r, channel);
+    else if (pick < 96)
+      ChurnMemory(r);
+    else if (!in_child)
+      Fork(r);
   }
   if (channel.ok || channel.tried) {
     for (uint32_t fd : {channel.ch, channel.as, channel.nvmap})
@@ -388,8 +399,8 @@ void Setup(Shared* s, Counters* counters) {
   g = s;
   g->counters = counters;
   for (auto& m : g->regions)
-    m = static_cast<uint8_t*>(mmap(nullptr, kRegionSize, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    m = static_cast<uint8_t*>(
+        mmap(nullptr, kRegionSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 }
 
 }  // namespace
@@ -401,12 +412,18 @@ int main(int argc, char** argv) {
   int then = -1;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a.rfind("--seed=", 0) == 0) seed = std::strtoull(argv[i] + 7, nullptr, 0);
-    else if (a.rfind("--rounds=", 0) == 0) rounds = std::atoi(argv[i] + 9);
-    else if (a.rfind("--threads=", 0) == 0) threads = std::max(1, std::atoi(argv[i] + 10));
-    else if (a == "--hold") hold = true;
-    else if (a == "--then" && i + 1 < argc) { then = i + 1; break; }
-    else {
+    if (a.rfind("--seed=", 0) == 0)
+      seed = std::strtoull(argv[i] + 7, nullptr, 0);
+    else if (a.rfind("--rounds=", 0) == 0)
+      rounds = std::atoi(argv[i] + 9);
+    else if (a.rfind("--threads=", 0) == 0)
+      threads = std::max(1, std::atoi(argv[i] + 10));
+    else if (a == "--hold")
+      hold = true;
+    else if (a == "--then" && i + 1 < argc) {
+      then = i + 1;
+      break;
+    } else {
       fprintf(stderr, "guest_fuzz: unknown argument %s\n", argv[i]);
       return 2;
     }

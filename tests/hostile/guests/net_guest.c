@@ -13,7 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static void report(const char* key, int rc) { printf("%s=%d/%d ", key, rc < 0 ? -1 : 0, rc < 0 ? errno : 0); }
+static void report(const char* key, int rc) {
+  printf("%s=%d/%d ", key, rc < 0 ? -1 : 0, rc < 0 ? errno : 0);
+}
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -36,7 +38,8 @@ int main(int argc, char** argv) {
   size_t n = strlen(argv[2]);
   if (n > sizeof un.sun_path - 1) n = sizeof un.sun_path - 1;
   memcpy(un.sun_path + 1, argv[2], n); /* sun_path[0] == 0: the abstract namespace */
-  report("unix", connect(s, (struct sockaddr*)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+  report("unix", connect(s, (struct sockaddr*)&un,
+                         (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
   close(s);
 
   int ifaces = -2; /* /proc/net/dev: two header lines, then one per interface */

@@ -71,8 +71,10 @@ static void events(void) {
     sessions++;
     for (uint32_t slot = 0; slot < 64 && error == 0; slot++) {
       uint32_t s = slot;
-      if (ioctl(fd, SYNCPT_ALLOC_EVENT, &s) != 0) error = -errno;
-      else allocated++;
+      if (ioctl(fd, SYNCPT_ALLOC_EVENT, &s) != 0)
+        error = -errno;
+      else
+        allocated++;
     }
     if (error != 0 || sessions >= 400) break;
   }
@@ -124,8 +126,10 @@ static void nvmap_clients(int n) {
     int rc = -1;
     if (read(result[0], &rc, sizeof rc) != sizeof rc) rc = -EIO;
     close(result[0]);
-    if (rc == 0) clients++;
-    else error = rc;
+    if (rc == 0)
+      clients++;
+    else
+      error = rc;
   }
   printf("clients=%d error=%d\n", clients, error);
   hold();
@@ -233,13 +237,20 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char* mode = argc > 1 ? argv[1] : "";
   const int n = argc > 2 ? atoi(argv[2]) : 0;
-  if (strcmp(mode, "events") == 0) events();
-  else if (strcmp(mode, "query-events") == 0) query_events();
-  else if (strcmp(mode, "nvmap-clients") == 0) nvmap_clients(n);
-  else if (strcmp(mode, "map-loop") == 0) map_loop(n);
-  else if (strcmp(mode, "remap-teardown") == 0) remap_teardown((uint32_t)n);
-  else if (strcmp(mode, "unimplemented") == 0) unimplemented(n);
-  else if (strcmp(mode, "idle") == 0) hold();
+  if (strcmp(mode, "events") == 0)
+    events();
+  else if (strcmp(mode, "query-events") == 0)
+    query_events();
+  else if (strcmp(mode, "nvmap-clients") == 0)
+    nvmap_clients(n);
+  else if (strcmp(mode, "map-loop") == 0)
+    map_loop(n);
+  else if (strcmp(mode, "remap-teardown") == 0)
+    remap_teardown((uint32_t)n);
+  else if (strcmp(mode, "unimplemented") == 0)
+    unimplemented(n);
+  else if (strcmp(mode, "idle") == 0)
+    hold();
   else {
     fprintf(stderr, "resource_hog: unknown mode %s\n", mode);
     return 2;

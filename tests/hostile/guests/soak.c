@@ -138,7 +138,8 @@ static void gpu_work(struct nvc* c, uint8_t* mem) {
   s.h.num_entries = 1;
   s.h.flags = NVGPU_SUBMIT_FENCE_GET;
   s.e[0] = nvc_gpfifo_entry(push_va, p.count);
-  must("SUBMIT_GPFIFO", nvc_ioctl(c, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof s << 16), &s));
+  must("SUBMIT_GPFIFO",
+       nvc_ioctl(c, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof s << 16), &s));
   struct nvhost_wait_ex w = {s.h.fence.id, s.h.fence.value, 5000, 0};
   must("fence", nvc_ioctl(c, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
   free(p.words);
