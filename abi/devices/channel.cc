@@ -495,6 +495,53 @@ static_assert(sizeof(ErrorNotification) == IocSize(kGetErrorNotification));
 static_assert(sizeof(AllocGpfifoEx) == IocSize(kAllocGpfifoEx));
 static_assert(sizeof(UserData) == IocSize(kSetUserData));
 
+NVS_CHECK_MEMBER(kGpfifoHdrF, SubmitGpfifoHeader, gpfifo);
+NVS_CHECK_MEMBER(kGpfifoHdrF, SubmitGpfifoHeader, num_entries);
+NVS_CHECK_MEMBER(kGpfifoHdrF, SubmitGpfifoHeader, flags);
+NVS_CHECK_MEMBER(kGpfifoHdrF, SubmitGpfifoHeader, fence);
+NVS_CHECK_MEMBER(kModuleValueF, IdValue, module_id);
+NVS_CHECK_MEMBER(kModuleValueF, IdValue, value);
+NVS_CHECK_MEMBER(kSetClkF, ClkRate, clk_rate);
+NVS_CHECK_MEMBER(kSetClkF, ClkRate, module_id);
+NVS_CHECK_MEMBER(kGetClkF, GetClkRate, clk_rate);
+NVS_CHECK_MEMBER(kGetClkF, GetClkRate, module_id);
+NVS_CHECK_MEMBER(kAllocGpfifoF, AllocGpfifo, num_entries);
+NVS_CHECK_MEMBER(kAllocGpfifoF, AllocGpfifo, flags);
+NVS_CHECK_MEMBER(kWaitF, Wait, type);
+NVS_CHECK_MEMBER(kWaitF, Wait, timeout);
+NVS_CHECK_MEMBER(kWaitF, Wait, dmabuf_fd);
+NVS_CHECK_MEMBER(kWaitF, Wait, offset);
+NVS_CHECK_MEMBER(kWaitF, Wait, payload);
+NVS_CHECK_MEMBER(kWaitF, Wait, padding);
+NVS_CHECK_MEMBER(kAllocObjF, AllocObjCtx, class_num);
+NVS_CHECK_MEMBER(kAllocObjF, AllocObjCtx, flags);
+NVS_CHECK_MEMBER(kAllocObjF, AllocObjCtx, obj_id);
+NVS_CHECK_MEMBER(kFreeObjF, FreeObjCtx, obj_id);
+NVS_CHECK_MEMBER(kZcullF, ZcullBind, gpu_va);
+NVS_CHECK_MEMBER(kZcullF, ZcullBind, mode);
+NVS_CHECK_MEMBER(kZcullF, ZcullBind, reserved);
+NVS_CHECK_MEMBER(kErrNotifierF, SetErrorNotifier, offset);
+NVS_CHECK_MEMBER(kErrNotifierF, SetErrorNotifier, size);
+NVS_CHECK_MEMBER(kErrNotifierF, SetErrorNotifier, mem);
+NVS_CHECK_MEMBER(kErrNotifierF, SetErrorNotifier, reserved);
+NVS_CHECK_MEMBER(kEventCtlF, EventIdControl, cmd);
+NVS_CHECK_MEMBER(kEventCtlF, EventIdControl, id);
+NVS_CHECK_MEMBER(kSnapshotF, CycleStatsSnapshot, cmd);
+NVS_CHECK_MEMBER(kSnapshotF, CycleStatsSnapshot, dmabuf_fd);
+NVS_CHECK_MEMBER(kSnapshotF, CycleStatsSnapshot, extra);
+NVS_CHECK_MEMBER(kSnapshotF, CycleStatsSnapshot, padding);
+NVS_CHECK_MEMBER(kErrorInfoF, ErrorInfo, error_info);
+NVS_CHECK_MEMBER(kErrorNotifF, ErrorNotification, timestamp);
+NVS_CHECK_MEMBER(kErrorNotifF, ErrorNotification, info32);
+NVS_CHECK_MEMBER(kErrorNotifF, ErrorNotification, info16);
+NVS_CHECK_MEMBER(kErrorNotifF, ErrorNotification, status);
+NVS_CHECK_MEMBER(kAllocGpfifoExF, AllocGpfifoEx, num_entries);
+NVS_CHECK_MEMBER(kAllocGpfifoExF, AllocGpfifoEx, num_jobs);
+NVS_CHECK_MEMBER(kAllocGpfifoExF, AllocGpfifoEx, flags);
+NVS_CHECK_MEMBER(kAllocGpfifoExF, AllocGpfifoEx, fence);
+NVS_CHECK_MEMBER(kAllocGpfifoExF, AllocGpfifoEx, reserved);
+NVS_CHECK_MEMBER(kSetUserDataF, UserData, data);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }

@@ -331,6 +331,25 @@ static_assert(sizeof(BacklightRangeMin) == IocSize(kSetBacklightRangeMin));
 static_assert(sizeof(PanelMsg) == IocSize(kSendPanelMsg));
 static_assert(sizeof(PanelMsg) == IocSize(kGetPanelData));
 
+NVS_CHECK_MEMBER(kGetModeF, Mode, vmode);
+NVS_CHECK_MEMBER(kGetModeF, Mode, reserved);
+NVS_CHECK_MEMBER(kSetModeF, Mode, vmode);
+NVS_CHECK_MEMBER(kSetModeF, Mode, reserved);
+NVS_CHECK_MEMBER(kValidateModeF, Mode, vmode);
+NVS_CHECK_MEMBER(kValidateModeF, Mode, reserved);
+NVS_CHECK_MEMBER(kBacklightRangeF, BacklightRange, min);
+NVS_CHECK_MEMBER(kBacklightRangeF, BacklightRange, max);
+NVS_CHECK_MEMBER(kBacklightMaxF, BacklightRangeMax, max);
+NVS_CHECK_MEMBER(kBacklightMinF, BacklightRangeMin, min);
+NVS_CHECK_MEMBER(kSendPanelMsgF, PanelMsg, cmd);
+NVS_CHECK_MEMBER(kSendPanelMsgF, PanelMsg, addr);
+NVS_CHECK_MEMBER(kSendPanelMsgF, PanelMsg, size);
+NVS_CHECK_MEMBER(kSendPanelMsgF, PanelMsg, msg);
+NVS_CHECK_MEMBER(kGetPanelDataF, PanelMsg, cmd);
+NVS_CHECK_MEMBER(kGetPanelDataF, PanelMsg, addr);
+NVS_CHECK_MEMBER(kGetPanelDataF, PanelMsg, size);
+NVS_CHECK_MEMBER(kGetPanelDataF, PanelMsg, msg);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }

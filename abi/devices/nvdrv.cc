@@ -211,6 +211,44 @@ static_assert(sizeof(Ioctl3) == IocSize(kIoctl3));
 static_assert(sizeof(SetGraphicsFirmwareMemoryMarginEnabled) ==
               IocSize(kSetGraphicsFirmwareMemoryMarginEnabled));
 
+NVS_CHECK_MEMBER(kOpenF, Open, path);
+NVS_CHECK_MEMBER(kOpenF, Open, fd);
+NVS_CHECK_MEMBER(kOpenF, Open, error);
+NVS_CHECK_MEMBER(kIoctlF, Ioctl, fd);
+NVS_CHECK_MEMBER(kIoctlF, Ioctl, code);
+NVS_CHECK_MEMBER(kIoctlF, Ioctl, error);
+NVS_CHECK_MEMBER(kIoctlF, Ioctl, reserved);
+NVS_CHECK_MEMBER(kCloseF, Close, fd);
+NVS_CHECK_MEMBER(kCloseF, Close, error);
+NVS_CHECK_MEMBER(kInitF, Initialize, transfer_memory);
+NVS_CHECK_MEMBER(kInitF, Initialize, size);
+NVS_CHECK_MEMBER(kInitF, Initialize, error);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, fd);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, event_id);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, flags);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, event_fd);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, error);
+NVS_CHECK_MEMBER(kQueryF, QueryEvent, reserved);
+NVS_CHECK_MEMBER(kMapF, MapSharedMem, transfer_memory);
+NVS_CHECK_MEMBER(kMapF, MapSharedMem, fd);
+NVS_CHECK_MEMBER(kMapF, MapSharedMem, nvmap_handle);
+NVS_CHECK_MEMBER(kMapF, MapSharedMem, error);
+NVS_CHECK_MEMBER(kMapF, MapSharedMem, reserved);
+NVS_CHECK_MEMBER(kGetStatusF, GetStatus, status);
+NVS_CHECK_MEMBER(kGetStatusF, GetStatus, error);
+NVS_CHECK_MEMBER(kGetStatusF, GetStatus, reserved);
+NVS_CHECK_MEMBER(kAruidF, SetAruid, aruid);
+NVS_CHECK_MEMBER(kAruidF, SetAruid, error);
+NVS_CHECK_MEMBER(kAruidF, SetAruid, reserved);
+NVS_CHECK_MEMBER(kIoctl2F, Ioctl2, fd);
+NVS_CHECK_MEMBER(kIoctl2F, Ioctl2, code);
+NVS_CHECK_MEMBER(kIoctl2F, Ioctl2, error);
+NVS_CHECK_MEMBER(kIoctl2F, Ioctl2, reserved);
+NVS_CHECK_MEMBER(kIoctl3F, Ioctl3, fd);
+NVS_CHECK_MEMBER(kIoctl3F, Ioctl3, code);
+NVS_CHECK_MEMBER(kIoctl3F, Ioctl3, error);
+NVS_CHECK_MEMBER(kIoctl3F, Ioctl3, reserved);
+
 }  // namespace
 
 int ErrorOffset(uint32_t code) {

@@ -90,6 +90,13 @@ static_assert(offsetof(TelemetrySubmitData, test_u64_array) == 112);
 static_assert(offsetof(TelemetrySubmitData, test_i16) == 288);
 static_assert(offsetof(TelemetrySubmitDisplayData, video_log_size) == 3892);
 
+NVS_CHECK_MEMBER(kSubmitDataF, TelemetrySubmitData, padding0);
+NVS_CHECK_MEMBER(kSubmitDataF, TelemetrySubmitData, align0);
+NVS_CHECK_MEMBER(kSubmitDataF, TelemetrySubmitData, align1);
+NVS_CHECK_MEMBER(kSubmitDataF, TelemetrySubmitData, padding1);
+NVS_CHECK_MEMBER(kSubmitDisplayDataF, TelemetrySubmitDisplayData, padding);
+NVS_CHECK_MEMBER(kSubmitDisplayDataF, TelemetrySubmitDisplayData, unknown);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }

@@ -190,6 +190,49 @@ static_assert(sizeof(MapBufferEx2) == IocSize(kMapBufferEx2));
 static_assert(sizeof(VaRegion) == 24);
 static_assert(sizeof(RemapOp) == 20);
 
+NVS_CHECK_MEMBER(kBindChannelF, BindChannel, channel_fd);
+NVS_CHECK_MEMBER(kAllocSpaceF, AllocSpace, pages);
+NVS_CHECK_MEMBER(kAllocSpaceF, AllocSpace, page_size);
+NVS_CHECK_MEMBER(kAllocSpaceF, AllocSpace, flags);
+NVS_CHECK_MEMBER(kAllocSpaceF, AllocSpace, padding);
+NVS_CHECK_MEMBER(kFreeSpaceF, FreeSpace, offset);
+NVS_CHECK_MEMBER(kFreeSpaceF, FreeSpace, pages);
+NVS_CHECK_MEMBER(kFreeSpaceF, FreeSpace, page_size);
+NVS_CHECK_MEMBER(kMapBufferF, MapBuffer, flags);
+NVS_CHECK_MEMBER(kMapBufferF, MapBuffer, reserved0);
+NVS_CHECK_MEMBER(kMapBufferF, MapBuffer, mem_id);
+NVS_CHECK_MEMBER(kMapBufferF, MapBuffer, reserved1);
+NVS_CHECK_MEMBER(kUnmapBufferF, UnmapBuffer, offset);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, flags);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, kind);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, mem_id);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, reserved);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, buffer_offset);
+NVS_CHECK_MEMBER(kMapBufferExF, MapBufferEx, mapping_size);
+NVS_CHECK_MEMBER(kAllocAsF, AllocAs, big_page_size);
+NVS_CHECK_MEMBER(kAllocAsF, AllocAs, as_fd);
+NVS_CHECK_MEMBER(kAllocAsF, AllocAs, reserved);
+NVS_CHECK_MEMBER(kGetVaRegionsF, GetVaRegions, buf_addr);
+NVS_CHECK_MEMBER(kGetVaRegionsF, GetVaRegions, buf_size);
+NVS_CHECK_MEMBER(kGetVaRegionsF, GetVaRegions, reserved);
+NVS_CHECK_MEMBER(kGetVaRegionsF, GetVaRegions, regions);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, flags);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, as_fd);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, big_page_size);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, reserved);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, va_range_start);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, va_range_end);
+NVS_CHECK_MEMBER(kAllocAsExF, AllocAsEx, va_range_split);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, flags);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, kind);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, mem_id);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, reserved0);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, buffer_offset);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, mapping_size);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, vma_addr);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, pages);
+NVS_CHECK_MEMBER(kMapBufferEx2F, MapBufferEx2, reserved1);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }

@@ -178,6 +178,31 @@ static_assert(sizeof(ParamArgs) == IocSize(kParam));
 static_assert(sizeof(GetId) == IocSize(kGetId));
 static_assert(sizeof(Aruid) == IocSize(kExportForAruid));
 
+NVS_CHECK_MEMBER(kCreateF, Create, size);
+NVS_CHECK_MEMBER(kCreateF, Create, handle);
+NVS_CHECK_MEMBER(kFromIdF, FromId, id);
+NVS_CHECK_MEMBER(kFromIdF, FromId, handle);
+NVS_CHECK_MEMBER(kAllocF, Alloc, handle);
+NVS_CHECK_MEMBER(kAllocF, Alloc, heapmask);
+NVS_CHECK_MEMBER(kAllocF, Alloc, flags);
+NVS_CHECK_MEMBER(kAllocF, Alloc, align);
+NVS_CHECK_MEMBER(kAllocF, Alloc, kind);
+NVS_CHECK_MEMBER(kAllocF, Alloc, pad);
+NVS_CHECK_MEMBER(kAllocF, Alloc, addr);
+NVS_CHECK_MEMBER(kFreeF, Free, handle);
+NVS_CHECK_MEMBER(kFreeF, Free, pad);
+NVS_CHECK_MEMBER(kFreeF, Free, address);
+NVS_CHECK_MEMBER(kFreeF, Free, size);
+NVS_CHECK_MEMBER(kFreeF, Free, flags);
+NVS_CHECK_MEMBER(kParamF, ParamArgs, handle);
+NVS_CHECK_MEMBER(kParamF, ParamArgs, param);
+NVS_CHECK_MEMBER(kParamF, ParamArgs, result);
+NVS_CHECK_MEMBER(kGetIdF, GetId, id);
+NVS_CHECK_MEMBER(kGetIdF, GetId, handle);
+NVS_CHECK_MEMBER(kAruidF, Aruid, aruid);
+NVS_CHECK_MEMBER(kAruidF, Aruid, handle);
+NVS_CHECK_MEMBER(kAruidF, Aruid, pad);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }

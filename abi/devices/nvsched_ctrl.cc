@@ -207,6 +207,35 @@ static_assert(sizeof(OverrunEventV1) == IocSize(kGetNextOverrunEventV1));
 static_assert(sizeof(OverrunEvent) == IocSize(kGetNextOverrunEvent));
 static_assert(sizeof(PutConductorFlipFence) == IocSize(kPutConductorFlipFence));
 
+NVS_CHECK_MEMBER(kApplicationF, Application, application_id);
+NVS_CHECK_MEMBER(kApplicationF, Application, priority);
+NVS_CHECK_MEMBER(kApplicationF, Application, timeslice);
+NVS_CHECK_MEMBER(kApplicationF, Application, application_id);
+NVS_CHECK_MEMBER(kApplicationF, Application, priority);
+NVS_CHECK_MEMBER(kApplicationF, Application, timeslice);
+NVS_CHECK_MEMBER(kApplicationIdF, ApplicationId, application_id);
+NVS_CHECK_MEMBER(kApplicationIdF, ApplicationId, application_id);
+NVS_CHECK_MEMBER(kGetIdF, GetId, id);
+NVS_CHECK_MEMBER(kAddRunlistF, RunlistId, runlist_id);
+NVS_CHECK_MEMBER(kRunlistIdF, RunlistId, runlist_id);
+NVS_CHECK_MEMBER(kUpdateRunlistF, UpdateRunlist, runlist_id);
+NVS_CHECK_MEMBER(kUpdateRunlistF, UpdateRunlist, priority);
+NVS_CHECK_MEMBER(kUpdateRunlistF, UpdateRunlist, timeslice);
+NVS_CHECK_MEMBER(kRunlistLinkF, RunlistLink, runlist_id);
+NVS_CHECK_MEMBER(kRunlistLinkF, RunlistLink, application_id);
+NVS_CHECK_MEMBER(kRunlistLinkF, RunlistLink, runlist_id);
+NVS_CHECK_MEMBER(kRunlistLinkF, RunlistLink, application_id);
+NVS_CHECK_MEMBER(kHasOverrunF, HasOverrunEvent, has_overrun);
+NVS_CHECK_MEMBER(kOverrunV1F, OverrunEventV1, runlist_id);
+NVS_CHECK_MEMBER(kOverrunV1F, OverrunEventV1, debt);
+NVS_CHECK_MEMBER(kOverrunF, OverrunEvent, runlist_id);
+NVS_CHECK_MEMBER(kOverrunF, OverrunEvent, debt);
+NVS_CHECK_MEMBER(kOverrunF, OverrunEvent, unk0);
+NVS_CHECK_MEMBER(kOverrunF, OverrunEvent, unk1);
+NVS_CHECK_MEMBER(kFlipFenceF, PutConductorFlipFence, fence_id);
+NVS_CHECK_MEMBER(kFlipFenceF, PutConductorFlipFence, fence_value);
+NVS_CHECK_MEMBER(kFlipFenceF, PutConductorFlipFence, swap_interval);
+
 }  // namespace
 
 std::span<const IoctlDesc> Ioctls() { return kIoctls; }
