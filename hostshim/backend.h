@@ -119,13 +119,16 @@ class DeviceBackend {
 class Driver {
  public:
   virtual ~Driver() = default;
-  // A session on `device`. When the driver cannot keep another (a budget, the syncpoints) it
-  // returns null with the reason in *refused; without `refused`, a session whose every ioctl
-  // answers that reason instead.
+  // A session on `device`, or null with the reason in `refused` when the driver cannot keep
+  // another (a budget, the syncpoints).
   virtual std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device,
-                                              abi::NvError* refused = nullptr) = 0;
+                                              abi::NvError& refused) = 0;
   // One paragraph on what the driver holds for the guest (the nvdrv DumpStatus command).
   virtual std::string Status() const = 0;
+
+  // For tests and fuzzers that want a session whatever happens: Open's, or one whose every ioctl
+  // answers the reason Open gave.
+  std::unique_ptr<DeviceBackend> OpenOrRefusing(const abi::DeviceDesc& device);
 };
 
 // Typed view of a call's argument; the catalogue guarantees the size.

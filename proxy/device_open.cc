@@ -28,7 +28,7 @@ NewSession MakeSession(const GuestConfig& config, const abi::DeviceDesc& dev,
   NewSession out;
   std::unique_ptr<hostshim::DeviceBackend> backend =
       dev.id == abi::DeviceId::kNvdrv ? std::make_unique<NvdrvService>(config, driver)
-                                      : driver.Open(dev, &out.refused);
+                                      : driver.Open(dev, out.refused);
   if (!backend) return out;  // the driver cannot keep another session of this kind
   out.session = std::make_shared<Session>(dev, std::move(backend), config);
   // The open_fds budget counts direct sessions and nvdrv fds together.

@@ -15,15 +15,6 @@ namespace nvsentry::hostshim::sim {
 namespace {
 
 // A device that could not be made (a budget is spent): every ioctl answers why.
-class RefusedDevice : public DeviceBackend {
- public:
-  explicit RefusedDevice(abi::NvError why) : why_(why) {}
-  Result Ioctl(Call&) override { return Result::Done(why_); }
-
- private:
-  abi::NvError why_;
-};
-
 }  // namespace
 
 Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
@@ -39,7 +30,7 @@ Gpu::~Gpu() {
   runlist_.reset();
 }
 
-std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError* refused) {
+std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError& refused) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlDevice>(syncpoints_, *module_mutexes_, options_.budget);
@@ -54,8 +45,7 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       deps.policy = &options_.stream;
       abi::NvError err = GpuChannel::Create(deps, &channel);
       if (err != abi::NvError::kSuccess) {
-        if (refused == nullptr) return std::make_unique<RefusedDevice>(err);
-        *refused = err;
+        refused = err;
         return nullptr;
       }
       return channel;

@@ -45,11 +45,10 @@ class Gpu : public Driver {
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
-  // A session on `device`. When the driver cannot keep another (a budget or the syncpoints are
-  // spent) it returns null with the reason in *refused; without `refused` it returns a session
-  // whose every ioctl answers that reason instead.
+  // A session on `device`, or null with the reason in `refused` (a budget or the syncpoints are
+  // spent).
   std::unique_ptr<DeviceBackend> Open(const abi::DeviceDesc& device,
-                                      abi::NvError* refused = nullptr) override;
+                                      abi::NvError& refused) override;
 
   Syncpoints& syncpoints() { return syncpoints_; }
   Nvmap& nvmap() { return *nvmap_; }

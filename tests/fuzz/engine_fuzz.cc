@@ -258,7 +258,7 @@ class RecordingDriver : public hostshim::Driver {
  public:
   explicit RecordingDriver(hostshim::Driver& inner) : inner_(inner) {}
   std::unique_ptr<hostshim::DeviceBackend> Open(const abi::DeviceDesc& d,
-                                                abi::NvError* refused = nullptr) override {
+                                                abi::NvError& refused) override {
     std::unique_ptr<hostshim::DeviceBackend> b = inner_.Open(d, refused);
     return b ? std::make_unique<RecordingBackend>(std::move(b)) : nullptr;
   }
@@ -722,7 +722,7 @@ int RunEngineInput(const uint8_t* data, size_t size) {
   if (dev.id == abi::DeviceId::kNvdrv)
     session.emplace(dev, std::make_unique<proxy::NvdrvService>(config, driver), config);
   else
-    session.emplace(dev, driver.Open(dev), config);
+    session.emplace(dev, driver.OpenOrRefusing(dev), config);
   if (dev.id == abi::DeviceId::kNvdrv && (flags & kFlagPrelude))
     Prelude(*session, guest, prelude_dev);
   guest.valid = (flags & kFlagGone) == 0;

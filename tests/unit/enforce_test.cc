@@ -104,7 +104,7 @@ class EnforceTest : public ::testing::Test {
   void Use(policy::Policy p) { config.emplace(std::move(p)); }
   std::unique_ptr<Session> Open(abi::DeviceId id) {
     const abi::DeviceDesc& d = abi::Device(id);
-    return std::make_unique<Session>(d, gpu.Open(d), *config);
+    return std::make_unique<Session>(d, gpu.OpenOrRefusing(d), *config);
   }
   int Incr(Session& s, uint32_t id) {
     guest.Put<uint32_t>(0x2000, id);

@@ -99,7 +99,7 @@ class EngineTest : public ::testing::Test {
   hostshim::sim::Gpu gpu;
   GuestConfig config;
   Session session{abi::Device(abi::DeviceId::kNvhostCtrl),
-                  gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrl)), config};
+                  gpu.OpenOrRefusing(abi::Device(abi::DeviceId::kNvhostCtrl)), config};
   FakeGuest guest;
 };
 
@@ -169,8 +169,8 @@ TEST_F(EngineTest, UnknownAndUnimplementedCodes) {
             EOPNOTSUPP);
   // A code whose size differs from the catalogue's is a different, unknown code.
   EXPECT_EQ(RunIoctl(session, IoctlRequest::Direct(0xC0100014, 0x1000), guest).err, ENOTTY);
-  Session nvmap{abi::Device(abi::DeviceId::kNvmap), gpu.Open(abi::Device(abi::DeviceId::kNvmap)),
-                config};
+  Session nvmap{abi::Device(abi::DeviceId::kNvmap),
+                gpu.OpenOrRefusing(abi::Device(abi::DeviceId::kNvmap)), config};
   // NVMAP_IOC_MMAP: Switchbrew's fixed NotSupported.
   EXPECT_EQ(RunIoctl(nvmap, IoctlRequest::Direct(0xC0280106, 0x1000), guest).err, EOPNOTSUPP);
 }
@@ -192,7 +192,7 @@ TEST_F(EngineTest, DirectionVariantIsServedAsTheSeedsIoctl) {
 TEST_F(EngineTest, CarriedDirectionVariantReadsTheBufferTheClientGave) {
   namespace cg = abi::nvhost_ctrl_gpu;
   Session ctrl_gpu{abi::Device(abi::DeviceId::kNvhostCtrlGpu),
-                   gpu.Open(abi::Device(abi::DeviceId::kNvhostCtrlGpu)), config};
+                   gpu.OpenOrRefusing(abi::Device(abi::DeviceId::kNvhostCtrlGpu)), config};
   guest.Put<cg::ZbcSetTable>(0x3000, {{1, 2, 3, 4}, {5, 6, 7, 8}, 0, 0x28, 1});
   IoctlRequest set{0x802C4703, abi::Via::kIoctl, {0, 0, 0x3000, sizeof(cg::ZbcSetTable)}};
   EXPECT_EQ(RunIoctl(ctrl_gpu, set, guest).err, 0);
@@ -228,14 +228,14 @@ TEST_F(EngineTest, LoweredArrayLimitsApplyAndNeverRaiseTheDefault) {
   arg[2] = 3;  // num_entries
   guest.Put(0x2000, arg);
   {
-    Session channel{gpu_dev, gpu.Open(gpu_dev), config};
+    Session channel{gpu_dev, gpu.OpenOrRefusing(gpu_dev), config};
     // Within the catalogue's limit: reaches the channel, which has no GPFIFO yet (InvalidState).
     EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
   }
   policy::Policy lowered = policy::DefaultPolicy();
   lowered.ioctls[submit].array_limits = {2};
   GuestConfig tight(lowered);
-  Session channel{gpu_dev, gpu.Open(gpu_dev), tight};
+  Session channel{gpu_dev, gpu.OpenOrRefusing(gpu_dev), tight};
   // Above the policy's limit but within the catalogue's: a policy violation (AccessDenied).
   EXPECT_EQ(RunIoctl(channel, IoctlRequest::Direct(code, 0x2000), guest).err, EACCES);
   EXPECT_EQ(guest.writes, 0);
