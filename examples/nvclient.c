@@ -11,40 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* /dev/nvdrv's service commands (magic 'n', nr = command id). */
-struct nvdrv_open {
-  char path[0x100];
-  uint32_t fd, error;
-};
-struct nvdrv_ioctl {
-  uint32_t fd, code;
-  uint64_t in, in_size, out, out_size;
-  uint32_t error, reserved;
-};
-struct nvdrv_ioctl2 {
-  uint32_t fd, code;
-  uint64_t in, in_size, in2, in2_size, out, out_size;
-  uint32_t error, reserved;
-};
-struct nvdrv_close {
-  uint32_t fd, error;
-};
-struct nvdrv_init {
-  uint64_t transfer_memory;
-  uint32_t size, error;
-};
-struct nvdrv_query {
-  uint32_t fd, event_id, flags;
-  int32_t event_fd;
-  uint32_t error, reserved;
-};
-
-#define NVDRV_OPEN NVC_IOC(3, 'n', 0, sizeof(struct nvdrv_open))
-#define NVDRV_IOCTL NVC_IOC(3, 'n', 1, sizeof(struct nvdrv_ioctl))
-#define NVDRV_CLOSE NVC_IOC(3, 'n', 2, sizeof(struct nvdrv_close))
-#define NVDRV_INITIALIZE NVC_IOC(3, 'n', 3, sizeof(struct nvdrv_init))
-#define NVDRV_QUERY_EVENT NVC_IOC(3, 'n', 4, sizeof(struct nvdrv_query))
-#define NVDRV_IOCTL2 NVC_IOC(3, 'n', 11, sizeof(struct nvdrv_ioctl2))
+#include "nvdrv_cmds.h"
 
 static uint32_t code_size(uint32_t code) { return (code >> 16) & 0x3FFF; }
 

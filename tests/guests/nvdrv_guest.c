@@ -23,41 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nvdrv_cmds.h"
+
 #define IOC(dir, magic, nr, size) \
   (((uint32_t)(dir) << 30) | ((uint32_t)(size) << 16) | ((magic) << 8) | (nr))
 #define RW 3u
 
-struct nvdrv_open {
-  char path[0x100];
-  uint32_t fd, error;
-};
-struct nvdrv_ioctl {
-  uint32_t fd, code;
-  uint64_t in, in_size, out, out_size;
-  uint32_t error, reserved;
-};
-struct nvdrv_ioctl2 {
-  uint32_t fd, code;
-  uint64_t in, in_size, in2, in2_size, out, out_size;
-  uint32_t error, reserved;
-};
-struct nvdrv_ioctl3 {
-  uint32_t fd, code;
-  uint64_t in, in_size, out, out_size, out2, out2_size;
-  uint32_t error, reserved;
-};
-struct nvdrv_close {
-  uint32_t fd, error;
-};
-struct nvdrv_init {
-  uint64_t transfer_memory;
-  uint32_t size, error;
-};
-struct nvdrv_query {
-  uint32_t fd, event_id, flags;
-  int32_t event_fd;
-  uint32_t error, reserved;
-};
 struct nvdrv_status {
   uint32_t free_size, allocatable, min_free, min_allocatable;
   uint8_t reserved[16];
@@ -68,17 +39,10 @@ struct nvdrv_aruid {
   uint32_t error, reserved;
 };
 
-#define NVDRV_OPEN IOC(RW, 'n', 0, sizeof(struct nvdrv_open))
-#define NVDRV_IOCTL IOC(RW, 'n', 1, sizeof(struct nvdrv_ioctl))
-#define NVDRV_CLOSE IOC(RW, 'n', 2, sizeof(struct nvdrv_close))
-#define NVDRV_INITIALIZE IOC(RW, 'n', 3, sizeof(struct nvdrv_init))
-#define NVDRV_QUERY_EVENT IOC(RW, 'n', 4, sizeof(struct nvdrv_query))
 #define NVDRV_GET_STATUS IOC(RW, 'n', 6, sizeof(struct nvdrv_status))
 #define NVDRV_SET_ARUID_WITHOUT_CHECK IOC(RW, 'n', 7, sizeof(struct nvdrv_aruid))
 #define NVDRV_SET_ARUID IOC(RW, 'n', 8, sizeof(struct nvdrv_aruid))
 #define NVDRV_DUMP_STATUS IOC(0, 'n', 9, 0)
-#define NVDRV_IOCTL2 IOC(RW, 'n', 11, sizeof(struct nvdrv_ioctl2))
-#define NVDRV_IOCTL3 IOC(RW, 'n', 12, sizeof(struct nvdrv_ioctl3))
 #define NVDRV_SET_MARGIN IOC(RW, 'n', 13, sizeof(struct nvdrv_aruid))
 
 /* Device ioctls (Switchbrew). */
