@@ -1,4 +1,4 @@
-// What parked waits cost (issue 10, section 4): a guest parks WAITS threads in SYNCPT_WAITEX
+// What parked waits cost: a guest parks WAITS threads in SYNCPT_WAITEX
 // under nvsentry and goes idle; the driver reads the sentry's CPU time from /proc/PID/stat over a
 // window, then the guest times SYNCPT_READ. Every figure has its baseline from the same run:
 // the same window and the same reads with nothing parked, and the raw seccomp-notify round trip

@@ -1,6 +1,6 @@
-// Unmap at scale and address-space teardown on the simulated GPU, in process (issue 10 section
-// 4: one object mapped 262,144 times took 48.7 s to unmap one by one; three such spaces took the
-// sentry's lifetime thread over 80 s to end). Not a test; it measures and prints.
+// Unmap at scale and address-space teardown on the simulated GPU, in process (once, one object
+// mapped 262,144 times took 48.7 s to unmap one by one, and three such spaces took the sentry's
+// lifetime thread over 80 s to end). Not a test; it measures and prints.
 //
 // For each size N (one 4 KiB object of sentry memory mapped N times, as the attack did):
 //   map       N MAP_BUFFER-style maps into one space: the baseline of the same run

@@ -1,4 +1,4 @@
-/* A guest that drives a GPU queue the way deko3d does over libnx (issue 16), in this project's own
+/* A guest that drives a GPU queue the way deko3d does over libnx, in this project's own
  * code: libnx's channel (ALLOC_GPFIFO_EX2's fence, ALLOC_OBJ_CTX of 3D only, SET_ERROR_NOTIFIER 1),
  * deko3d's engine set-up (3D, compute, copy, inline-to-memory and 2D bound in the pushbuffer), and
  * deko3d's way of ending a submission: the 3D class's syncpoint action (INCREMENT_SYNC_POINT,

@@ -1,4 +1,4 @@
-/* A guest that follows libnx's own GPU sequence through /dev/nvdrv (issue 11), in this project's
+/* A guest that follows libnx's own GPU sequence through /dev/nvdrv, in this project's
  * code, with libnx's order of calls, field values and flags as facts (docs/guest-abi.md, "The
  * libnx sequence"):
  *   nvInitialize: Initialize with 0x800000 bytes of transfer memory;

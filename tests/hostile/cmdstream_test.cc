@@ -1,4 +1,4 @@
-// The GPU's command stream obeys the policy (issue 10, section 3): what a pushbuffer can do is held
+// The GPU's command stream obeys the policy: what a pushbuffer can do is held
 // to the same policy as the ioctl that would do it. Each test runs tests/hostile/guests/
 // cmdstream_guest.c under the real sentry and checks the effect in the guest's own memory and
 // syncpoints, and the error the stopped channel reports to the guest.

@@ -1,4 +1,4 @@
-// The guest-side fuzzer through the real sentry (issue 10 section 7): tests/hostile/guests/
+// The guest-side fuzzer through the real sentry: tests/hostile/guests/
 // guest_fuzz.cc makes random, catalogue-shaped calls on every device from several threads, with
 // fd churn, forks, munmap of pinned memory and exits mid-call. Pass: the sentry neither crashed
 // nor hung, it let go of everything once the fuzzing processes had ended (its fds back to an

@@ -1,4 +1,4 @@
-// The launcher's containment (issue 10, sections 1 and 2): what a guest reaches outside its
+// The launcher's containment: what a guest reaches outside its
 // sandbox with signals and privileges, and the job control that must keep working around it.
 // nvsentry runs under JobShell, a stand-in for the shell or script that starts it.
 #include <arpa/inet.h>

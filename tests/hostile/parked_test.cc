@@ -1,4 +1,4 @@
-// Parked waits (issue 10, section 4): a guest parks more waits than its parked_waits budget
+// Parked waits: a guest parks more waits than its parked_waits budget
 // allows. The excess are refused with ENOMEM at once; the sentry's threads, fds and memory stay
 // bounded by the budget, however many refused waits follow; every way a parked wait ends gives
 // its charge back; --learn writes the budget the guest needed.

@@ -1,4 +1,4 @@
-// Sentry resources a guest could grow without a budget (issue 10 section 4, all but the parked
+// Sentry resources a guest could grow without a budget (all but the parked
 // waits): each attack runs as tests/hostile/guests/resource_hog.c under the real sentry, and each
 // test asserts what the policy refused and what the attack cost the sentry itself, read from
 // /proc/<nvsentry>: its fds (docs/security.md, "Budgets": at most the idle sentry's plus two per
@@ -85,7 +85,7 @@ void ExpectFdsWithinBudget(pid_t sentry, int open_fds) {
   EXPECT_LE(fds, idle.fds + 2 * open_fds) << "idle " << idle.fds << ", open_fds " << open_fds;
 }
 
-// Issue 10: 303 sessions with 19,381 SYNCPT_ALLOC_EVENT eventfds took the sentry to its fd limit;
+// Once: 303 sessions with 19,381 SYNCPT_ALLOC_EVENT eventfds took the sentry to its fd limit;
 // with open_fds = 16 it still held 1,069 fds. Every eventfd is now an open_fds charge.
 TEST(HostileResources, SyncpointEventsAreChargedToOpenFds) {
   HeldGuest g({PolicyOption("events", "[budgets]\nopen_fds = 16\n")}, {"events"});
@@ -125,7 +125,7 @@ TEST(HostileResources, NvmapClientPidfdsAreChargedToOpenFds) {
   EXPECT_EQ(kv["error"], N(-ENOMEM)) << r.out;
 }
 
-// Issue 10: one 4 KiB object mapped about a million times took the sentry to 107 MB. Now the
+// Once: one 4 KiB object mapped about a million times took the sentry to 107 MB. Now the
 // mappings budget refuses the next one, and a mapping costs the sentry under 100 bytes.
 TEST(HostileResources, MappingsBudgetBoundsOneObjectMappedOverAndOver) {
   HeldGuest g({PolicyOption("mappings", "[budgets]\nmappings = 20000\n")}, {"map-loop", "300000"});
@@ -141,7 +141,7 @@ TEST(HostileResources, MappingsBudgetBoundsOneObjectMappedOverAndOver) {
   EXPECT_EQ(kv["unmapped"], "20000");
 }
 
-// Issue 10: closing three address spaces of 262,144 mappings each stalled the session-lifetime
+// Once: closing three address spaces of 262,144 mappings each stalled the session-lifetime
 // thread for over 80 s (a linear search per mapping; the quadratic part is in CPU, not waiting).
 // Three spaces of 65,536 REMAP pieces of one object: their end costs the sentry little CPU, and
 // the sessions (and their fds) are gone soon after the guest closes them.
@@ -168,7 +168,7 @@ TEST(HostileResources, TearingDownBigAddressSpacesIsCheap) {
   EXPECT_EQ(ParseKeyValues(r.out)["pieces"], "196608");
 }
 
-// Issue 10: 100,000 calls of an unimplemented ioctl wrote 100,000 warnings (14.7 MB) in 3.6 s.
+// Once: 100,000 calls of an unimplemented ioctl wrote 100,000 warnings (14.7 MB) in 3.6 s.
 // Each call site now writes a few lines per interval and counts the rest.
 TEST(HostileResources, GuestCausedLogLinesAreRateLimited) {
   HeldGuest g({}, {"unimplemented", "20000"});

@@ -1,4 +1,4 @@
-// The soak (issue 10 section 7): tests/hostile/guests/soak.c creates and destroys every kind of
+// The soak: tests/hostile/guests/soak.c creates and destroys every kind of
 // guest resource round after round, and the sentry's fds and RSS must come back to where they
 // were after the first round. ctest runs a short soak; the long one is
 //   build/sentry/nvsentry run -- build/tests/hostile/soak_guest 5000

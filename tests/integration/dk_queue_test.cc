@@ -1,4 +1,4 @@
-// A client that ends its submissions the way deko3d does (issue 16): tests/guests/dk_guest.c
+// A client that ends its submissions the way deko3d does: tests/guests/dk_guest.c
 // under the real sentry. Its fences (the 3D class's syncpoint action, counted by the client as
 // libnx counts them) are reached, a queue of copies drains, a FlipY copy with a negative pitch
 // mirrors the image, and GET_ERROR_INFO decodes to the faulting address and access type as

@@ -1,4 +1,4 @@
-// libnx's own GPU sequence, unmodified in order, values and flags (issue 11 item 6):
+// libnx's own GPU sequence, unmodified in order, values and flags:
 // tests/guests/libnx_guest.c under the real sentry, over every service with GPU access and the
 // firmware versions where libnx changes path (1.0.0: SYNCPT_WAIT_EVENT; 2.0.0+: event slots;
 // 4.0.0+: KICKOFF_PB through Ioctl2), with deko3d's (0x10000) and libnx's default (0x20000) big

@@ -1,6 +1,6 @@
 // Each simulated device's handler table against the catalogue: every catalogued code of the
 // device that reaches a backend (not one the ABI answers with a fixed NotSupported) has a handler
-// or is listed as left unimplemented, and every bound code is catalogued (issue 12: the codes
+// or is listed as left unimplemented, and every bound code is catalogued (before: the codes
 // were listed twice in each device and only a run-time sweep noticed a missing one).
 #include <algorithm>
 #include <string>

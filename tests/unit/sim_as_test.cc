@@ -935,7 +935,7 @@ TEST_F(SimAs, ManyMappingsStayFast) {
   for (uint32_t h : handles) EXPECT_EQ(nvmap_.Resolve(getpid(), h)->mapping_count(), 0u);
 }
 
-// ---- the mappings budget (issue 10: one object mapped a million times, no budget) ---------
+// ---- the mappings budget (before: one object mapped a million times, no budget) ---------
 
 TEST(SimAsMappingsBudget, EveryMappingAndReservationIsOneCharge) {
   abi::Budgets limits = Roomy();
@@ -1030,8 +1030,9 @@ struct UnmapCount {
   uint64_t teardown;  // comparisons made by the end of a space holding n mappings
 };
 
-// One 4 KiB object mapped n times (issue 10's attack), unmapped one by one in a scattered order;
-// then mapped n times again and forced out by its free; then n times into a space that dies.
+// One 4 KiB object mapped n times (the attack that once had no budget), unmapped one by one in a
+// scattered order; then mapped n times again and forced out by its free; then n times into a space
+// that dies.
 UnmapCount CountUnmaps(uint32_t n) {
   abi::Budgets limits = Roomy();
   limits.mappings = 1u << 20;

@@ -479,7 +479,7 @@ TEST_F(SimCtrlEventsTest, GetConfigShiftAndRegRdWr) {
   EXPECT_EQ(Do(dev_, ctrl::kModuleRegRdWr, r), NvError::kNotSupported);
 }
 
-// Each eventfd the sentry holds is one open_fds charge (issue 10: 64 events per session, not
+// Each eventfd the sentry holds is one open_fds charge (before: 64 events per session, not
 // charged, took the sentry to its fd limit): refused with InsufficientMemory past the budget,
 // given back by FREE_EVENT(_BATCH) and by the session's end.
 TEST_F(SimCtrlEventsTest, EventFdsAreChargedToOpenFds) {

@@ -1,5 +1,5 @@
 /* A hostile guest that does through its GPU command stream what its policy refuses it as ioctls
- * (issue 10, "The GPU's command stream ignores the policy"):
+ * ("The GPU's command stream ignores the policy"):
  *
  *   cmdstream_guest bind-dma BYTES   ALLOC_OBJ_CTX(3D) (which the policy may refuse: it goes on),
  *                                    then a pushbuffer that binds the DMA copy class 0xB0B5 and

@@ -1,4 +1,4 @@
-// The guest-side fuzzer (issue 10 section 7): random, catalogue-shaped calls on every device
+// The guest-side fuzzer: random, catalogue-shaped calls on every device
 // through the real sentry, from several threads, with fd churn, fork, munmap of pinned memory and
 // processes that exit while their threads are inside calls. It knows the catalogue (abi/) the way
 // a hostile guest would know the driver's headers: codes, sizes, field layouts and array counts,

@@ -1,4 +1,4 @@
-/* The soak guest (tests/hostile/soak_test.cc, issue 10 section 7): round after round it creates
+/* The soak guest (tests/hostile/soak_test.cc): round after round it creates
  * and destroys every kind of resource a guest can make the sentry hold, through both the Linux
  * nodes and /dev/nvdrv: device sessions, syncpoint events and their eventfds, nvdrv fds and
  * QueryEvent eventfds, nvmap objects over its own and over sentry memory, nvmap clients of
