@@ -4,8 +4,11 @@
  * Each figure comes with a baseline measured in the same run, and the ratio between them:
  *   submit-1, submit-64   SUBMIT_GPFIFO of 1 or 64 entries until its fence is reached (submit plus
  *                         SYNCPT_WAITEX), against two trapped calls that do nothing (SYNCPT_READ)
+ *   per-entry             what each GPFIFO entry past the first costs: (submit-64 - submit-1) / 63;
+ *                         the target is at most 1 us an entry
  *   dma-64MiB             a 64 MiB DMA pitch copy until its fence, against memcpy of the same
- *                         bytes here; the target is at least 50% of memcpy's rate
+ *                         bytes here (10 copies): the target is at least 0.6 of memcpy's rate in
+ *                         every one of them, so the worst is reported beside the median
  *   gpu_guest_bench [ROUNDS]   (default 20; the median of the rounds is reported) */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -129,7 +132,7 @@ int main(int argc, char** argv) {
     }
     submit[k] = median(t, rounds);
   }
-  const int big_rounds = rounds < 7 ? rounds : 7;
+  const int big_rounds = rounds < 10 ? rounds : 10;
   for (int r = 0; r < big_rounds; r++) {
     double t0 = now_ns();
     memcpy(dst.cpu, src.cpu, big);
@@ -142,6 +145,8 @@ int main(int argc, char** argv) {
     submit_and_wait(push.gpu + 4096, dma.count, 1);
     t[r] = now_ns() - t0;
   }
+  double slowest = 0;
+  for (int r = 0; r < big_rounds; r++) slowest = t[r] > slowest ? t[r] : slowest;
   const double copy_gpu = median(t, big_rounds);
   int ok = 1;
   for (uint64_t i = 0; i < big; i += 4096) ok &= dst.cpu[i] == 0x3C && dst.cpu[i + 4095] == 0x3C;
@@ -151,9 +156,14 @@ int main(int argc, char** argv) {
          2 * trapped, submit[0] / (2 * trapped));
   printf("%-12s %14.0f %14.0f %9.2fx  (baseline: 2 trapped SYNCPT_READ)\n", "submit-64", submit[1],
          2 * trapped, submit[1] / (2 * trapped));
-  const double rate = copy_cpu / copy_gpu;
-  printf("%-12s %14.0f %14.0f %9.2f   of memcpy's rate (%.2f vs %.2f GB/s), target >= 0.50: %s%s\n",
-         "dma-64MiB", copy_gpu, copy_cpu, rate, big / copy_gpu, big / copy_cpu,
-         rate >= 0.5 ? "PASS" : "MISS", ok ? "" : " (COPY WRONG)");
+  const double per_entry = (submit[1] - submit[0]) / 63;
+  printf("%-12s %14.0f %14s %10s  ns per GPFIFO entry past the first, target <= 1000: %s\n",
+         "per-entry", per_entry, "", "", per_entry <= 1000 ? "PASS" : "MISS");
+  const double rate = copy_cpu / copy_gpu, worst = copy_cpu / slowest;
+  printf(
+      "%-12s %14.0f %14.0f %9.2f   of memcpy's rate (%.2f vs %.2f GB/s); the worst of %d "
+      "copies %.2f, target >= 0.60 in every one: %s%s\n",
+      "dma-64MiB", copy_gpu, copy_cpu, rate, big / copy_gpu, big / copy_cpu, big_rounds, worst,
+      worst >= 0.6 ? "PASS" : "MISS", ok ? "" : " (COPY WRONG)");
   return ok ? 0 : 1;
 }

@@ -81,4 +81,37 @@ std::optional<std::vector<double>> RunGuest(const std::vector<std::string>& argv
   return ParseSamples(out);
 }
 
+std::optional<std::vector<double>> TimeProcess(const std::vector<std::string>& argv, int times,
+                                               int timeout_seconds) {
+  const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null < 0) return std::nullopt;
+  std::vector<double> samples;
+  for (int i = 0; i < times; ++i) {
+    const int64_t t0 = NowNs();
+    pid_t pid = Spawn(argv, null);
+    if (pid < 0) break;
+    int status = 0;
+    const int64_t deadline = t0 + int64_t{timeout_seconds} * 1'000'000'000;
+    pid_t got = 0;
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 && NowNs() < deadline) usleep(50);
+    const int64_t t1 = NowNs();
+    if (got == 0) {
+      fprintf(stderr, "nvsentry_bench: '%s' ran past %d s; killed\n", Join(argv).c_str(),
+              timeout_seconds);
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      break;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "nvsentry_bench: '%s' failed (wait status 0x%x)\n", Join(argv).c_str(),
+              status);
+      break;
+    }
+    samples.push_back(static_cast<double>(t1 - t0));
+  }
+  close(null);
+  if (samples.size() != static_cast<size_t>(times)) return std::nullopt;
+  return samples;
+}
+
 }  // namespace nvbench

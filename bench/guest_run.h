@@ -13,4 +13,9 @@ namespace nvbench {
 std::optional<std::vector<double>> RunGuest(const std::vector<std::string>& argv,
                                             int timeout_seconds);
 
+// The wall time, in ns, of running argv[0] (a path) to its exit with stdout discarded: `times`
+// runs, one sample each. Nothing if a run failed or ran past `timeout_seconds`.
+std::optional<std::vector<double>> TimeProcess(const std::vector<std::string>& argv, int times,
+                                               int timeout_seconds);
+
 }  // namespace nvbench

@@ -96,6 +96,21 @@ Samples RunRaw(bool sync_wakeup, bool fast_path_syscalls, KernelFeatures* featur
   return r.ns_per_call;
 }
 
+// A whole program's wall time: python3 importing a few standard modules (some 1,500 opens), and
+// a sandbox's start-up (/bin/true); the baseline for the latter is bubblewrap with the same
+// namespaces when it is installed, else util-linux's unshare.
+const std::vector<std::string> kPythonImport = {"/usr/bin/python3", "-c",
+                                                "import json,email,http.client,asyncio,decimal"};
+constexpr int kStartups = 5;  // /bin/true runs per sample run
+
+std::vector<std::string> StartupBaseline() {
+  if (access("/usr/bin/bwrap", X_OK) == 0)
+    return {"/usr/bin/bwrap", "--dev-bind",     "/",        "/",
+            "--unshare-pid",  "--unshare-user", "/bin/true"};
+  return {"/usr/bin/unshare", "--user",  "--map-root-user", "--pid",
+          "--fork",           "--mount", "--mount-proc",    "/bin/true"};
+}
+
 std::string SyncKey(const std::string& flag, int threads) {
   return "syncpt " + flag + " x" + std::to_string(threads);
 }
@@ -122,6 +137,13 @@ std::vector<Measurement> Plan(const Setup& s, KernelFeatures* features) {
   });
   add("open", [&s] { return RunNative(s, "open", kNativeOpenCalls); });
   add("open sandboxed", [&s] { return RunUnderNvsentry(s, {}, "open", 1, kTrappedCalls); });
+  add("python", [] { return TimeProcess(kPythonImport, 1, kRunTimeoutSeconds); });
+  add("python sandboxed",
+      [&s] { return TimeProcess(Sandboxed(s, {}, kPythonImport), 1, kRunTimeoutSeconds); });
+  add("startup baseline",
+      [] { return TimeProcess(StartupBaseline(), kStartups, kRunTimeoutSeconds); });
+  add("startup",
+      [&s] { return TimeProcess(Sandboxed(s, {}, {"/bin/true"}), kStartups, kRunTimeoutSeconds); });
   return m;
 }
 
@@ -229,6 +251,7 @@ class Report {
     PrintRows();
     PrintThroughput();
     PrintTargets();
+    PrintTable();
   }
 
  private:
@@ -322,6 +345,31 @@ class Report {
       printf("  %-36s %.2f x (floor + native open+close = %.0f ns), target < 1.5: %s\n",
              "(4) open+close under nvsentry", open.ns / OpenBudget(), OpenBudget(),
              Verdict(open.ns < 1.5 * OpenBudget()));
+  }
+
+  // The performance table's rows this driver measures (docs/benchmarks.md, "The performance
+  // table"); the submission and DMA rows come from gpu_guest_bench.
+  void PrintTable() const {
+    printf("\n6    the performance table (ratios of this run; a miss is reported, never fatal)\n");
+    auto row = [](const char* what, const Figure& f, const Figure& base, double target,
+                  const char* unit) {
+      if (!f.ok || !base.ok || base.ns <= 0) {
+        printf("  %-58s n/a\n", what);
+        return;
+      }
+      const double r = f.ns / base.ns;
+      printf("  %-58s %10.1f vs %10.1f %s: %.2fx, target <= %.2fx: %s\n", what, f.ns / 1e3,
+             base.ns / 1e3, unit, r, target, Verdict(r <= target));
+    };
+    row("SYNCPT_READ, defaults (3b) vs raw round trip, sync (2b)", at(SyncKey("--sync-wakeup", 1)),
+        at("raw sync"), 1.25, "us");
+    row("open+close of an ordinary file (4b) vs native (4a)", at("open sandboxed"), at("open"), 1.3,
+        "us");
+    row("python3 -c 'import json,email,http.client,asyncio,decimal'", at("python sandboxed"),
+        at("python"), 1.10, "us");
+    const std::string base = access("/usr/bin/bwrap", X_OK) == 0 ? "bwrap" : "unshare";
+    const std::string start = "nvsentry run -- /bin/true vs " + base + " (same namespaces)";
+    row(start.c_str(), at("startup"), at("startup baseline"), 1.2, "us");
   }
 
   std::map<std::string, Figure> figures_;

@@ -19,10 +19,13 @@ esac
 targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench)
 [ -f "$BUILD_DIR/bench/CMakeFiles/gpu_bench.dir/build.make" ] && targets+=(gpu_bench)
 cmake --build "$BUILD_DIR" --target "${targets[@]}" -j"$(nproc)" >&2
-"$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$BUILD_DIR/bench/nvsentry_bench" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/bench_guest" "$@" |
+  tee "$out/driver"
 echo
 echo "## The simulated GPU, end to end (a guest under nvsentry run)"
-"$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench"
+"$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench" | tee "$out/gpu"
 if [ -x "$BUILD_DIR/bench/gpu_bench" ]; then
   echo
   echo "## The command processor in process (pushbuffer decode, DMA engine)"
@@ -34,3 +37,7 @@ echo "## Parked waits (5,000 SYNCPT_WAITEX parked in the sentry)"
 echo
 echo "## Unmap and teardown at scale (in process)"
 "$BUILD_DIR/bench/teardown_bench"
+echo
+echo "## The performance table (docs/benchmarks.md): every row with its target, PASS or MISS"
+sed -n '/^6 /,$p' "$out/driver" | tail -n +2
+grep -E '^(per-entry|dma-64MiB) ' "$out/gpu" | sed 's/^/  /'
