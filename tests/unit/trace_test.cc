@@ -57,6 +57,22 @@ std::vector<uint8_t> Words(std::initializer_list<uint32_t> words) {
 const abi::DeviceDesc& CtrlDev() { return abi::Device(abi::DeviceId::kNvhostCtrl); }
 const abi::IoctlDesc* CtrlIoctl(uint32_t code) { return abi::FindIoctl(CtrlDev(), code); }
 
+// A direct SYNCPT_READ of syncpoint `in` that the driver refused (BadParameter, EINVAL).
+TraceIoctl BadSyncptRead(std::span<const uint8_t> in) {
+  return {1,
+          3,
+          &CtrlDev(),
+          CtrlIoctl(ctrl::kSyncptRead),
+          ctrl::kSyncptRead,
+          Via::kDirect,
+          in,
+          {},
+          {},
+          {},
+          NvError::kBadParameter,
+          EINVAL};
+}
+
 // SYNCPT_READ {in id; out value}: in {id=0, value=0xAAAA (ignored)}, out {id=0, value=12}.
 struct ReadCall {
   std::vector<uint8_t> in = Words({0, 0xAAAA});
@@ -122,20 +138,7 @@ TEST(TraceText, IoctlWithInputAndOutput) {
 
 TEST(TraceText, IoctlError) {
   std::vector<uint8_t> in = Words({999, 0});
-  std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({1,
-             3,
-             &CtrlDev(),
-             CtrlIoctl(ctrl::kSyncptRead),
-             ctrl::kSyncptRead,
-             Via::kDirect,
-             in,
-             {},
-             {},
-             {},
-             NvError::kBadParameter,
-             EINVAL});
-  });
+  std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) { t.Ioctl(BadSyncptRead(in)); });
   EXPECT_EQ(
       s,
       "[pid 1] ioctl(3</dev/nvhost-ctrl>, NVHOST_IOCTL_CTRL_SYNCPT_READ, {id=999}) = -1 EINVAL "
@@ -287,18 +290,7 @@ TEST(TraceJson, ErrorsNvdrvUnknownCloseNote) {
   std::vector<uint8_t> in = Words({999, 0});
   std::vector<uint8_t> hdr = Words({2, 0}), in2 = Words({10, 11, 12, 13}), out = Words({2, 77});
   std::string s = Capture(Tracer::Format::kJson, [&](Tracer& t) {
-    t.Ioctl({1,
-             3,
-             &CtrlDev(),
-             CtrlIoctl(ctrl::kSyncptRead),
-             ctrl::kSyncptRead,
-             Via::kDirect,
-             in,
-             {},
-             {},
-             {},
-             NvError::kBadParameter,
-             EINVAL});
+    t.Ioctl(BadSyncptRead(in));
     t.Ioctl({1,
              1,
              &CtrlDev(),
