@@ -189,8 +189,10 @@ bool RunRound(const Setup& s, const std::string& policy, Round* r) {
   r->loaded_raw_ns = *loaded_raw;
 
   GuestProcess g;
-  if (!g.Start({s.nvsentry, "run", "--policy=" + policy, "--", s.guest, std::to_string(s.waits),
-                std::to_string(kReadCalls), std::to_string(kBlocks)}))
+  // One thread per parked wait: the guest's task limit (--max-tasks, default 4096) must hold them.
+  if (!g.Start({s.nvsentry, "run", "--policy=" + policy,
+                "--max-tasks=" + std::to_string(s.waits + 64), "--", s.guest,
+                std::to_string(s.waits), std::to_string(kReadCalls), std::to_string(kBlocks)}))
     return Fail("cannot start the guest");
   const std::string proc = "/proc/" + std::to_string(g.pid());
   std::optional<std::string> line = g.Line();
