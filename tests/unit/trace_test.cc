@@ -57,20 +57,23 @@ std::vector<uint8_t> Words(std::initializer_list<uint32_t> words) {
 const abi::DeviceDesc& CtrlDev() { return abi::Device(abi::DeviceId::kNvhostCtrl); }
 const abi::IoctlDesc* CtrlIoctl(uint32_t code) { return abi::FindIoctl(CtrlDev(), code); }
 
-// A direct SYNCPT_READ of syncpoint `in` that the driver refused (BadParameter, EINVAL).
-TraceIoctl BadSyncptRead(std::span<const uint8_t> in) {
+// A SYNCPT_READ of syncpoint `in` that the driver refused (BadParameter): a direct ioctl on fd 3
+// fails with EINVAL; carried by an nvdrv Ioctl on nvdrv fd 1, the syscall succeeds and the
+// NvError goes into the command's error word.
+TraceIoctl BadSyncptRead(std::span<const uint8_t> in, Via via = Via::kDirect) {
+  const bool direct = via == Via::kDirect;
   return {1,
-          3,
+          direct ? 3 : 1,
           &CtrlDev(),
           CtrlIoctl(ctrl::kSyncptRead),
           ctrl::kSyncptRead,
-          Via::kDirect,
+          via,
           in,
           {},
           {},
           {},
           NvError::kBadParameter,
-          EINVAL};
+          direct ? EINVAL : 0};
 }
 
 // SYNCPT_READ {in id; out value}: in {id=0, value=0xAAAA (ignored)}, out {id=0, value=12}.
@@ -149,18 +152,7 @@ TEST(TraceText, ThroughNvdrv) {
   std::vector<uint8_t> in = Words({999, 0});
   ReadCall c;
   std::string s = Capture(Tracer::Format::kText, [&](Tracer& t) {
-    t.Ioctl({1,
-             1,
-             &CtrlDev(),
-             CtrlIoctl(ctrl::kSyncptRead),
-             ctrl::kSyncptRead,
-             Via::kIoctl,
-             in,
-             {},
-             {},
-             {},
-             NvError::kBadParameter,
-             0});
+    t.Ioctl(BadSyncptRead(in, Via::kIoctl));
     TraceIoctl ok = c.Ok();
     ok.via = Via::kIoctl;
     ok.fd = 1;
@@ -291,18 +283,7 @@ TEST(TraceJson, ErrorsNvdrvUnknownCloseNote) {
   std::vector<uint8_t> hdr = Words({2, 0}), in2 = Words({10, 11, 12, 13}), out = Words({2, 77});
   std::string s = Capture(Tracer::Format::kJson, [&](Tracer& t) {
     t.Ioctl(BadSyncptRead(in));
-    t.Ioctl({1,
-             1,
-             &CtrlDev(),
-             CtrlIoctl(ctrl::kSyncptRead),
-             ctrl::kSyncptRead,
-             Via::kIoctl,
-             in,
-             {},
-             {},
-             {},
-             NvError::kBadParameter,
-             0});
+    t.Ioctl(BadSyncptRead(in, Via::kIoctl));
     t.Ioctl({1,
              3,
              &CtrlDev(),
