@@ -17,7 +17,7 @@ abi::NvError Session::ChargeFd() {
 
 Session::~Session() {
   if (fd_charged_) fd_charged_->Release(BudgetKind::kOpenFds);
-  if (traced_fd_ >= 0 && config_.services.tracer != nullptr)
+  if (traced_ && config_.services.tracer != nullptr)
     config_.services.tracer->Close({0, device_.path, traced_fd_, false});
 }
 

@@ -23,9 +23,12 @@ class Session {
   // address space, an nvmap fd given to a channel).
   std::shared_ptr<hostshim::DeviceBackend> shared_backend() { return backend_; }
   const GuestConfig& config() const { return config_; }
-  // The guest fd the session was first placed as; the trace reports its close under that number
-  // when the last reference anywhere goes away.
-  void TraceCloseAs(int fd) { traced_fd_ = fd; }
+  // The guest fd the session was first placed as (-1: not known); the trace reports its close
+  // under that number when the last reference anywhere goes away.
+  void TraceCloseAs(int fd) {
+    traced_ = true;
+    traced_fd_ = fd;
+  }
   // Takes one open device fd from the guest's open_fds budget, given back when the session ends
   // (the last reference anywhere goes away). InsufficientMemory when the budget is spent.
   abi::NvError ChargeFd();
@@ -45,6 +48,7 @@ class Session {
   const abi::DeviceDesc& device_;
   std::shared_ptr<hostshim::DeviceBackend> backend_;
   const GuestConfig& config_;
+  bool traced_ = false;
   int traced_fd_ = -1;
   std::shared_ptr<BudgetAccount> fd_charged_;  // the account ChargeFd charged, if it did
 };

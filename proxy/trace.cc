@@ -168,8 +168,12 @@ std::string Tracer::OpenRecord(const TraceOpen& r) const {
         "{\"tid\":", r.tid, ",\"op\":\"open\",\"via\":\"", r.nvdrv ? "nvdrv" : "direct",
         "\",\"path\":", abi::JsonQuote(r.path), ",\"fd\":", ok ? r.fd : -1, ",\"errno\":", r.err,
         r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
-        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":", Seconds(r.took), "}\n");
+        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":", Seconds(r.took),
+        r.fd_unseen ? ",\"fd_unseen\":true" : "", "}\n");
   }
+  if (r.fd_unseen)
+    return absl::StrCat(Prefix(r.tid), "open(", abi::CQuote(r.path),
+                        ") = ? /* closed before any ioctl used it */", TimeSuffix(r.took), "\n");
   std::string result = ok ? absl::StrCat(r.fd) : Result(r.err, r.nverr);
   // nvdrv Open fails with an NvError only; a direct open always has the errno.
   if (!ok && r.err == 0 && r.nverr == NvError::kSuccess) result = "-1";

@@ -30,6 +30,9 @@ struct TraceOpen {
   abi::NvError nverr = abi::NvError::kSuccess;  // for nvdrv Open
   bool nvdrv = false;                           // opened through the /dev/nvdrv Open command
   std::chrono::nanoseconds took{0};
+  // A device file (sentry/device_fs.h) whose fd the sentry never saw: no ioctl used it before
+  // its last copy was closed.
+  bool fd_unseen = false;
 };
 
 struct TraceClose {

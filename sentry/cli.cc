@@ -60,6 +60,11 @@ Options for run:
   --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (the default
                      where the kernel has it, Linux 6.6+; see docs/benchmarks.md)
   --no-sync-wakeup   let the scheduler place the sentry's wake-ups
+  --devices=MODE     how the program reaches the device nodes: files (the sentry serves them
+                     as files of the program's /dev; no open of any other file leaves the
+                     kernel; needs nvsentry started as root), trap (the sentry traps every
+                     open and serves those of device paths; a signal can interrupt any open
+                     with EINTR), or auto (the default: files where nvsentry can, else trap)
   --trace[=FILE]     print every device open, ioctl and close, decoded field by field, to
                      FILE (default: standard error)
   --trace-format=F   text (default) or json (one object per line); implies --trace
@@ -149,6 +154,17 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.sync_wakeup = true;
     } else if (name == "--no-sync-wakeup" && !has_value) {
       o.sync_wakeup = false;
+    } else if (name == "--devices") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value == "auto")
+        o.devices = DeviceMode::kAuto;
+      else if (value == "files")
+        o.devices = DeviceMode::kFiles;
+      else if (value == "trap")
+        o.devices = DeviceMode::kTrap;
+      else
+        return absl::InvalidArgumentError(
+            absl::StrCat("--devices: '", value, "' is not one of auto, files, trap"));
     } else if (name == "--trace") {
       o.trace = true;
       if (has_value) {

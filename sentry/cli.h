@@ -13,6 +13,9 @@
 
 namespace nvsentry::sentry {
 
+// How the guest reaches its device nodes (--devices).
+enum class DeviceMode { kAuto, kFiles, kTrap };
+
 struct RunOptions {
   std::vector<std::string> argv;  // the guest program and its arguments
   std::string log_level = "warn";
@@ -21,6 +24,9 @@ struct RunOptions {
   uint32_t log_burst = 10;
   int workers = 0;
   bool sync_wakeup = true;  // used where the kernel has it (6.6+)
+  // files: served as files of the guest's /dev (sentry/device_fs.h); trap: every open trapped;
+  // auto: files where this nvsentry may make them (started as root), else trap.
+  DeviceMode devices = DeviceMode::kAuto;
   // --trace[=FILE]: every device open, ioctl and close, decoded. "-" (the default) is stderr.
   bool trace = false;
   std::string trace_file = "-";

@@ -47,7 +47,7 @@ absl::Status Check(int rc, std::string_view what) {
 
 }  // namespace
 
-absl::StatusOr<FilterProgram> BuildGuestFilter() {
+absl::StatusOr<FilterProgram> BuildGuestFilter(bool trap_opens) {
   std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return absl::InternalError("seccomp_init failed");
   scmp_filter_ctx c = ctx.get();
@@ -56,6 +56,7 @@ absl::StatusOr<FilterProgram> BuildGuestFilter() {
       if (auto s = Check(seccomp_arch_add(c, arch), "arch_add"); !s.ok()) return s;
 
   for (const char* name : kOpenCalls) {
+    if (!trap_opens) break;
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_NOTIFY, nr, 0), name); !s.ok()) return s;

@@ -1,5 +1,6 @@
-// The guest's seccomp filter. It traps to the sentry only what the sentry must see: the open
-// family (so device paths can be served) and ioctls whose magic belongs to a catalogue device.
+// The guest's seccomp filter. It traps to the sentry only what the sentry must see: ioctls whose
+// magic belongs to a catalogue device and, only when the device nodes are not files the sentry
+// serves (sentry/device_fs.h), the open family, so that device paths can be served.
 // It refuses, with EPERM, what would let a guest uncover a host NVIDIA node that the sandbox hid:
 // mount-family calls, open_by_handle_at, and mknod of device nodes; and the terminal ioctls that
 // inject input into a terminal the guest shares with nvsentry's shell (TIOCSTI, TIOCLINUX).
@@ -22,7 +23,7 @@ struct FilterProgram {
 };
 
 // Built in the sentry before the guest exists (libseccomp allocates); loading needs no allocation.
-absl::StatusOr<FilterProgram> BuildGuestFilter();
+absl::StatusOr<FilterProgram> BuildGuestFilter(bool trap_opens);
 
 // Installs `prog` on the calling thread and returns the listener fd, or -errno. Tries the
 // killable-after-receive mode first (Linux 5.19+), which keeps a received call from being

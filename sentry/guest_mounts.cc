@@ -6,9 +6,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+
+#include "sentry/guest_dev.h"
 
 namespace nvsentry::sentry {
 namespace {
@@ -101,7 +104,18 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   // Our mounts stay ours; the host's later mounts still show up here.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
     return Why("making / a slave mount", errno);
+  if (plan.device_mount >= 0)
+    if (std::string e =
+            AttachGuestDev(plan.dev_tmpfs, plan.dev_binds, plan.device_files, plan.device_mount);
+        !e.empty())
+      return e;
   for (const HostNode& n : plan.hide) {
+    // A host node where a device file now is (a Tegra host's own nvhost-ctrl, say) is gone
+    // already: the device file took its place.
+    if (plan.device_mount >= 0 && n.path.starts_with("/dev/") &&
+        std::find(plan.device_files.begin(), plan.device_files.end(), n.path.substr(5)) !=
+            plan.device_files.end())
+      continue;
     int rc = n.is_dir ? mount("nvsentry", n.path.c_str(), "tmpfs",
                               MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=4k,mode=0755")
                       : mount("/dev/null", n.path.c_str(), nullptr, MS_BIND, nullptr);

@@ -1,7 +1,9 @@
 // The guest's view of the filesystem, set up by its init inside the sandbox's own mount namespace
 // (owned by the guest's user namespace, so nothing here reaches the host's mounts). In order:
 //   1. mounts become slaves: the host's later mounts still show up, ours never leave;
-//   2. every host NVIDIA node is covered (a file by /dev/null, a directory by an empty tmpfs);
+//   2. with device files (sentry/guest_dev.h), a /dev of the guest's own that holds them and the
+//      host's other entries; then every host NVIDIA node left is covered (a file by /dev/null, a
+//      directory by an empty tmpfs);
 //   3. the sources of --bind / --ro-bind are opened (O_PATH) in that view, as the guest's identity
 //      sees it: a bind can neither uncover a host node nor miss what --private-tmp hides next;
 //   4. --ro-root: every mount of the host's tree becomes read-only (mount_setattr, recursive);
@@ -26,6 +28,12 @@ struct BindMount {
 
 struct MountPlan {
   std::vector<HostNode> hide;  // host NVIDIA nodes to cover
+  // The sentry's device files (sentry/device_fs.h) as a detached mount, and the guest's own /dev
+  // that holds them (sentry/guest_dev.h); -1 when the sentry traps the guest's opens instead.
+  int device_mount = -1;
+  int dev_tmpfs = -1;
+  std::vector<std::string> dev_binds;     // host entries to bind into it
+  std::vector<std::string> device_files;  // the device files' names in it
   bool read_only_root = false;
   bool private_tmp = false;
   std::vector<BindMount> binds;

@@ -25,8 +25,10 @@
 #include "proxy/learn.h"
 #include "proxy/trace.h"
 #include "sentry/crash.h"
+#include "sentry/device_fs.h"
 #include "sentry/fd_passing.h"
 #include "sentry/filter.h"
+#include "sentry/guest_dev.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
 #include "sentry/identity.h"
@@ -86,7 +88,11 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
 // The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
 // directory.
 MountPlan GuestMountPlan(const RunOptions& o) {
-  MountPlan plan{FindHostNvidiaNodes(), o.ro_root, o.private_tmp, o.binds};
+  MountPlan plan;
+  plan.hide = FindHostNvidiaNodes();
+  plan.read_only_root = o.ro_root;
+  plan.private_tmp = o.private_tmp;
+  plan.binds = o.binds;
   for (BindMount& b : plan.binds) b.source = std::filesystem::absolute(b.source).lexically_normal();
   return plan;
 }
@@ -132,8 +138,8 @@ struct InitPlan {
 };
 
 // Clones init into the guest's user, PID and mount (and, with --no-network, network) namespaces,
-// maps its ids, makes it a process group of its own that owns the terminal if nvsentry does, and
-// tells it to go. The message says what failed.
+// maps its ids and makes it a process group of its own that owns the terminal if nvsentry does.
+// Init then waits for GoAhead. The message says what failed.
 absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   std::vector<char*> argv;
   for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -194,10 +200,33 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   // is its terminal's foreground job, the guest's group takes the terminal before it starts.
   setpgid(init.pid, init.pid);
   tty.HandToIfForeground(init.pid);
-  if (!SendWithFd(init.control.get(), "go", -1).ok())
-    return give_up(
-        absl::UnavailableError("cannot start the sandbox: its init exited before it was ready"));
   return init;
+}
+
+// Lets init go on: it sets up the guest's view (attaching the device files, which the sentry
+// must be serving by now) and starts the guest program.
+absl::Status GoAhead(StartedInit& init, Terminal& tty) {
+  if (SendWithFd(init.control.get(), "go", -1).ok()) return absl::OkStatus();
+  init.control.Reset();  // init exits on EOF
+  tty.TakeBack();
+  waitpid(init.pid, nullptr, 0);
+  return absl::UnavailableError("cannot start the sandbox: its init exited before it was ready");
+}
+
+// The device files (--devices), or nullopt when the sentry traps opens instead. An error when
+// they were asked for and cannot be made.
+absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) {
+  if (mode == DeviceMode::kTrap) return std::nullopt;
+  absl::StatusOr<DeviceFsMount> m = MakeDeviceFs();
+  if (m.ok()) return std::optional<DeviceFsMount>(*std::move(m));
+  if (mode == DeviceMode::kFiles)
+    return absl::FailedPreconditionError(absl::StrCat("--devices=files: ", m.status().message(),
+                                                      " (it needs nvsentry started as root)"));
+  spdlog::info(
+      "device nodes: every open is trapped ({}); --devices=files needs nvsentry "
+      "started as root",
+      std::string(m.status().message()));
+  return std::nullopt;
 }
 
 // After the guest runs: what nvsentry passes on between its own signals and the guest (job
@@ -328,12 +357,31 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return 2;
   }
   spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
-  absl::StatusOr<FilterProgram> filter = BuildGuestFilter();
+  absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
+  if (!device_files.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
+    return kSandboxFailed;
+  }
+  absl::StatusOr<FilterProgram> filter = BuildGuestFilter(!device_files->has_value());
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
     return kSandboxFailed;
   }
   MountPlan mounts = GuestMountPlan(options);
+  std::optional<GuestDev> dev;
+  if (device_files->has_value()) {
+    absl::StatusOr<GuestDev> made =
+        MakeGuestDev(DeviceFileNames(), mounts.hide, identity->host_uid, identity->host_gid);
+    if (!made.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(made.status().message()).c_str());
+      return kSandboxFailed;
+    }
+    dev = *std::move(made);
+    mounts.device_mount = (*device_files)->mount.get();
+    mounts.dev_tmpfs = dev->tmpfs.get();
+    mounts.dev_binds = dev->binds;
+    mounts.device_files = dev->devices;
+  }
   for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
 
   // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
@@ -352,6 +400,9 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
     return kSandboxFailed;
   }
+  // Init has its own copies of the mounts to attach.
+  if (device_files->has_value()) (*device_files)->mount.Reset();
+  dev.reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
   // 137 (SIGKILL) whatever init reports.
   auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
@@ -361,6 +412,15 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
 
+  NarrowTheSentry(*identity);
+  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
+  // process ends right after RunGuest returns.
+  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest});
+  if (device_files->has_value()) sentry->ServeDeviceFiles(**std::move(device_files));
+  if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
+    return kSandboxFailed;
+  }
   absl::StatusOr<ReceivedListener> received = ReceiveListener(init->control.get());
   init->control.Reset();
   if (!received.ok()) {
@@ -374,13 +434,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     spdlog::warn(
         "kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
         "interrupt a call after the sentry acted on it");
-  NarrowTheSentry(*identity);
-
-  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
-  // process ends right after RunGuest returns. The listener is the sentry's for its whole life.
-  auto* sentry = new Sentry(received->fd.Release(),
-                            SentryOptions{options.workers, options.sync_wakeup, guest});
-  sentry->Start();
+  // The listener is the sentry's for its whole life.
+  sentry->Start(received->fd.Release());
   return Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
 }
 

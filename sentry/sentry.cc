@@ -55,14 +55,20 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
 
 }  // namespace
 
-Sentry::Sentry(int listener_fd, const SentryOptions& options)
-    : listener_(listener_fd), options_(options), gpu_(GpuFor(*options_.guest)) {
+Sentry::Sentry(const SentryOptions& options) : options_(options), gpu_(GpuFor(*options_.guest)) {
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
-  if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
-    spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");
 }
 
-void Sentry::Start() {
+void Sentry::ServeDeviceFiles(DeviceFsMount mount) {
+  sessions_.SetDeviceFiles(mount.dev);
+  DeviceFileHandler& handler = *this;
+  device_fs_ = std::make_unique<DeviceFs>(std::move(mount.connection), handler);
+}
+
+void Sentry::Start(int listener_fd) {
+  listener_ = Listener(listener_fd);
+  if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
+    spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   for (auto& t : workers_) t.detach();  // they end with the process
 }
@@ -234,6 +240,46 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path,
   if (proxy::Learner* l = options_.guest->services.learner.get()) l->Opened(dev);
   NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} as fd {}", tid, path, guest_fd);
 }
+
+int64_t Sentry::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
+  const auto t0 = Clock::now();
+  const proxy::GuestConfig& guest = *options_.guest;
+  proxy::Tracer* tracer = guest.services.tracer.get();
+  auto refuse = [&](abi::NvError verdict, int err, std::string_view why) {
+    NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", dev.path, why);
+    if (tracer != nullptr)
+      tracer->Open({tid, dev.path, -1, err, verdict, false, Clock::now() - t0});
+    return -static_cast<int64_t>(err);
+  };
+  if (abi::NvError verdict = proxy::MayOpen(guest, &dev); verdict != abi::NvError::kSuccess)
+    return refuse(verdict, proxy::OpenErrno(verdict), abi::NvErrorName(verdict));
+  if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
+  proxy::NewSession made = proxy::MakeSession(guest, dev, gpu_);
+  if (!made.session)
+    return refuse(made.refused, abi::NvErrorToErrno(made.refused),
+                  "the driver cannot keep another (the device's own budget or open_fds)");
+  // The open's record waits for its fd, which only the session's first call tells: written then,
+  // before that call's own record (or, if none comes, when the session ends).
+  std::function<void(pid_t, int)> first_seen;
+  if (tracer != nullptr) {
+    const std::chrono::nanoseconds took = Clock::now() - t0;
+    first_seen = [tracer, session = made.session.get(), path = dev.path, tid, took](pid_t user,
+                                                                                    int fd) {
+      proxy::TraceOpen r{user != 0 ? user : tid, path, fd, 0, abi::NvError::kSuccess, false, took};
+      r.fd_unseen = fd < 0;
+      tracer->Open(r);
+      session->TraceCloseAs(fd);
+    };
+  }
+  absl::StatusOr<uint64_t> handle = sessions_.AddFile(std::move(made.session), first_seen);
+  if (!handle.ok()) return -ENFILE;
+  if (proxy::Learner* l = guest.services.learner.get()) l->Opened(dev);
+  NVS_LOG_LIMITED(spdlog::level::debug, "thread {} opened {} (flags {:#x}) as session {}", tid,
+                  dev.path, flags, *handle);
+  return static_cast<int64_t>(*handle);
+}
+
+void Sentry::ReleaseFile(uint64_t handle) { sessions_.EndFile(handle); }
 
 void Sentry::HandleIoctl(const seccomp_notif& req) {
   const pid_t tid = static_cast<pid_t>(req.pid);

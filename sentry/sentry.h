@@ -1,7 +1,10 @@
-// The sentry proper: worker threads that receive the guest's trapped calls and serve them. Opens
-// of device paths become device sessions placed in the guest; ioctls on sessions go through the
-// copy engine to the simulated GPU; everything else continues natively. No handler blocks on the
-// guest: waits are parked and answered by whoever completes them.
+// The sentry proper: worker threads that receive the guest's trapped calls and serve them, and
+// (with device files) the filesystem that serves the guest's device nodes. Each open of a device
+// node becomes a device session: an open of a device file (sentry/device_fs.h), or, with trapped
+// opens, a trapped open of a device path, whose session is placed in the guest as a new fd.
+// Ioctls on sessions go through the copy engine to the simulated GPU; everything else continues
+// natively. No handler blocks on the guest: waits are parked and answered by whoever completes
+// them.
 #pragma once
 
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include "hostshim/sim/gpu.h"
 #include "proxy/guest_config.h"
 #include "proxy/session.h"
+#include "sentry/device_fs.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
 #include "sentry/open_path.h"
@@ -33,13 +37,21 @@ struct SentryOptions {
   std::shared_ptr<const proxy::GuestConfig> guest;
 };
 
-class Sentry {
+class Sentry final : private DeviceFileHandler {
  public:
-  Sentry(int listener_fd, const SentryOptions& options);
-  void Start();
+  explicit Sentry(const SentryOptions& options);
+  // Serves the device files on `connection` (DeviceFsMount) from now on: before the guest's init
+  // attaches them, which waits for the answers.
+  void ServeDeviceFiles(DeviceFsMount mount);
+  // Serves the guest's trapped calls from `listener_fd`, which the sentry keeps.
+  void Start(int listener_fd);
   SessionTable& sessions() { return sessions_; }
 
  private:
+  // DeviceFileHandler: a device file's open and its end.
+  int64_t OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) override;
+  void ReleaseFile(uint64_t handle) override;
+
   void WorkerLoop();
   void Handle(const seccomp_notif& req);
   using Clock = std::chrono::steady_clock;
@@ -59,7 +71,7 @@ class Sentry {
                     std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0);
   void HandleIoctl(const seccomp_notif& req);
 
-  Listener listener_;
+  Listener listener_{-1};
   SentryOptions options_;
   SyscallTable syscalls_;
   // Before gpu_, so it outlives the parked calls the GPU still holds.
@@ -67,6 +79,7 @@ class Sentry {
   Parking parking_{park_watch_, options_.guest->services.budget};
   hostshim::sim::Gpu gpu_;
   SessionTable sessions_;
+  std::unique_ptr<DeviceFs> device_fs_;
   std::vector<std::thread> workers_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/device_fs.h"
 #include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
@@ -26,7 +27,7 @@ long Kcmp(pid_t pid1, pid_t pid2, int type, unsigned long idx1, unsigned long id
 
 // Per worker thread: (tid, fd) -> slot. Bounded; a wrong guess costs only the slow path.
 struct IdentityCache {
-  absl::flat_hash_map<uint64_t, int> map;
+  absl::flat_hash_map<uint64_t, uint64_t> map;
 };
 thread_local IdentityCache tls_cache;
 constexpr size_t kCacheLimit = 4096;
@@ -92,15 +93,20 @@ absl::StatusOr<SessionTable::Pending> SessionTable::Create(
   if (!slot || epoll_ctl(slot.get(), EPOLL_CTL_ADD, guest_end.get(), &ev) != 0 ||
       fstat(guest_end.get(), &st) != 0)
     return absl::ResourceExhaustedError(absl::StrCat("session fds: ", strerror(errno)));
-  const int slot_fd = slot.get(), keep_fd = keep_end.get();
+  const uint64_t slot_id = static_cast<uint64_t>(slot.get());
+  const int keep_fd = keep_end.get();
   {
     absl::MutexLock lock(&mu_);
-    by_slot_[slot_fd] =
-        Entry{std::move(session), std::move(slot), guest_end.get(), std::move(keep_end), st.st_ino};
-    by_ino_[st.st_ino] = slot_fd;
-    by_keep_end_[keep_fd] = slot_fd;
+    Entry& e = by_slot_[slot_id];
+    e.session = std::move(session);
+    e.anchor = std::move(slot);
+    e.tfd = guest_end.get();
+    e.keep_end = std::move(keep_end);
+    e.ino = st.st_ino;
+    by_ino_[st.st_ino] = slot_id;
+    by_keep_end_[keep_fd] = slot_id;
   }
-  return Pending{std::move(guest_end), slot_fd};
+  return Pending{std::move(guest_end), slot_id};
 }
 
 void SessionTable::Placed(Pending& p) {
@@ -125,19 +131,45 @@ void SessionTable::Abandon(Pending& p) {
   End(p.slot);
 }
 
-void SessionTable::End(int slot) {
+absl::StatusOr<uint64_t> SessionTable::AddFile(std::shared_ptr<proxy::Session> session,
+                                               std::function<void(pid_t, int)> first_seen) {
+  {
+    absl::MutexLock lock(&census_->mu);
+    ++census_->alive;
+  }
+  session->WhenGone([census = census_] {
+    absl::MutexLock lock(&census->mu);
+    --census->alive;
+  });
+  absl::MutexLock lock(&mu_);
+  if (end_all_started_) return absl::UnavailableError("the guest is gone");
+  const uint64_t slot = next_file_slot_++;
+  Entry& e = by_slot_[slot];
+  e.session = std::move(session);
+  e.first_seen = std::move(first_seen);
+  return slot;
+}
+
+void SessionTable::EndFile(uint64_t handle) {
+  if (handle >= kFirstFileSlot) End(handle, true);
+}
+
+void SessionTable::End(uint64_t slot, bool closed) {
   std::shared_ptr<proxy::Session> doomed;
   {
     absl::MutexLock lock(&mu_);
     auto it = by_slot_.find(slot);
     if (it == by_slot_.end()) return;
     Entry& e = it->second;
-    epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_DEL, e.keep_end.get(), nullptr);
-    by_ino_.erase(e.ino);
-    by_keep_end_.erase(e.keep_end.get());
+    if (e.first_seen) e.first_seen(0, -1);
+    if (e.keep_end) {
+      epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_DEL, e.keep_end.get(), nullptr);
+      by_ino_.erase(e.ino);
+      by_keep_end_.erase(e.keep_end.get());
+    }
     doomed = std::move(e.session);
     by_slot_.erase(it);  // closes its epoll and its pipe's read end
-    if (TestHookOn(TestHook::kHoldSessionEnd) && std::this_thread::get_id() == lifetime_.get_id())
+    if (closed && TestHookOn(TestHook::kHoldSessionEnd))
       mu_.AwaitWithTimeout(absl::Condition(&end_all_started_), absl::Seconds(10));
   }
   if (doomed) NVS_LOG_LIMITED(spdlog::level::debug, "{}: session closed", doomed->device().path);
@@ -145,13 +177,13 @@ void SessionTable::End(int slot) {
 }
 
 int SessionTable::EndAll(absl::Duration patience) {
-  std::vector<int> slots;
+  std::vector<uint64_t> slots;
   {
     absl::MutexLock lock(&mu_);
     end_all_started_ = true;
     for (const auto& [slot, e] : by_slot_) slots.push_back(slot);
   }
-  for (int slot : slots) End(slot);  // End ignores a slot the lifetime thread ended meanwhile
+  for (uint64_t slot : slots) End(slot);  // End ignores a slot the lifetime thread ended meanwhile
   // A slot already out of the table is not necessarily ended: the lifetime thread may be in the
   // middle of End (it took the entry out, the session's end has not run yet), and a worker
   // inside a call may hold the last reference. The process must not end before they finish.
@@ -170,25 +202,26 @@ std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
   auto hit = tls_cache.map.find(key);
   if (hit != tls_cache.map.end() && kcmp_ok_) {
     std::shared_ptr<proxy::Session> session;
-    int tfd = -1;
+    int anchor = -1, tfd = -1;
     {
       absl::ReaderMutexLock lock(&mu_);
       auto e = by_slot_.find(hit->second);
-      if (e != by_slot_.end()) {
+      if (e != by_slot_.end() && e->second.anchor) {
         session = e->second.session;
+        anchor = e->second.anchor.get();
         tfd = e->second.tfd;
       }
     }
     if (session) {
-      kcmp_epoll_slot s{static_cast<__u32>(hit->second), static_cast<__u32>(tfd), 0};
+      kcmp_epoll_slot s{static_cast<__u32>(anchor), static_cast<__u32>(tfd), 0};
       if (Kcmp(tid, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(fd),
                reinterpret_cast<unsigned long>(&s)) == 0)
         return session;
     }
   }
-  int slot = -1;
+  uint64_t slot = 0;
   std::shared_ptr<proxy::Session> session = SlowLookup(tid, fd, &slot);
-  if (session) {
+  if (session && slot != 0) {
     if (tls_cache.map.size() >= kCacheLimit) tls_cache.map.clear();
     tls_cache.map[key] = slot;
   } else if (hit != tls_cache.map.end()) {
@@ -197,11 +230,14 @@ std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
   return session;
 }
 
-std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, int* slot) {
+std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, uint64_t* slot) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/fd/%d", tid, fd);
   struct stat st;
-  if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_dev != pipefs_dev_) return nullptr;
+  if (stat(path, &st) != 0) return nullptr;
+  if (S_ISREG(st.st_mode) && device_files_dev_ != 0 && st.st_dev == device_files_dev_)
+    return LookupFile(tid, fd, slot);
+  if (!S_ISFIFO(st.st_mode) || st.st_dev != pipefs_dev_) return nullptr;
   absl::ReaderMutexLock lock(&mu_);
   auto i = by_ino_.find(st.st_ino);
   if (i == by_ino_.end()) return nullptr;
@@ -209,7 +245,55 @@ std::shared_ptr<proxy::Session> SessionTable::SlowLookup(pid_t tid, int fd, int*
   return by_slot_.at(i->second).session;
 }
 
-void SessionTable::WaitUntilEnded(int slot, absl::Duration patience) {
+// A device file: a copy of the guest's open file asks the filesystem for its handle. The copy is
+// the very file the guest's fd held when fetched; its handle can only be one the filesystem gave
+// an open. No lock is held while the filesystem answers (its thread takes the lock to add files).
+std::shared_ptr<proxy::Session> SessionTable::LookupFile(pid_t tid, int fd, uint64_t* slot) {
+  // PIDFD_THREAD (6.9): a thread's own descriptor table, which a thread made without CLONE_FILES
+  // does not share with its group.
+  constexpr unsigned kPidfdThread = O_EXCL;
+  hostshim::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, tid, kPidfdThread)));
+  if (!pidfd) pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, tid, 0)));
+  if (!pidfd) return nullptr;
+  const hostshim::UniqueFd file(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+  if (!file) return nullptr;
+  const int64_t handle = IdentifyDeviceFile(file.get());
+  if (handle < static_cast<int64_t>(kFirstFileSlot)) return nullptr;
+  const uint64_t id = static_cast<uint64_t>(handle);
+  bool needs_anchor;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = by_slot_.find(id);
+    if (it == by_slot_.end()) return nullptr;  // ended: the guest closed it meanwhile
+    needs_anchor = !it->second.anchor;
+  }
+  // The epoll instance that lets kcmp recognise the file from now on (registering a device file
+  // asks its filesystem once whether it can poll, so outside the lock as well).
+  hostshim::UniqueFd anchor;
+  if (needs_anchor) {
+    anchor.Reset(epoll_create1(EPOLL_CLOEXEC));
+    epoll_event ev{};
+    if (!anchor || epoll_ctl(anchor.get(), EPOLL_CTL_ADD, file.get(), &ev) != 0) anchor.Reset();
+  }
+  absl::MutexLock lock(&mu_);
+  auto it = by_slot_.find(id);
+  if (it == by_slot_.end()) return nullptr;
+  Entry& e = it->second;
+  if (!e.anchor && anchor) {
+    e.anchor = std::move(anchor);
+    e.tfd = file.get();
+  }
+  if (e.first_seen) {
+    std::function<void(pid_t, int)> seen = std::move(e.first_seen);
+    e.first_seen = nullptr;
+    seen(tid, fd);
+  }
+  // Without an anchor (no epoll fd to spare) the file stays on the slow path.
+  *slot = e.anchor ? id : 0;
+  return e.session;
+}
+
+void SessionTable::WaitUntilEnded(uint64_t slot, absl::Duration patience) {
   absl::MutexLock lock(&mu_);
   auto ended = [this, slot]()
                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !by_slot_.contains(slot); };
@@ -234,13 +318,13 @@ void SessionTable::LifetimeLoop() {
       while (read(fd, sink, sizeof sink) > 0) {
       }
       if (events[i].events & (EPOLLHUP | EPOLLERR)) {
-        int slot = -1;
+        uint64_t slot = 0;
         {
           absl::ReaderMutexLock lock(&mu_);
           auto it = by_keep_end_.find(fd);
           if (it != by_keep_end_.end()) slot = it->second;
         }
-        if (slot >= 0) End(slot);
+        if (slot != 0) End(slot, true);
       }
     }
   }

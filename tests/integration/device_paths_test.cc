@@ -48,9 +48,23 @@ class HostNode : public ::testing::Test {
   dev_t rdev_ = 0;
 };
 
+// The guest's own /dev holds the device files; the host node is simply absent from it.
 TEST_F(HostNode, StandInIsUnreachable) {
-  RunResult r =
-      RunSandboxed({}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}, {}, 60000);
+  RunResult r = RunSandboxed(
+      {"--devices=files"}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}, {}, 60000);
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(kv["breaches"], "0");
+  EXPECT_EQ(kv["direct_errno"], E(ENOENT));
+  EXPECT_EQ(kv["umount_errno"], E(EPERM));
+  EXPECT_EQ(kv["mknod_errno"], E(EPERM));
+}
+
+// With trapped opens the host node is covered by /dev/null where it is, and the sentry looks at
+// each open's path.
+TEST_F(HostNode, StandInIsUnreachableWithTrappedOpens) {
+  RunResult r = RunSandboxed(
+      {"--devices=trap"}, {CtrlGuestPath(), "host_node", path_, std::to_string(rdev_)}, {}, 60000);
   auto kv = ParseKeyValues(r.out);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(kv["breaches"], "0");
@@ -62,8 +76,19 @@ TEST_F(HostNode, StandInIsUnreachable) {
 }
 
 TEST_F(HostNode, ABindCannotUncoverIt) {
+  // The bind's source is looked up in the guest's own /dev, which lacks it.
+  RunResult r = RunSandboxed({"--devices=files", "--private-tmp", "--bind", path_, "/tmp/node"},
+                             {"sh", "-c", "stat -c %t:%T /tmp/node; head -c 1 /tmp/node | wc -c"});
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_NE(r.err.find("--bind " + path_ + " /tmp/node: " + path_ + ": No such file or directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(HostNode, ABindCannotUncoverItWithTrappedOpens) {
   // The bind's source is looked up after the node is covered: the guest gets the cover.
-  RunResult r = RunSandboxed({"--private-tmp", "--bind", path_, "/tmp/node"},
+  RunResult r = RunSandboxed({"--devices=trap", "--private-tmp", "--bind", path_, "/tmp/node"},
                              {"sh", "-c", "stat -c %t:%T /tmp/node; head -c 1 /tmp/node | wc -c"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "1:3\n0\n") << "not /dev/null's device (1:3): the host node itself";

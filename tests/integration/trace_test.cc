@@ -172,15 +172,18 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
 
 // The guest opens a device, closes it as its very last action and exits at once; the trace must
 // still record the session's end. `hook` holds one sentry thread where a preempted thread would
-// be (sentry/test_hooks.h), so the interleaving that lost the record happens on every run.
-void ExpectLastCloseRecorded(const std::string& hook, bool json) {
+// be (sentry/test_hooks.h), so the interleaving that lost the record happens on every run. With
+// trapped opens the sentry placed the fd and knows its number; a device file's fd is known only
+// to its calls, and this guest makes none.
+void ExpectLastCloseRecorded(const std::string& hook, bool json, const std::string& devices) {
   const std::string file = TempPath(json ? "lastclose_json" : "lastclose_text");
-  std::vector<std::string> options = {"--trace=" + file};
+  std::vector<std::string> options = {"--trace=" + file, "--devices=" + devices};
   if (json) options.push_back("--trace-format=json");
   RunResult r = RunSandboxed(options, {NVDRV_GUEST_BIN, "lastclose", "/dev/nvhost-gpu"},
                              {"NVSENTRY_TEST_HOOKS=" + hook}, 30000);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const std::string fd = ParseKeyValues(r.out)["fd"];
+  const bool fd_known = devices == "trap";
+  const std::string fd = fd_known ? ParseKeyValues(r.out)["fd"] : "?";
   ASSERT_FALSE(fd.empty()) << r.out;
   const std::string text = ReadFile(file);
   unlink(file.c_str());
@@ -190,27 +193,35 @@ void ExpectLastCloseRecorded(const std::string& hook, bool json) {
     EXPECT_GE(Find(lines, {"close(" + fd + "</dev/nvhost-gpu>)"}), 0) << text;
     return;
   }
-  int closes = 0;
+  int opens = 0, closes = 0;
   for (const std::string& l : lines) {
     ASSERT_TRUE(nlohmann::json::accept(l)) << l;
     const nlohmann::json j = nlohmann::json::parse(l);
-    if (j["op"] == "close" && j["path"] == "/dev/nvhost-gpu" && j["fd"] == std::stoi(fd)) ++closes;
+    const int want_fd = fd_known ? std::stoi(fd) : -1;
+    if (j["op"] == "open" && j["path"] == "/dev/nvhost-gpu" && j["fd"] == want_fd &&
+        j.value("fd_unseen", false) == !fd_known)
+      ++opens;
+    if (j["op"] == "close" && j["path"] == "/dev/nvhost-gpu" && j["fd"] == want_fd) ++closes;
   }
+  EXPECT_EQ(opens, 1) << text;
   EXPECT_EQ(closes, 1) << text;
 }
 
 // A worker placed the fd and was preempted before it finished the open; meanwhile the guest
-// closed the fd and the lifetime thread ended the session.
+// closed the fd and the lifetime thread ended the session (trapped opens only: a device file's
+// open has nothing to place).
 TEST(Trace, CloseIsRecordedWhenTheGuestClosesBeforeTheOpenIsFinished) {
-  ExpectLastCloseRecorded("hold-open-after-placing", false);
-  ExpectLastCloseRecorded("hold-open-after-placing", true);
+  ExpectLastCloseRecorded("hold-open-after-placing", false, "trap");
+  ExpectLastCloseRecorded("hold-open-after-placing", true, "trap");
 }
 
-// The lifetime thread noticed the hang-up late and was still ending the session when the guest's
-// exit path ended every session and nvsentry exited.
+// The thread that ends sessions the guest closed noticed the close late and was still ending the
+// session when the guest's exit path ended every session and nvsentry exited.
 TEST(Trace, CloseIsRecordedWhenTheSessionEndsAsTheGuestExits) {
-  ExpectLastCloseRecorded("hold-session-end", false);
-  ExpectLastCloseRecorded("hold-session-end", true);
+  for (const char* devices : {"files", "trap"}) {
+    ExpectLastCloseRecorded("hold-session-end", false, devices);
+    ExpectLastCloseRecorded("hold-session-end", true, devices);
+  }
 }
 
 TEST(Trace, DefaultsToStderrAndLeavesTheGuestsOutputAlone) {

@@ -206,10 +206,15 @@ static void remap_teardown(uint32_t pages) {
   printf("pieces=%ld\n", pieces);
   hold();
   for (int s = 0; s < 3; s++) must("close as", nvc_close(&nv, as[s]));
-  /* A session opened after the three closes ends after their ends (one lifetime thread, in
-   * order): once the sentry has let go of it, the spaces' teardown is over. */
+  /* A session opened after the three closes ends after their ends (one thread ends sessions, in
+   * order): once the sentry has let go of it, the spaces' teardown is over. Used once, so that
+   * the sentry holds an fd for it (a device file gets its fd at its first call). */
   uint32_t ctrl;
   must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
+  struct {
+    uint32_t id, value;
+  } read = {0, 0};
+  must("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &read));
   hold();
   must("close ctrl", nvc_close(&nv, ctrl));
   hold();

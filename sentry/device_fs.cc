@@ -1,0 +1,258 @@
+#include "sentry/device_fs.h"
+
+#define FUSE_USE_VERSION 35
+#include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+// <linux/mount.h>'s constants (that header clashes with <sys/mount.h>, which others include).
+constexpr unsigned kFsopenCloexec = 0x1;
+constexpr unsigned kFsconfigSetFlag = 0, kFsconfigSetString = 1, kFsconfigCmdCreate = 6;
+constexpr unsigned kFsmountCloexec = 0x1;
+constexpr unsigned kMountAttrNosuid = 0x2, kMountAttrNodev = 0x4, kMountAttrNoexec = 0x8;
+
+constexpr fuse_ino_t kRootIno = FUSE_ROOT_ID;
+// Names and attributes never change while the filesystem lives: the kernel may keep them.
+constexpr double kForever = 86400.0 * 365;
+
+// The catalogue's devices that live directly in /dev, in catalogue order: inode 2 + index.
+const std::vector<const abi::DeviceDesc*>& Served() {
+  static const std::vector<const abi::DeviceDesc*> served = [] {
+    std::vector<const abi::DeviceDesc*> v;
+    for (const abi::DeviceDesc& d : abi::Devices())
+      if (d.path.starts_with("/dev/") && d.path.find('/', 5) == std::string_view::npos)
+        v.push_back(&d);
+    return v;
+  }();
+  return served;
+}
+
+const abi::DeviceDesc* DeviceOf(fuse_ino_t ino) {
+  const auto& served = Served();
+  return ino >= 2 && ino - 2 < served.size() ? served[ino - 2] : nullptr;
+}
+
+struct stat AttrOf(fuse_ino_t ino) {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_nlink = 1;
+  // Owned by the root of the filesystem's user namespace; every guest may open a node (the
+  // policy, not the mode, decides who may use one).
+  st.st_mode = ino == kRootIno ? (S_IFDIR | 0755) : (S_IFREG | 0666);
+  return st;
+}
+
+DeviceFileHandler& HandlerOf(fuse_req_t req) {
+  return *static_cast<DeviceFileHandler*>(fuse_req_userdata(req));
+}
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  if (parent == kRootIno) {
+    const auto& served = Served();
+    for (size_t i = 0; i < served.size(); ++i) {
+      if (served[i]->path.substr(5) != name) continue;
+      fuse_entry_param e{};
+      e.ino = 2 + i;
+      e.attr = AttrOf(e.ino);
+      e.attr_timeout = e.entry_timeout = kForever;
+      fuse_reply_entry(req, &e);
+      return;
+    }
+  }
+  fuse_reply_err(req, ENOENT);
+}
+
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  if (ino != kRootIno && DeviceOf(ino) == nullptr) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  const struct stat st = AttrOf(ino);
+  fuse_reply_attr(req, &st, kForever);
+}
+
+// O_TRUNC and the like: a node has no size to change; the attributes stay as they are.
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info* fi) {
+  GetAttr(req, ino, fi);
+}
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  const abi::DeviceDesc* dev = DeviceOf(ino);
+  if (dev == nullptr) {
+    fuse_reply_err(req, ino == kRootIno ? EISDIR : ENOENT);
+    return;
+  }
+  const int64_t handle = HandlerOf(req).OpenFile(*dev, fi->flags, fuse_req_ctx(req)->pid);
+  if (handle <= 0) {
+    fuse_reply_err(req, handle < 0 ? static_cast<int>(-handle) : EIO);
+    return;
+  }
+  fi->fh = static_cast<uint64_t>(handle);
+  fi->direct_io = 1;   // no page cache: no mmap, every read and write reaches us
+  fi->keep_cache = 0;  // (and fails, as on a device node)
+  if (fuse_reply_open(req, fi) == -ENOENT) {
+    // The open was interrupted (the caller was killed) after we answered: nobody holds the file,
+    // and no RELEASE will come for it.
+    HandlerOf(req).ReleaseFile(fi->fh);
+  }
+}
+
+void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  HandlerOf(req).ReleaseFile(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void Read(fuse_req_t req, fuse_ino_t, size_t, off_t, fuse_file_info*) {
+  fuse_reply_err(req, EINVAL);
+}
+
+void Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
+  fuse_reply_err(req, EINVAL);
+}
+
+void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int, void*, fuse_file_info*, unsigned, const void*,
+           size_t, size_t) {
+  fuse_reply_err(req, ENOTTY);
+}
+
+// The sentry's way from an open file to its handle (IdentifyDeviceFile). Only the sentry's own
+// threads get it; a guest's SEEK_DATA fails as on a device without data. Never ENOSYS: the
+// kernel would stop asking for good.
+void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
+  const std::string task = absl::StrCat("/proc/self/task/", fuse_req_ctx(req)->pid);
+  if (whence != SEEK_DATA || fuse_req_ctx(req)->pid == 0 || access(task.c_str(), F_OK) != 0) {
+    fuse_reply_err(req, ENXIO);
+    return;
+  }
+  fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
+}
+
+void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (ino != kRootIno) {
+    fuse_reply_err(req, ENOTDIR);
+    return;
+  }
+  fuse_reply_open(req, fi);
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
+  std::string buf(size, '\0');
+  size_t used = 0;
+  const auto& served = Served();
+  for (size_t i = static_cast<size_t>(off); i < served.size(); ++i) {
+    const std::string name(served[i]->path.substr(5));
+    const struct stat st = AttrOf(2 + i);
+    const size_t n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st,
+                                       static_cast<off_t>(i + 1));
+    if (n > size - used) break;
+    used += n;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+absl::Status FsError(const char* what) {
+  return absl::ErrnoToStatus(errno, absl::StrCat("device files (FUSE): ", what));
+}
+
+}  // namespace
+
+std::vector<std::string> DeviceFileNames() {
+  std::vector<std::string> names;
+  for (const abi::DeviceDesc* d : Served()) names.emplace_back(d->path.substr(5));
+  return names;
+}
+
+absl::StatusOr<DeviceFsMount> MakeDeviceFs() {
+  DeviceFsMount m;
+  m.connection.Reset(open("/dev/fuse", O_RDWR | O_CLOEXEC));
+  if (!m.connection) return FsError("opening /dev/fuse");
+  const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "fuse", kFsopenCloexec)));
+  if (!fs) return FsError("fsopen");
+  auto set = [&](const char* key, const std::string* value) {
+    return syscall(SYS_fsconfig, fs.get(), value ? kFsconfigSetString : kFsconfigSetFlag, key,
+                   value ? value->c_str() : nullptr, 0) == 0;
+  };
+  const std::string fd = absl::StrCat(m.connection.get()), dir_mode = "40000", zero = "0";
+  // allow_other: the guest's processes are not the sentry's uid; default_permissions: the
+  // kernel checks the modes above, so the filesystem never sees a request it would refuse.
+  if (!set("fd", &fd) || !set("rootmode", &dir_mode) || !set("user_id", &zero) ||
+      !set("group_id", &zero) || !set("allow_other", nullptr) ||
+      !set("default_permissions", nullptr))
+    return FsError("fsconfig");
+  if (syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0)
+    return FsError("creating the filesystem");
+  m.mount.Reset(static_cast<int>(syscall(SYS_fsmount, fs.get(), kFsmountCloexec,
+                                         kMountAttrNosuid | kMountAttrNodev | kMountAttrNoexec)));
+  if (!m.mount) return FsError("fsmount");
+  // Without asking the filesystem, which nobody serves yet.
+  struct statx stx {};
+  if (statx(m.mount.get(), "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) != 0)
+    return FsError("statx");
+  m.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  return m;
+}
+
+struct DeviceFs::Impl {
+  fuse_session* session = nullptr;
+};
+
+DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
+    : impl_(std::make_unique<Impl>()) {
+  static const fuse_lowlevel_ops ops = [] {
+    fuse_lowlevel_ops o{};
+    o.lookup = Lookup;
+    o.getattr = GetAttr;
+    o.setattr = SetAttr;
+    o.open = Open;
+    o.release = Release;
+    o.read = Read;
+    o.write = Write;
+    o.ioctl = Ioctl;
+    o.lseek = Lseek;
+    o.opendir = OpenDir;
+    o.readdir = ReadDir;
+    return o;
+  }();
+  char prog[] = "nvsentry";
+  char* argv[] = {prog, nullptr};
+  fuse_args args = FUSE_ARGS_INIT(1, argv);
+  impl_->session = fuse_session_new(&args, &ops, sizeof ops, &handler);
+  // libfuse takes an fd already bound to a filesystem as the mount point "/dev/fd/N", and from
+  // then on owns it.
+  const std::string fd_path = absl::StrCat("/dev/fd/", connection.get());
+  if (impl_->session == nullptr || fuse_session_mount(impl_->session, fd_path.c_str()) != 0) {
+    spdlog::error(
+        "device files: libfuse cannot serve the filesystem; the guest's opens of them "
+        "will hang until it exits");
+    return;
+  }
+  (void)connection.Release();
+  thread_ = std::thread([session = impl_->session] {
+    const int rc = fuse_session_loop(session);
+    spdlog::debug("device files: the filesystem ended ({})", rc);
+  });
+}
+
+DeviceFs::~DeviceFs() {
+  if (thread_.joinable()) thread_.detach();  // ends with the connection or the process
+}
+
+int64_t IdentifyDeviceFile(int fd) {
+  const off_t handle = lseek(fd, 0, SEEK_DATA);
+  return handle > 0 ? handle : -(handle == 0 ? EIO : errno);
+}
+
+}  // namespace nvsentry::sentry

@@ -1,0 +1,78 @@
+// The guest's device nodes as files of a FUSE filesystem that the sentry serves, so that opening
+// one is an ordinary open the kernel resolves (symlinks, /proc/self/fd reopens, io_uring, any
+// flags) and no open of any other file ever leaves the kernel.
+//
+// The filesystem is made by the sentry before the guest exists (the new mount API: it needs
+// CAP_SYS_ADMIN over the sentry's own mount namespace, so only a root-started nvsentry has it) and
+// handed to the guest's init as a detached mount, which init attaches in the guest's /dev
+// (sentry/guest_dev.h). Made by the sentry, its requests name callers by host thread ids, the
+// numbers seccomp notifications carry too.
+//
+// What each open means is the handler's: OPEN asks it for a session (or an errno, which the
+// guest's open returns), RELEASE (the last reference to that open file anywhere is gone) ends it.
+// The files have no data: read and write fail with EINVAL, as on a Tegra device node; ioctls the
+// seccomp filter does not trap fail with ENOTTY. The device's own ioctls never come here: the
+// filter traps them, and the sentry finds the session of the guest's fd with IdentifyDeviceFile.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "abi/catalogue.h"
+#include "absl/status/statusor.h"
+#include "hostshim/unique_fd.h"
+
+namespace nvsentry::sentry {
+
+// What the files mean; called on the filesystem's thread, one request at a time. Must not block
+// on the guest.
+class DeviceFileHandler {
+ public:
+  virtual ~DeviceFileHandler() = default;
+  // A new open of `dev` by host thread `tid` (0 when it is not known). The file's handle (any
+  // value but 0) or -errno.
+  virtual int64_t OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) = 0;
+  // The open `handle` named is gone.
+  virtual void ReleaseFile(uint64_t handle) = 0;
+};
+
+// The filesystem before anyone serves it: the FUSE connection and the detached mount.
+struct DeviceFsMount {
+  hostshim::UniqueFd connection;  // /dev/fuse, bound to the filesystem
+  hostshim::UniqueFd mount;       // for init's move_mount (O_CLOEXEC)
+  dev_t dev = 0;                  // its files' st_dev
+};
+
+// Makes the filesystem (one file per device of the catalogue that lives directly in /dev). An
+// error when this process may not (no CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).
+absl::StatusOr<DeviceFsMount> MakeDeviceFs();
+
+// The names (relative to /dev) of the files it holds.
+std::vector<std::string> DeviceFileNames();
+
+// Serves the filesystem on a thread of its own until the connection ends (the guest's last mount
+// of it is gone).
+class DeviceFs {
+ public:
+  DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler);
+  ~DeviceFs();
+  DeviceFs(const DeviceFs&) = delete;
+  DeviceFs& operator=(const DeviceFs&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+};
+
+// The handle OpenFile gave the open file `fd` (a copy of the guest's, in the sentry) refers to,
+// or -errno. Answered by the filesystem, so only for files of it (check st_dev first); the
+// file's position becomes the handle (the files have no data, so nothing reads it).
+int64_t IdentifyDeviceFile(int fd);
+
+}  // namespace nvsentry::sentry
