@@ -25,13 +25,6 @@ long Kcmp(pid_t pid1, pid_t pid2, int type, unsigned long idx1, unsigned long id
   return syscall(SYS_kcmp, pid1, pid2, type, idx1, idx2);
 }
 
-// Per worker thread: (tid, fd) -> slot. Bounded; a wrong guess costs only the slow path.
-struct IdentityCache {
-  absl::flat_hash_map<uint64_t, uint64_t> map;
-};
-thread_local IdentityCache tls_cache;
-constexpr size_t kCacheLimit = 4096;
-
 uint64_t Key(pid_t tid, int fd) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(tid)) << 32) | static_cast<uint32_t>(fd);
 }
@@ -199,33 +192,28 @@ int SessionTable::EndAll(absl::Duration patience) {
 std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
   if (fd < 0) return nullptr;
   const uint64_t key = Key(tid, fd);
-  auto hit = tls_cache.map.find(key);
-  if (hit != tls_cache.map.end() && kcmp_ok_) {
-    std::shared_ptr<proxy::Session> session;
-    int anchor = -1, tfd = -1;
-    {
-      absl::ReaderMutexLock lock(&mu_);
-      auto e = by_slot_.find(hit->second);
-      if (e != by_slot_.end() && e->second.anchor) {
-        session = e->second.session;
-        anchor = e->second.anchor.get();
-        tfd = e->second.tfd;
-      }
-    }
-    if (session) {
-      kcmp_epoll_slot s{static_cast<__u32>(anchor), static_cast<__u32>(tfd), 0};
+  if (kcmp_ok_) {
+    // Under the lock throughout: the anchor cannot close (and its number go to another session's
+    // anchor) between reading it and asking kcmp.
+    absl::ReaderMutexLock lock(&mu_);
+    auto hit = known_.find(key);
+    auto e = hit != known_.end() ? by_slot_.find(hit->second) : by_slot_.end();
+    if (e != by_slot_.end() && e->second.anchor) {
+      kcmp_epoll_slot s{static_cast<__u32>(e->second.anchor.get()),
+                        static_cast<__u32>(e->second.tfd), 0};
       if (Kcmp(tid, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(fd),
                reinterpret_cast<unsigned long>(&s)) == 0)
-        return session;
+        return e->second.session;
     }
   }
   uint64_t slot = 0;
   std::shared_ptr<proxy::Session> session = SlowLookup(tid, fd, &slot);
+  absl::MutexLock lock(&mu_);
   if (session && slot != 0) {
-    if (tls_cache.map.size() >= kCacheLimit) tls_cache.map.clear();
-    tls_cache.map[key] = slot;
-  } else if (hit != tls_cache.map.end()) {
-    tls_cache.map.erase(key);
+    if (known_.size() >= kKnownLimit) known_.clear();
+    known_[key] = slot;
+  } else {
+    known_.erase(key);
   }
   return session;
 }
@@ -256,7 +244,12 @@ std::shared_ptr<proxy::Session> SessionTable::LookupFile(pid_t tid, int fd, uint
   if (!pidfd) pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, tid, 0)));
   if (!pidfd) return nullptr;
   const hostshim::UniqueFd file(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
-  if (!file) return nullptr;
+  // The guest may have put another file at `fd` since the stat (a sparse file answers SEEK_DATA
+  // with any offset it likes): only the copy in hand counts.
+  struct stat st;
+  if (!file || fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_dev != device_files_dev_)
+    return nullptr;
   const int64_t handle = IdentifyDeviceFile(file.get());
   if (handle < static_cast<int64_t>(kFirstFileSlot)) return nullptr;
   const uint64_t id = static_cast<uint64_t>(handle);

@@ -7,12 +7,12 @@
 //   - with trapped opens, the write end of a pipe the sentry made and placed in the guest; the
 //     read end, which the sentry keeps, hangs up when the last copy is closed.
 //
-// Identity on each trapped ioctl costs one syscall on the fast path: a per-thread cache maps the
-// guest's (thread, fd number) to a session, and kcmp(KCMP_EPOLL_TFD) confirms that the guest fd is
+// Identity on each trapped ioctl costs one syscall on the fast path: a cache maps the guest's
+// (thread, fd number) to a session, and kcmp(KCMP_EPOLL_TFD) confirms that the guest fd is
 // still that session's open file (each session registers its open file in an epoll instance of
 // its own, which holds no reference to it). A miss costs one stat of /proc/TID/fd/N: a pipe is
 // matched by its inode; a device file is fetched (pidfd_getfd) and asked its handle, once per
-// thread and fd, and the first time any thread uses it its epoll instance is made.
+// guest thread and fd, and the first time any thread uses it its epoll instance is made.
 #pragma once
 
 #include <sys/types.h>
@@ -107,6 +107,10 @@ class SessionTable {
   absl::flat_hash_map<ino_t, uint64_t> by_ino_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<int, uint64_t> by_keep_end_ ABSL_GUARDED_BY(mu_);
   uint64_t next_file_slot_ ABSL_GUARDED_BY(mu_) = kFirstFileSlot;
+  // (tid, fd) -> slot, as last seen by any thread: a guess kcmp confirms. Bounded (emptied when
+  // full); a wrong or missing guess costs only the slow path.
+  absl::flat_hash_map<uint64_t, uint64_t> known_ ABSL_GUARDED_BY(mu_);
+  static constexpr size_t kKnownLimit = 4096;
   dev_t pipefs_dev_ = 0;
   dev_t device_files_dev_ = 0;
   pid_t self_ = 0;

@@ -55,6 +55,16 @@ class Unprivileged : public ::testing::Test {
   User user_{};
 };
 
+// Device files need nvsentry started as root (sentry/device_fs.h): by default an ordinary user's
+// nvsentry traps opens instead (the demo above), and asking for them is a clear error.
+TEST_F(Unprivileged, DeviceFilesAskedForAreAClearError) {
+  RunResult r =
+      RunProgram({As(user_, {NvsentryPath(), "run", "--devices=files", "--", "/bin/true"})});
+  EXPECT_EQ(r.exit_code, 125) << r.out << r.err;
+  EXPECT_NE(r.err.find("--devices=files:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("started as root"), std::string::npos) << r.err;
+}
+
 TEST_F(Unprivileged, DemoRunsUnderNvsentryStartedByAnOrdinaryUser) {
   RunResult r = RunProgram({As(user_, {NvsentryPath(), "run", "--", GPU_DEMO_BIN})});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

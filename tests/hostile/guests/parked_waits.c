@@ -73,6 +73,10 @@ static sem_t g_returned;
 
 static void* wait_thread(void* p) {
   struct waiter* w = p;
+  /* The thread's first call on the fd is the one the sentry identifies it by (with device files,
+   * a round trip to their filesystem): made here, so that the wait, once received, parks at once
+   * and the main thread's later calls cannot overtake it. */
+  rd();
   __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
   struct nv_wait_ex a = {kSyncpt, w->thresh, w->timeout, 0};
   w->rc = ioctl(g_fd, NV_SYNCPT_WAITEX, &a);

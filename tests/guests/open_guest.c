@@ -1,0 +1,107 @@
+/* Opens under nvsentry: whether a signal can interrupt them, and the ways a path reaches a device
+ * node. Modes:
+ *   eintr PATH COUNT   COUNT opens (and closes) of PATH while a 20 kHz SIGALRM without SA_RESTART
+ *                      interrupts the program; prints "eintr=N errors=M signals=S"
+ *   paths              a device node reached through a symlink, a /proc/self/fd reopen and
+ *                      O_PATH, and what its file does besides ioctls; prints key=value lines */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "nvctrl.h"
+
+static volatile sig_atomic_t g_signals;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  g_signals++;
+}
+
+static int mode_eintr(const char* path, long count) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm; /* no SA_RESTART: an interrupted call fails with EINTR */
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval every = {{0, 50}, {0, 50}};
+  setitimer(ITIMER_REAL, &every, NULL);
+  long eintr = 0, errors = 0;
+  for (long i = 0; i < count; i++) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      close(fd);
+    } else if (errno == EINTR) {
+      eintr++;
+    } else {
+      errors++;
+    }
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  printf("eintr=%ld errors=%ld signals=%ld\n", eintr, errors, (long)g_signals);
+  return 0;
+}
+
+/* 0 when SYNCPT_READ works on fd, else the errno. */
+static int read_syncpt(int fd) {
+  struct nv_id_value r = {0, 0};
+  return ioctl(fd, NV_SYNCPT_READ, &r) == 0 ? 0 : errno;
+}
+
+static int err_of(long rc) { return rc < 0 ? errno : 0; }
+
+static int mode_paths(void) {
+  char link[64];
+  snprintf(link, sizeof link, "/tmp/nvs-open-guest-%d", getpid());
+  unlink(link);
+  if (symlink("/dev/nvhost-ctrl", link) != 0) return 3;
+  int via_link = open(link, O_RDWR);
+  printf("symlink_ioctl=%d\n", via_link >= 0 ? read_syncpt(via_link) : -errno);
+  struct open_how how = {O_RDWR, 0, RESOLVE_NO_SYMLINKS};
+  printf("no_symlinks_errno=%d\n", err_of(syscall(SYS_openat2, AT_FDCWD, link, &how, sizeof how)));
+  unlink(link);
+
+  int fd = open("/dev/nvhost-ctrl", O_RDWR);
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  int reopened = open(self, O_RDWR);
+  printf("reopen_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
+  close(fd);
+  printf("reopen_after_close_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
+
+  int path_only = open("/dev/nvhost-ctrl", O_PATH);
+  printf("o_path_ioctl=%d\n", path_only >= 0 ? read_syncpt(path_only) : -errno);
+
+  char byte;
+  printf("read_errno=%d\n", err_of(read(reopened, &byte, 1)));
+  printf("write_errno=%d\n", err_of(write(reopened, "x", 1)));
+  void* m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, reopened, 0);
+  printf("mmap_errno=%d\n", m == MAP_FAILED ? errno : 0);
+  int winsize[2];
+  printf("foreign_ioctl_errno=%d\n", err_of(ioctl(reopened, TIOCGWINSZ, winsize)));
+  struct stat st;
+  printf("stat_errno=%d\n", err_of(stat("/dev/nvhost-ctrl", &st)));
+  printf("absent_errno=%d\n", err_of(open("/dev/nvhost-nonesuch", O_RDWR)));
+  printf("excl_errno=%d\n", err_of(open("/dev/nvhost-ctrl", O_RDWR | O_CREAT | O_EXCL, 0600)));
+  printf("directory_errno=%d\n", err_of(open("/dev/nvhost-ctrl", O_RDONLY | O_DIRECTORY)));
+  printf("dev_write_errno=%d\n", err_of(open("/dev/nvsentry-new-file", O_RDWR | O_CREAT, 0600)));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc >= 4 && strcmp(argv[1], "eintr") == 0) return mode_eintr(argv[2], atol(argv[3]));
+  if (argc >= 2 && strcmp(argv[1], "paths") == 0) return mode_paths();
+  fprintf(stderr, "usage: open_guest eintr PATH COUNT | paths\n");
+  return 2;
+}
