@@ -1,6 +1,7 @@
 #include "sentry/listener.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 
 #include <cerrno>
@@ -23,6 +24,16 @@ int Listener::Receive(seccomp_notif* req) const {
 
 bool Listener::IdValid(uint64_t id) const {
   return ioctl(fd_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+bool Listener::Pending() const {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+bool Listener::HungUp() const {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
 }
 
 bool Listener::Send(seccomp_notif_resp* resp) const {

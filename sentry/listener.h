@@ -22,6 +22,10 @@ class Listener {
   // Blocks for the next notification. Returns 0, or an errno: ENOENT/EINTR mean "try again".
   int Receive(seccomp_notif* req) const;
   bool IdValid(uint64_t id) const;
+  // True when a notification waits that no thread has received yet.
+  bool Pending() const;
+  // True once no task uses the filter any more: Receive then fails at once, forever.
+  bool HungUp() const;
   // The answers; each returns false if the call is no longer pending (the guest went away).
   bool Continue(uint64_t id) const;
   bool Return(uint64_t id, int64_t value) const;

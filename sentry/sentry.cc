@@ -69,24 +69,25 @@ void Sentry::Start(int listener_fd) {
   listener_ = Listener(listener_fd);
   if (options_.sync_wakeup && !listener_.SetSyncWakeUp())
     spdlog::debug("synchronous wake-up not supported by this kernel; continuing without");
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-  for (auto& t : workers_) t.detach();  // they end with the process
+  Receiver::Options o;
+  o.pool_threads = options_.workers;
+  receiver_ = std::make_unique<Receiver>(
+      listener_, o, [this](const seccomp_notif& req) { return !fast_calls_.IsFast(req); },
+      [this](const seccomp_notif& req) { Serve(req); },
+      // The forwarded signals are already blocked (inherited from the main thread, which takes
+      // them through a signalfd); faults must stay deliverable so the crash handler runs.
+      [] { InstallCrashStackForThread(); });
+  receiver_->Start();
 }
 
-void Sentry::WorkerLoop() {
-  // The forwarded signals are already blocked (inherited from the main thread, which takes them
-  // through a signalfd); faults must stay deliverable so the crash handler runs.
-  InstallCrashStackForThread();
-  seccomp_notif req;
-  for (;;) {
-    int err = listener_.Receive(&req);
-    if (err == 0) {
-      Handle(req);
-    } else if (err != ENOENT && err != EINTR) {
-      spdlog::debug("listener closed: {}", strerror(err));
-      return;
-    }
+void Sentry::Serve(const seccomp_notif& req) {
+  if (!TestHookOn(TestHook::kHoldFirstIoctl) ||
+      syscalls_.Classify(req.data.arch, req.data.nr) != TrappedCall::kIoctl) {
+    Handle(req);
+    return;
   }
+  HoldFirstIoctl held;
+  Handle(req);
 }
 
 void Sentry::Handle(const seccomp_notif& req) {

@@ -1,10 +1,10 @@
-// The sentry proper: worker threads that receive the guest's trapped calls and serve them, and
-// (with device files) the filesystem that serves the guest's device nodes. Each open of a device
-// node becomes a device session: an open of a device file (sentry/device_fs.h), or, with trapped
-// opens, a trapped open of a device path, whose session is placed in the guest as a new fd.
-// Ioctls on sessions go through the copy engine to the simulated GPU; everything else continues
-// natively. No handler blocks on the guest: waits are parked and answered by whoever completes
-// them.
+// The sentry proper: a receiving thread that serves the guest's fast trapped calls itself and a
+// pool of workers for the slow ones (sentry/receiver.h, sentry/fast_calls.h), and (with device
+// files) the filesystem that serves the guest's device nodes. Each open of a device node becomes
+// a device session: an open of a device file (sentry/device_fs.h), or, with trapped opens, a
+// trapped open of a device path, whose session is placed in the guest as a new fd. Ioctls on
+// sessions go through the copy engine to the simulated GPU; everything else continues natively.
+// No handler blocks on the guest: waits are parked and answered by whoever completes them.
 #pragma once
 
 #include <fcntl.h>
@@ -21,17 +21,19 @@
 #include "proxy/guest_config.h"
 #include "proxy/session.h"
 #include "sentry/device_fs.h"
+#include "sentry/fast_calls.h"
 #include "sentry/filter.h"
 #include "sentry/listener.h"
 #include "sentry/open_path.h"
 #include "sentry/park_watch.h"
 #include "sentry/parked_call.h"
+#include "sentry/receiver.h"
 #include "sentry/session_table.h"
 
 namespace nvsentry::sentry {
 
 struct SentryOptions {
-  int workers = 0;          // 0: one per CPU, at least 2
+  int workers = 0;          // slow calls' pool; 0: one per CPU, at least 2
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
   // Shared with the launcher; never null.
   std::shared_ptr<const proxy::GuestConfig> guest;
@@ -52,7 +54,7 @@ class Sentry final : private DeviceFileHandler {
   int64_t OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) override;
   void ReleaseFile(uint64_t handle) override;
 
-  void WorkerLoop();
+  void Serve(const seccomp_notif& req);
   void Handle(const seccomp_notif& req);
   using Clock = std::chrono::steady_clock;
   // A trapped open, in steps: what the guest asked for, the device path it names, the contract's
@@ -74,13 +76,14 @@ class Sentry final : private DeviceFileHandler {
   Listener listener_{-1};
   SentryOptions options_;
   SyscallTable syscalls_;
+  FastCalls fast_calls_{syscalls_};
   // Before gpu_, so it outlives the parked calls the GPU still holds.
   ParkWatch park_watch_;
   Parking parking_{park_watch_, options_.guest->services.budget};
   hostshim::sim::Gpu gpu_;
   SessionTable sessions_;
   std::unique_ptr<DeviceFs> device_fs_;
-  std::vector<std::thread> workers_;
+  std::unique_ptr<Receiver> receiver_;
 };
 
 }  // namespace nvsentry::sentry

@@ -17,8 +17,22 @@ enum class TestHook {
   // "crash-on-open": the worker serving a device open crashes the sentry (the crash report and
   // the guest's fate when the sentry dies: tests/integration/launcher_test.cc).
   kCrashOnOpen,
+  // "hold-first-ioctl": the thread serving the guest's first trapped ioctl waits, before it
+  // serves it, until another trapped ioctl has been answered, or 5 s; then it logs (warning)
+  // which of the two ended the wait. Shows which calls another call can hold up.
+  kHoldFirstIoctl,
 };
 
 bool TestHookOn(TestHook hook);
+
+// For kHoldFirstIoctl: made before a trapped ioctl is served (the first one waits here) and
+// destroyed once it is answered.
+class HoldFirstIoctl {
+ public:
+  HoldFirstIoctl();
+  ~HoldFirstIoctl();
+  HoldFirstIoctl(const HoldFirstIoctl&) = delete;
+  HoldFirstIoctl& operator=(const HoldFirstIoctl&) = delete;
+};
 
 }  // namespace nvsentry::sentry

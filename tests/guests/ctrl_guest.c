@@ -525,6 +525,37 @@ static int mode_crash_victim(const char* marker) {
   return 3;
 }
 
+/* --- held_first: the first ioctl (SYNCPT_INCR, a slow call, or SYNCPT_READ, a fast one) is held
+ * by the sentry (test hook hold-first-ioctl) until another ioctl has been answered; a second
+ * thread's SYNCPT_READ must be answered meanwhile --- */
+static atomic_int g_first_started;
+static void* first_call(void* p) {
+  int fd = (int)(intptr_t)p;
+  atomic_store(&g_first_started, 1);
+  incr(fd, 20);
+  return NULL;
+}
+static void* first_read(void* p) {
+  int fd = (int)(intptr_t)p;
+  atomic_store(&g_first_started, 1);
+  (void)rd(fd, 20);
+  return NULL;
+}
+
+static int mode_held_first(const char* kind) {
+  int fd = open_ctrl();
+  pthread_t t;
+  pthread_create(&t, NULL, !strcmp(kind, "incr") ? first_call : first_read, (void*)(intptr_t)fd);
+  while (!atomic_load(&g_first_started)) usleep(1000);
+  usleep(50000); /* the first call reaches the sentry and is held */
+  double t0 = now_ms();
+  uint32_t v = rd(fd, 21);
+  double second_ms = now_ms() - t0;
+  pthread_join(t, NULL);
+  printf("second_value=%u second_ms=%.0f\n", v, second_ms);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) return 2;
@@ -543,6 +574,7 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "churn")) return mode_churn();
   if (!strcmp(m, "host_node") && argc > 3) return mode_host_node(argv[2], argv[3]);
   if (!strcmp(m, "crash_victim") && argc > 2) return mode_crash_victim(argv[2]);
+  if (!strcmp(m, "held_first") && argc > 2) return mode_held_first(argv[2]);
   fprintf(stderr, "unknown mode %s\n", m);
   return 2;
 }
