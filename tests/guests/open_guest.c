@@ -2,13 +2,16 @@
  * node. Modes:
  *   eintr PATH COUNT   COUNT opens (and closes) of PATH while a 20 kHz SIGALRM without SA_RESTART
  *                      interrupts the program; prints "eintr=N errors=M signals=S"
- *   paths              a device node reached through a symlink, a /proc/self/fd reopen and
- *                      O_PATH, and what its file does besides ioctls; prints key=value lines */
+ *   paths              a device node reached through a symlink, io_uring's openat, a
+ *                      /proc/self/fd reopen and O_PATH, and what its file does besides ioctls;
+ *                      prints key=value lines */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <linux/openat2.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,37 @@ static int read_syncpt(int fd) {
 
 static int err_of(long rc) { return rc < 0 ? errno : 0; }
 
+/* openat(AT_FDCWD, path, O_RDWR) as one io_uring operation, with raw system calls: the new fd or
+ * -errno. */
+static int uring_open(const char* path) {
+  struct io_uring_params p;
+  memset(&p, 0, sizeof p);
+  int ring = (int)syscall(__NR_io_uring_setup, 1, &p);
+  if (ring < 0) return -errno;
+  size_t sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+  size_t cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+  char* sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, IORING_OFF_SQ_RING);
+  char* cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, IORING_OFF_CQ_RING);
+  struct io_uring_sqe* sqes = mmap(NULL, p.sq_entries * sizeof *sqes, PROT_READ | PROT_WRITE,
+                                   MAP_SHARED, ring, IORING_OFF_SQES);
+  if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) return -ENOMEM;
+  memset(&sqes[0], 0, sizeof sqes[0]);
+  sqes[0].opcode = IORING_OP_OPENAT;
+  sqes[0].fd = AT_FDCWD;
+  sqes[0].addr = (uint64_t)(uintptr_t)path;
+  sqes[0].open_flags = O_RDWR;
+  unsigned* tail = (unsigned*)(sq + p.sq_off.tail);
+  ((unsigned*)(sq + p.sq_off.array))[*tail & *(unsigned*)(sq + p.sq_off.ring_mask)] = 0;
+  __atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+  if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) return -errno;
+  unsigned head = *(unsigned*)(cq + p.cq_off.head);
+  struct io_uring_cqe* cqe =
+      &((struct io_uring_cqe*)(cq + p.cq_off.cqes))[head & *(unsigned*)(cq + p.cq_off.ring_mask)];
+  int res = cqe->res;
+  close(ring);
+  return res;
+}
+
 static int mode_paths(void) {
   char link[64];
   snprintf(link, sizeof link, "/tmp/nvs-open-guest-%d", getpid());
@@ -70,6 +104,9 @@ static int mode_paths(void) {
   struct open_how how = {O_RDWR, 0, RESOLVE_NO_SYMLINKS};
   printf("no_symlinks_errno=%d\n", err_of(syscall(SYS_openat2, AT_FDCWD, link, &how, sizeof how)));
   unlink(link);
+
+  int via_uring = uring_open("/dev/nvhost-ctrl");
+  printf("io_uring_ioctl=%d\n", via_uring >= 0 ? read_syncpt(via_uring) : via_uring);
 
   int fd = open("/dev/nvhost-ctrl", O_RDWR);
   char self[64];

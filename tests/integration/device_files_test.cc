@@ -41,6 +41,7 @@ TEST(DeviceFiles, PathsReachTheDeviceTheOrdinaryWay) {
   auto kv = ParseKeyValues(r.out);
   EXPECT_EQ(kv["symlink_ioctl"], "0");
   EXPECT_EQ(kv["no_symlinks_errno"], E(ELOOP));
+  EXPECT_EQ(kv["io_uring_ioctl"], "0") << "io_uring's openat bypasses seccomp, not the device";
   EXPECT_EQ(kv["reopen_ioctl"], "0") << "a reopen through /proc/self/fd is an open of its own";
   EXPECT_EQ(kv["reopen_after_close_ioctl"], "0");
   EXPECT_EQ(kv["o_path_ioctl"], E(EBADF));
@@ -53,6 +54,17 @@ TEST(DeviceFiles, PathsReachTheDeviceTheOrdinaryWay) {
   EXPECT_EQ(kv["excl_errno"], E(EEXIST));
   EXPECT_EQ(kv["directory_errno"], E(ENOTDIR));
   EXPECT_EQ(kv["dev_write_errno"], E(EROFS)) << "the guest's /dev is read-only";
+}
+
+// What the test above guards against: trapped opens look at the path as the guest passed it, so a
+// symlink to a device, and io_uring's openat (which seccomp never sees), miss the device.
+TEST(DeviceFiles, TrappedOpensMissSymlinksAndIoUring) {
+  RunResult r = RunSandboxed({"--devices=trap"}, {OPEN_GUEST_BIN, "paths"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["symlink_ioctl"], "-" + E(ENOENT));
+  EXPECT_EQ(kv["io_uring_ioctl"], "-" + E(ENOENT));
+  EXPECT_EQ(kv["reopen_ioctl"], "0");
 }
 
 }  // namespace
