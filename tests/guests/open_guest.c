@@ -4,7 +4,9 @@
  *                      interrupts the program; prints "eintr=N errors=M signals=S"
  *   paths              a device node reached through a symlink, io_uring's openat, a
  *                      /proc/self/fd reopen and O_PATH, and what its file does besides ioctls;
- *                      prints key=value lines */
+ *                      prints key=value lines
+ *   reach              only the symlink and io_uring lines of paths (with trapped opens a
+ *                      /proc/self/fd reopen of the session's pipe end reads from the pipe) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +96,7 @@ static int uring_open(const char* path) {
   return res;
 }
 
-static int mode_paths(void) {
+static int mode_paths(int reach_only) {
   char link[64];
   snprintf(link, sizeof link, "/tmp/nvs-open-guest-%d", getpid());
   unlink(link);
@@ -107,6 +109,8 @@ static int mode_paths(void) {
 
   int via_uring = uring_open("/dev/nvhost-ctrl");
   printf("io_uring_ioctl=%d\n", via_uring >= 0 ? read_syncpt(via_uring) : via_uring);
+
+  if (reach_only) return 0;
 
   int fd = open("/dev/nvhost-ctrl", O_RDWR);
   char self[64];
@@ -138,7 +142,8 @@ static int mode_paths(void) {
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc >= 4 && strcmp(argv[1], "eintr") == 0) return mode_eintr(argv[2], atol(argv[3]));
-  if (argc >= 2 && strcmp(argv[1], "paths") == 0) return mode_paths();
-  fprintf(stderr, "usage: open_guest eintr PATH COUNT | paths\n");
+  if (argc >= 2 && strcmp(argv[1], "paths") == 0) return mode_paths(0);
+  if (argc >= 2 && strcmp(argv[1], "reach") == 0) return mode_paths(1);
+  fprintf(stderr, "usage: open_guest eintr PATH COUNT | paths | reach\n");
   return 2;
 }
