@@ -14,7 +14,8 @@
 // ChannelEnv::nonstall_interrupt, on the calling thread: do not call Run() holding a lock those
 // callbacks take. Per channel it holds about 180 KiB (112 KiB of method registers, a 64 KiB
 // fetch chunk), plus a 256 KiB DMA bounce buffer from the first copy on and the macro code a
-// client loads (at most 256 KiB).
+// client loads (at most 256 KiB). Copies of 8 MiB or more use 1 MiB buffers of their own, of
+// which the sentry keeps four for all channels.
 //
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
 // the condition, and the next Run() of the same entry continues from that word. State it does
