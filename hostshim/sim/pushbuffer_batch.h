@@ -1,8 +1,8 @@
 // Pushbuffer prefetch for consecutive GPFIFO entries. The segments of a run of entries are read
 // with one GpuMemory::ReadMany: for guest memory one liveness check and one process_vm_readv for
 // the lot, where fetching entry by entry pays that per entry. Segments that overlap, touch or lie
-// a few bytes apart are read as one range, so entries that share or continue a command buffer
-// cost one piece. The words are then handed out in entry order.
+// within kMaxGap of each other are read as one range, so entries that share or continue a
+// command buffer cost one piece. The words are then handed out in entry order.
 //
 // What it promises its owner (the channel engine):
 // - each word handed out was read once, here; the command processor decodes and checks exactly
