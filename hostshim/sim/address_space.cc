@@ -458,6 +458,29 @@ bool AddressSpace::Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fa
   return Access(va, const_cast<uint8_t*>(src.data()), src.size(), true, fault);
 }
 
+bool AddressSpace::Translate(uint64_t va, uint64_t len, Piece* p) const {
+  p->object = nullptr;
+  auto next = mappings_.upper_bound(va);
+  if (next != mappings_.begin()) {
+    auto m = std::prev(next);
+    const uint64_t into = va - m->first;
+    if (into < m->second.size) {
+      p->object = m->second.object;
+      p->offset = m->second.object_offset + into;
+      p->n = std::min<uint64_t>(len, m->second.size - into);
+      return true;
+    }
+  }
+  auto r = reservations_.upper_bound(va);
+  if (r == reservations_.begin()) return false;
+  --r;
+  const uint64_t into = va - r->first;
+  if (into >= r->second.size || !r->second.sparse) return false;
+  p->n = std::min<uint64_t>(len, r->second.size - into);
+  if (next != mappings_.end()) p->n = std::min(p->n, next->first - va);
+  return true;
+}
+
 bool AddressSpace::Access(uint64_t va, uint8_t* data, size_t len, bool write, MmuFault* fault) {
   auto fail = [&](MmuFault::Kind kind) {
     if (fault) *fault = MmuFault{kind, va, write};
@@ -465,41 +488,58 @@ bool AddressSpace::Access(uint64_t va, uint8_t* data, size_t len, bool write, Mm
   };
   while (len > 0) {
     // One lookup per contiguous piece; the copy runs with the object pinned, not locked.
-    std::shared_ptr<NvmapObject> object;
-    uint64_t offset = 0, n = 0;
+    Piece p;
     {
       absl::ReaderMutexLock l(&mu_);
-      auto next = mappings_.upper_bound(va);
-      if (next != mappings_.begin()) {
-        auto m = std::prev(next);
-        const uint64_t into = va - m->first;
-        if (into < m->second.size) {
-          object = m->second.object;
-          offset = m->second.object_offset + into;
-          n = std::min<uint64_t>(len, m->second.size - into);
-        }
-      }
-      if (!object) {
-        auto r = reservations_.upper_bound(va);
-        if (r == reservations_.begin()) return fail(MmuFault::Kind::kUnmapped);
-        --r;
-        const uint64_t into = va - r->first;
-        if (into >= r->second.size || !r->second.sparse) return fail(MmuFault::Kind::kUnmapped);
-        n = std::min<uint64_t>(len, r->second.size - into);
-        if (next != mappings_.end()) n = std::min(n, next->first - va);
-      }
+      if (!Translate(va, len, &p)) return fail(MmuFault::Kind::kUnmapped);
     }
-    if (object) {
-      const bool ok = write ? object->Write(offset, {data, n}) : object->Read(offset, {data, n});
+    if (p.object) {
+      const bool ok =
+          write ? p.object->Write(p.offset, {data, p.n}) : p.object->Read(p.offset, {data, p.n});
       if (!ok) return fail(MmuFault::Kind::kMemoryGone);
     } else if (!write) {
-      std::memset(data, 0, n);  // a sparse page nothing maps
+      std::memset(data, 0, p.n);  // a sparse page nothing maps
     }
-    va += n;
-    data += n;
-    len -= n;
+    va += p.n;
+    data += p.n;
+    len -= p.n;
   }
   return true;
+}
+
+bool AddressSpace::ReadMany(std::span<const GpuRead> reads) {
+  // Every piece is looked up under one lock, then read with the objects pinned, not locked:
+  // guest memory through one batch (a liveness check and a process_vm_readv for all of it).
+  struct Target {
+    Piece piece;
+    uint8_t* dst;
+  };
+  std::vector<Target> targets;
+  targets.reserve(reads.size());
+  {
+    absl::ReaderMutexLock l(&mu_);
+    for (const GpuRead& r : reads) {
+      uint64_t va = r.va;
+      uint8_t* dst = r.dst.data();
+      for (uint64_t len = r.dst.size(); len > 0;) {
+        Target& t = targets.emplace_back();
+        if (!Translate(va, len, &t.piece)) return false;
+        t.dst = dst;
+        va += t.piece.n;
+        dst += t.piece.n;
+        len -= t.piece.n;
+      }
+    }
+  }
+  GuestReadBatch batch;
+  for (const Target& t : targets) {
+    if (!t.piece.object) {
+      std::memset(t.dst, 0, t.piece.n);
+    } else if (!t.piece.object->ReadInto(&batch, t.piece.offset, {t.dst, t.piece.n})) {
+      return false;
+    }
+  }
+  return batch.Run();
 }
 
 }  // namespace nvsentry::hostshim::sim

@@ -87,6 +87,9 @@ class AddressSpace : public GpuMemory,
 
   bool Read(uint64_t va, std::span<uint8_t> dst, MmuFault* fault) override;
   bool Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fault) override;
+  // Looks every piece up under one lock and reads the guest memory behind all of them with one
+  // GuestReadBatch (one liveness check and one process_vm_readv per guest process).
+  bool ReadMany(std::span<const GpuRead> reads) override;
   void ForceUnmap(uint64_t va) override;
 
   const AsLayout& layout() const { return layout_; }
@@ -183,6 +186,13 @@ class AddressSpace : public GpuMemory,
   // Removes the REMAP pages in [va, va + size), splitting ranges that straddle the edges.
   void ClearRemapped(uint64_t va, uint64_t size, Graveyard* dead)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first contiguous piece of [va, va + len): `n` bytes of `object` from `offset`, or of a
+  // sparse page nothing maps (object null). False when `va` is unmapped.
+  struct Piece {
+    std::shared_ptr<NvmapObject> object;
+    uint64_t offset = 0, n = 0;
+  };
+  bool Translate(uint64_t va, uint64_t len, Piece* p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool Access(uint64_t va, uint8_t* data, size_t len, bool write, MmuFault* fault);
 
   const AsLayout layout_;

@@ -72,7 +72,13 @@ bool ChannelEngine::BoundMemory::Read(uint64_t va, std::span<uint8_t> dst, MmuFa
   return false;
 }
 
+bool ChannelEngine::BoundMemory::ReadMany(std::span<const GpuRead> reads) {
+  if (AddressSpace* a = as.load(std::memory_order_acquire)) return a->ReadMany(reads);
+  return false;
+}
+
 bool ChannelEngine::BoundMemory::Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fault) {
+  writes.fetch_add(1, std::memory_order_relaxed);
   if (AddressSpace* a = as.load(std::memory_order_acquire)) return a->Write(va, src, fault);
   *fault = {MmuFault::Kind::kUnmapped, va, true};
   return false;
@@ -387,6 +393,33 @@ void ChannelEngine::BlockOnSemaphore(uint64_t epoch) {
   });
 }
 
+RunResult ChannelEngine::RunEntry(uint64_t epoch, const abi::channel::GpfifoEntry& entry) {
+  std::span<const uint32_t> words;
+  if (!batch_.Next(epoch, entry, &words)) {
+    upcoming_.clear();
+    {
+      absl::MutexLock l(&mu_);
+      // The rest of the front job: its entries run back to back unless one stops. (Not past
+      // it: the next job may start with a fence wait, after which the guest may have written.)
+      if (epoch == epoch_ && !jobs_.empty()) {
+        const Job& j = jobs_.front();
+        const size_t n = std::min(j.spec.entries.size() - j.next, PushbufferBatch::kMaxEntries);
+        upcoming_.assign(j.spec.entries.begin() + j.next, j.spec.entries.begin() + j.next + n);
+      }
+    }
+    batch_.Fill(&memory_, epoch, upcoming_);
+    batch_.Next(epoch, entry, &words);
+  }
+  const uint64_t writes = memory_.writes.load(std::memory_order_relaxed);
+  RunResult r = words.empty() ? cp_->Run(entry) : cp_->Run(entry, words);
+  // Later segments are read again after the GPU wrote (it may have written them) or stopped.
+  if (r.stop != RunResult::Stop::kDone ||
+      memory_.writes.load(std::memory_order_relaxed) != writes) {
+    batch_.Clear();
+  }
+  return r;
+}
+
 void ChannelEngine::Run() {
   const absl::Time slice_end = absl::Now() + kSliceTime;
   int steps = 0;
@@ -426,7 +459,7 @@ void ChannelEngine::Run() {
         continue;
       }
       case Do::kEntry: {
-        RunResult r = cp_->Run(s.entry);
+        RunResult r = RunEntry(epoch, s.entry);
         switch (r.stop) {
           case RunResult::Stop::kDone: StepDone(epoch, Do::kEntry); continue;
           case RunResult::Stop::kWaitSyncpoint:
@@ -453,6 +486,9 @@ void ChannelEngine::Run() {
     }
     break;  // a `break` out of the switch: the channel is blocked, failed or dropped
   }
+  // Whatever happens before the channel runs again (the CPU writing, say) comes before the
+  // rest of its entries are read.
+  batch_.Clear();
   if (yield) runlist_.Schedule(shared_from_this());
 }
 

@@ -8,7 +8,10 @@
 //
 // A job is one submit: an optional fence wait (done here, engine side, before the entries), the
 // entries, and an optional kernel-style fence increment (two SYNCPOINT INCRs, after a WFI unless
-// suppressed) run through CommandProcessor::RunWords. A fault or a bad command stops the channel:
+// suppressed) run through CommandProcessor::RunWords. The pushbuffer segments of a job's entries
+// are read ahead in batches (PushbufferBatch: one read of guest memory for up to 128 entries),
+// dropped when an entry writes GPU memory or stops and when the channel stops running, so the
+// entries see what they would fetching one by one. A fault or a bad command stops the channel:
 // the pending jobs are dropped, the syncpoint is moved up to its max (so nobody waits on the
 // dropped fences forever), the notifier is written, the error event signalled, parked WAITs
 // answered, and submits are refused with Timeout until Reset (FORCE_RESET).
@@ -36,6 +39,7 @@
 #include "hostshim/sim/address_space.h"
 #include "hostshim/sim/command_processor.h"
 #include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/pushbuffer_batch.h"
 #include "hostshim/sim/runlist.h"
 #include "hostshim/sim/syncpoints.h"
 
@@ -200,6 +204,9 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   void FailWith(ChannelErrorKind kind, uint32_t code, MmuFault fault, std::string what);
   // Stops the channel on a kError of the command processor (a malformed or refused command).
   void FailOnError(const RunResult& r);
+  // Runs the front job's next entry, its segment taken from batch_ (filled with the entries
+  // that follow it when it does not cover it).
+  RunResult RunEntry(uint64_t epoch, const abi::channel::GpfifoEntry& entry);
   // True when the caller must start the poll timer (outside the lock).
   bool ArmPollLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartPollTimer();
@@ -218,11 +225,17 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
    public:
     bool Read(uint64_t va, std::span<uint8_t> dst, MmuFault* fault) override;
     bool Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fault) override;
+    bool ReadMany(std::span<const GpuRead> reads) override;
     std::atomic<AddressSpace*> as{nullptr};
+    // Writes the channel's commands made (a DMA copy's second thread writes too), so that a
+    // prefetched pushbuffer they may have changed is read again.
+    std::atomic<uint64_t> writes{0};
   };
   BoundMemory memory_;
   std::atomic<uint32_t> object_class_{0};
-  std::unique_ptr<CommandProcessor> cp_;  // engine thread only
+  std::unique_ptr<CommandProcessor> cp_;             // engine thread only
+  PushbufferBatch batch_;                            // engine thread only; empty between runs
+  std::vector<abi::channel::GpfifoEntry> upcoming_;  // engine thread only: scratch for batch_
 
   mutable absl::Mutex mu_;
   std::shared_ptr<AddressSpace> as_ ABSL_GUARDED_BY(mu_);

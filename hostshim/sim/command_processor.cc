@@ -132,6 +132,15 @@ RunResult CommandProcessor::Run(const abi::channel::GpfifoEntry& entry) {
                             false);
 }
 
+RunResult CommandProcessor::Run(const abi::channel::GpfifoEntry& entry,
+                                std::span<const uint32_t> words) {
+  const uint32_t length = pb::EntryLength(entry.entry1);
+  if (length == 0 || words.size() != length) return Run(entry);
+  const uint64_t key = (static_cast<uint64_t>(entry.entry1) << 32) | entry.entry0;
+  return state_->RunSegment(words.data(), length, pb::EntryVa(entry.entry0, entry.entry1), false,
+                            key, false);
+}
+
 RunResult CommandProcessor::RunWords(std::span<const uint32_t> words) {
   return state_->RunSegment(words.data(), words.size(), 0, false, words.size(), true);
 }

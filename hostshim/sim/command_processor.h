@@ -1,5 +1,6 @@
 // The command processor of one channel: GPFIFO entries -> pushbuffer words fetched through the
-// channel's address space (in chunks of 16 Ki words) -> command words in every mode -> methods,
+// channel's address space (in chunks of 16 Ki words), or handed in already fetched by the
+// channel's prefetch (pushbuffer_batch.h) -> command words in every mode -> methods,
 // dispatched to the host class (semaphores, syncpoints, WFI, non-stall interrupts) or to the
 // engine bound to the method's subchannel: 3D (report semaphore, syncpoint action, constant
 // buffer loads, macros, inline-to-memory), compute (report semaphore, inline-to-memory),
@@ -13,7 +14,8 @@
 // ChannelEnv::nonstall_interrupt, on the calling thread: do not call Run() holding a lock those
 // callbacks take. Per channel it holds about 180 KiB (112 KiB of method registers, a 64 KiB
 // fetch chunk), plus a 256 KiB DMA bounce buffer from the first copy on and the macro code a
-// client loads (at most 256 KiB).
+// client loads (at most 256 KiB). Copies of 8 MiB or more use 1 MiB buffers of their own, of
+// which the sentry keeps four for all channels.
 //
 // It is resumable: a syncpoint wait or semaphore acquire that is not yet satisfied stops it with
 // the condition, and the next Run() of the same entry continues from that word. State it does
@@ -106,6 +108,10 @@ class CommandProcessor {
   // Runs (or resumes) one GPFIFO entry. A stopped wait is resumed by the next call with the same
   // entry (the words already executed are not executed again); any other entry forgets it.
   RunResult Run(const abi::channel::GpfifoEntry& entry);
+  // The same with the entry's segment already fetched (`words`, as many as the entry's length:
+  // a pushbuffer prefetch). Nothing is read for the segment; everything else is as Run(entry).
+  // Words of the wrong length are ignored (the segment is fetched).
+  RunResult Run(const abi::channel::GpfifoEntry& entry, std::span<const uint32_t> words);
   // Runs a pushbuffer that is already in sentry memory (the words of one segment): the
   // kernel-style fence words the channel adds around a submit, and tests. A stopped wait is
   // resumed by the next call with the same words (same length and contents).

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hostshim/sim/aligned_buffer.h"
 #include "hostshim/sim/command_processor.h"
 #include "hostshim/sim/methods.h"
 #include "hostshim/sim/mme.h"
@@ -82,7 +83,7 @@ struct CommandProcessor::State {
   std::array<std::bitset<methods::kNumMethods>, kNumKinds> logged;  // unmodelled, logged once
   std::array<I2mProgress, kNumKinds> i2m;                           // used for k3D, kCompute, kI2M
   std::bitset<kNumKinds> reported_bound;  // classes already reported to StreamPolicy::bound
-  std::vector<uint8_t> bounce;            // DMA copy buffer, allocated on the first copy
+  AlignedBuffer bounce;                   // DMA copy buffer, allocated on the first copy
   // The 3D class's macros: the expander, and the call being collected (CALL_MME_MACRO(j) and
   // its data, run once the command's last argument arrived).
   MacroExpander mme;

@@ -12,4 +12,11 @@ const char* MmuFaultKindName(MmuFault::Kind k) {
   return "?";
 }
 
+bool GpuMemory::ReadMany(std::span<const GpuRead> reads) {
+  MmuFault ignored;
+  for (const GpuRead& r : reads)
+    if (!Read(r.va, r.dst, &ignored)) return false;
+  return true;
+}
+
 }  // namespace nvsentry::hostshim::sim

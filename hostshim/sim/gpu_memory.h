@@ -22,6 +22,12 @@ struct MmuFault {
 
 const char* MmuFaultKindName(MmuFault::Kind k);
 
+// One read of a gathered access: dst.size() bytes from GPU VA `va`.
+struct GpuRead {
+  uint64_t va = 0;
+  std::span<uint8_t> dst;
+};
+
 class GpuMemory {
  public:
   virtual ~GpuMemory() = default;
@@ -29,6 +35,11 @@ class GpuMemory {
   // may have stored the bytes before the failing one, as hardware would).
   virtual bool Read(uint64_t va, std::span<uint8_t> dst, MmuFault* fault) = 0;
   virtual bool Write(uint64_t va, std::span<const uint8_t> src, MmuFault* fault) = 0;
+  // Many reads at once (a pushbuffer prefetch), as cheaply as the memory allows: true when every
+  // one succeeded. False says only that some did not: no fault is reported and the destinations
+  // hold unspecified bytes; the caller reads again with Read to learn which and how. This default
+  // reads them one by one.
+  virtual bool ReadMany(std::span<const GpuRead> reads);
 };
 
 }  // namespace nvsentry::hostshim::sim

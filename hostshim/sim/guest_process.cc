@@ -41,6 +41,7 @@ GuestProcess::~GuestProcess() {
 }
 
 bool GuestProcess::Alive() const {
+  liveness_checks_.fetch_add(1, std::memory_order_relaxed);
   pollfd p{pidfd_.get(), POLLIN, 0};
   int r;
   do {
@@ -74,6 +75,7 @@ bool GuestProcess::Transfer(bool write, std::span<const iovec> local,
       r[k] = {static_cast<uint8_t*>(remote[j].iov_base) + skip, len};
       ++k;
     }
+    transfers_.fetch_add(1, std::memory_order_relaxed);
     ssize_t got = write ? process_vm_writev(pid_, l.data(), k, r.data(), k, 0)
                         : process_vm_readv(pid_, l.data(), k, r.data(), k, 0);
     if (got < 0 && errno == EINTR) continue;
@@ -134,12 +136,18 @@ bool GuestProcess::Mapped(uint64_t addr, uint64_t len) const {
       l[j] = {&sink[j], 1};
       r[j] = {reinterpret_cast<void*>(first + (p + j) * kPage), 1};
     }
+    transfers_.fetch_add(1, std::memory_order_relaxed);
     ssize_t got = process_vm_readv(pid_, l.data(), k, r.data(), k, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got != static_cast<ssize_t>(k)) return false;
     p += k;
   }
   return Alive();
+}
+
+GuestProcess::Counts GuestProcess::counts() const {
+  return {liveness_checks_.load(std::memory_order_relaxed),
+          transfers_.load(std::memory_order_relaxed)};
 }
 
 int GuestProcess::CollapseHugePages(uint64_t addr, uint64_t len) const {

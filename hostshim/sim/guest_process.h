@@ -3,9 +3,9 @@
 // an nvmap client tells when the process has exited, so a recycled pid is never read or written.
 // That pidfd is a sentry fd held for the guest: the nvmap client's is charged to open_fds.
 //
-// Liveness: every access polls the pidfd first (one cheap syscall) and again afterwards; a read
-// is discarded, and a write reported failed, if the process died meanwhile, so a read never
-// returns another process's bytes.
+// Liveness: every access (one call, however many segments it has) polls the pidfd first (one
+// cheap syscall) and again afterwards; a read is discarded, and a write reported failed, if the
+// process died meanwhile, so a read never returns another process's bytes.
 //
 // The pid-reuse window: process_vm_readv/writev name the process by pid, and a write cannot be
 // undone. Its residual race is a guest process that exits, is reaped and has its pid handed to a
@@ -27,6 +27,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -70,6 +71,14 @@ class GuestProcess {
   // EINVAL on kernels before 6.1 or where THP is off). Slow (it copies): not on a guest's call.
   int CollapseHugePages(uint64_t addr, uint64_t len) const;
 
+  // What this object has cost so far, for tests that check how accesses are batched: liveness
+  // checks (pidfd polls) and process_vm_readv/writev calls.
+  struct Counts {
+    uint64_t liveness_checks = 0;
+    uint64_t transfers = 0;
+  };
+  Counts counts() const;
+
  private:
   GuestProcess(pid_t pid, int pidfd, BudgetAccount* budget)
       : pid_(pid), pidfd_(pidfd), budget_(budget) {}
@@ -77,6 +86,8 @@ class GuestProcess {
   pid_t pid_;
   UniqueFd pidfd_;
   BudgetAccount* budget_;  // charged one open_fds for pidfd_, or null
+  mutable std::atomic<uint64_t> liveness_checks_{0};
+  mutable std::atomic<uint64_t> transfers_{0};
 };
 
 }  // namespace nvsentry::hostshim::sim

@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/sim/guest_process.h"
+#include "hostshim/sim/guest_read_batch.h"
 #include "hostshim/sim/mapping_registry.h"
 
 namespace nvsentry::hostshim::sim {
@@ -71,12 +72,17 @@ class NvmapObject {
     pid_t pid = -1;           // the process whose memory backs it, -1 for sentry memory
   };
   Attributes attributes() const;
+  // The process whose memory backs the object; null for sentry memory or none.
+  std::shared_ptr<GuestProcess> guest_process() const;
 
   // GPU access: false when [offset, offset+len) is outside the object, the object has no memory
   // (not allocated, or freed), or the guest pages behind it are gone. Thread-safe; the lock is
   // held only to take a reference to the memory, never across the copy.
   bool Read(uint64_t offset, std::span<uint8_t> dst) const;
   bool Write(uint64_t offset, std::span<const uint8_t> src) const;
+  // Read as part of a batch: sentry memory is copied now, a read of guest memory is added to
+  // `batch` (made by its Run). False when Read would fail without touching guest memory.
+  bool ReadInto(GuestReadBatch* batch, uint64_t offset, std::span<uint8_t> dst) const;
 
   // Mapping bookkeeping for the address spaces (each mapping pins the object). AddMapping returns
   // false (and records nothing) once the object's last handle has been freed: the caller must

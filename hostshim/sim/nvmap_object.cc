@@ -38,6 +38,11 @@ NvmapObject::Attributes NvmapObject::attributes() const {
   return attr_;
 }
 
+std::shared_ptr<GuestProcess> NvmapObject::guest_process() const {
+  absl::MutexLock l(&mu_);
+  return process_;
+}
+
 NvmapObject::Backing NvmapObject::CurrentBacking() const {
   absl::MutexLock l(&mu_);
   return {process_, sentry_memory_, attr_.guest_addr};
@@ -47,6 +52,19 @@ bool NvmapObject::Read(uint64_t offset, std::span<uint8_t> dst) const {
   if (offset > size_ || dst.size() > size_ - offset) return false;
   const Backing b = CurrentBacking();  // references keep it alive through the copy, unlocked
   if (b.process != nullptr) return b.process->Read(b.guest_addr + offset, dst);
+  if (b.memory == nullptr) return false;
+  if (!dst.empty()) std::memcpy(dst.data(), b.memory->base + offset, dst.size());
+  return true;
+}
+
+bool NvmapObject::ReadInto(GuestReadBatch* batch, uint64_t offset, std::span<uint8_t> dst) const {
+  if (offset > size_ || dst.size() > size_ - offset) return false;
+  const Backing b = CurrentBacking();
+  // The batch holds the process (and with it the pidfd) until it has read.
+  if (b.process != nullptr) {
+    batch->Add(b.process, b.guest_addr + offset, dst);
+    return true;
+  }
   if (b.memory == nullptr) return false;
   if (!dst.empty()) std::memcpy(dst.data(), b.memory->base + offset, dst.size());
   return true;

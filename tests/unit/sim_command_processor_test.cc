@@ -1,11 +1,14 @@
 // The simulated GPU's command processor on hand-built pushbuffers. Command words are encoded
 // here from the layout of NVIDIA's open-gpu-doc (clb06f.h, the DMA_* formats): mode 31:29,
 // count or immediate data 28:16, subchannel 15:13, method index (byte offset / 4) 11:0.
+#include <sched.h>
+
 #include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "hostshim/sim/command_processor.h"
+#include "hostshim/sim/helper_thread.h"
 #include "spdlog/spdlog.h"
 #include "tests/unit/fake_gpu_memory.h"
 
@@ -660,6 +663,35 @@ TYPED_TEST(SimCommandProcessor, DmaLargeCopyGoesTwoWaysAndKeepsEveryByteAndFault
   EXPECT_EQ(r.fault.kind, MmuFault::Kind::kUnmapped);
   EXPECT_EQ(r.fault.va, kShort + (6u << 20));
   EXPECT_TRUE(r.fault.write);
+  // Faults in the first chunk (the source's first page is unmapped) and in the last ones (the
+  // short destination): the first chunk's is reported, whichever thread met which first.
+  constexpr uint64_t kHoled = 0x7000'0000;
+  this->mem_.Map(kHoled + 0x1000, kLen - 0x1000);
+  pb = this->DmaSetup(kHoled, kShort, 0, 0, static_cast<uint32_t>(kLen), 1);
+  this->Append(pb, {Inc(kDmaSub, kDmaLaunch, 1), kLaunchPitchCopy});
+  r = this->RunPb(pb);
+  ASSERT_EQ(r.stop, Stop::kFault);
+  EXPECT_EQ(r.fault.kind, MmuFault::Kind::kUnmapped);
+  EXPECT_EQ(r.fault.va, kHoled);
+  EXPECT_FALSE(r.fault.write);
+}
+
+TEST(SimHelperThread, RunsOnceAndMayUseEveryCpuItsCreatorMay) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  cpu_set_t seen;
+  CPU_ZERO(&seen);
+  int runs = 0;
+  {
+    HelperThread h([&] {
+      ++runs;
+      sched_getaffinity(0, sizeof seen, &seen);
+    });
+    EXPECT_TRUE(h.started());
+  }
+  EXPECT_EQ(runs, 1);
+  // It starts away from its creator's CPU but must not stay pinned there.
+  EXPECT_TRUE(CPU_EQUAL(&seen, &mine));
 }
 
 TYPED_TEST(SimCommandProcessor, DmaOverLimitAndPhysicalAreErrors) {
