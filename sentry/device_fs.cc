@@ -97,7 +97,9 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   const int64_t handle = HandlerOf(req).OpenFile(*dev, fi->flags, fuse_req_ctx(req)->pid);
   if (handle <= 0) {
-    fuse_reply_err(req, handle < 0 ? static_cast<int>(-handle) : EIO);
+    // Never ENOSYS: the kernel would take it as "no OPEN here" and stop asking for good.
+    const int err = handle < 0 ? static_cast<int>(-handle) : EIO;
+    fuse_reply_err(req, err == ENOSYS ? EOPNOTSUPP : err);
     return;
   }
   fi->fh = static_cast<uint64_t>(handle);

@@ -1,6 +1,7 @@
 #include "sentry/guest_init.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -43,6 +44,44 @@ void Report(int status_fd, InitReport::Kind kind, int value) {
   int err = errno;
   fprintf(stderr, "nvsentry: %s: %s\n", a.argv[0], strerror(err));
   _exit(err == ENOENT ? 127 : 126);
+}
+
+// The guest program's own user and mount namespaces, one level below init's. Mounts copied into
+// a mount namespace of a less privileged user namespace are locked to each other (MNT_LOCKED) and
+// so are their flags: whatever mount calls the filter does not know (new ones come with kernel
+// releases: open_tree_attr, say), the guest can neither clone a directory without the mount that
+// covers a node in it, nor clear a read-only flag. The uid and gid maps are the identity: the
+// guest is the same root as before, init keeps its own namespaces. In the child, after fork:
+// `ready` tells init the namespaces exist, `mapped` says init has written the maps.
+void EnterLockedNamespaces(int ready, int mapped) {
+  char byte = 0;
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    fprintf(stderr, "nvsentry: the program's own namespaces: %s\n", strerror(errno));
+    _exit(125);
+  }
+  // The change of user namespace made this process undumpable, which gives its /proc files to
+  // the root of its memory's user namespace: the host's, since init never exec'd. Init could not
+  // write the maps then. The exec that follows decides dumpability afresh.
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  if (write(ready, &byte, 1) != 1 || read(mapped, &byte, 1) != 1 || byte != 1) _exit(125);
+}
+
+// In init: the child's maps, "0 0 1" (init, root of the parent namespace, may write any).
+bool MapLockedNamespaces(pid_t child) {
+  for (const char* name : {"uid_map", "gid_map"}) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", child, name);
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && write(fd, "0 0 1\n", 6) == 6;
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    if (!ok) {
+      fprintf(stderr, "nvsentry: %s the program's %s: %s\n", fd < 0 ? "opening" : "writing", name,
+              strerror(err));
+      return false;
+    }
+  }
+  return true;
 }
 
 // The state letter of /proc/PID/stat (after the command name, which may hold spaces and ')').
@@ -147,15 +186,30 @@ void RunGuestInit(const GuestInitArgs& a) {
   sigaddset(&wait_set, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&wait_set, s);
 
+  int ready[2], mapped[2];
+  const bool lock = a.identity.user_ns;  // --host-root keeps the host's root: no namespace
+  if (lock && (pipe2(ready, O_CLOEXEC) != 0 || pipe2(mapped, O_CLOEXEC) != 0)) {
+    Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
+    _exit(125);
+  }
   GuestState guest{fork()};
   if (guest.pid < 0) {
-    Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
+    Report(a.status_fd, InitReport::kGuestExited, 125 << 8);
     _exit(125);
   }
   if (guest.pid == 0) {
     close(a.status_fd);
     if (sentry_stat >= 0) close(sentry_stat);
+    if (lock) EnterLockedNamespaces(ready[1], mapped[0]);
     ExecGuest(a);
+  }
+  if (lock) {
+    char byte = 0;
+    const bool ok = read(ready[0], &byte, 1) == 1 && MapLockedNamespaces(guest.pid);
+    byte = ok ? 1 : 0;
+    (void)!write(mapped[1], &byte, 1);
+    for (int fd : {ready[0], ready[1], mapped[0], mapped[1]}) close(fd);
+    // A child that could not go on exits 125; init reports it as the guest's exit.
   }
   const timespec tick{0, kSentryWatchMs * 1000000L};
   for (;;) {

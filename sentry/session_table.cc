@@ -92,7 +92,7 @@ absl::StatusOr<SessionTable::Pending> SessionTable::Create(
     absl::MutexLock lock(&mu_);
     Entry& e = by_slot_[slot_id];
     e.session = std::move(session);
-    e.anchor = std::move(slot);
+    e.anchor = std::make_shared<const hostshim::UniqueFd>(std::move(slot));
     e.tfd = guest_end.get();
     e.keep_end = std::move(keep_end);
     e.ino = st.st_ino;
@@ -193,17 +193,26 @@ std::shared_ptr<proxy::Session> SessionTable::Lookup(pid_t tid, int fd) {
   if (fd < 0) return nullptr;
   const uint64_t key = Key(tid, fd);
   if (kcmp_ok_) {
-    // Under the lock throughout: the anchor cannot close (and its number go to another session's
-    // anchor) between reading it and asking kcmp.
-    absl::ReaderMutexLock lock(&mu_);
-    auto hit = known_.find(key);
-    auto e = hit != known_.end() ? by_slot_.find(hit->second) : by_slot_.end();
-    if (e != by_slot_.end() && e->second.anchor) {
-      kcmp_epoll_slot s{static_cast<__u32>(e->second.anchor.get()),
-                        static_cast<__u32>(e->second.tfd), 0};
+    std::shared_ptr<proxy::Session> session;
+    std::shared_ptr<const hostshim::UniqueFd> anchor;
+    int tfd = -1;
+    {
+      absl::ReaderMutexLock lock(&mu_);
+      auto hit = known_.find(key);
+      auto e = hit != known_.end() ? by_slot_.find(hit->second) : by_slot_.end();
+      if (e != by_slot_.end() && e->second.anchor) {
+        session = e->second.session;
+        anchor = e->second.anchor;
+        tfd = e->second.tfd;
+      }
+    }
+    // Held, the anchor stays open (its number cannot pass to another session's anchor) while
+    // kcmp, which can wait on the guest (an exec in progress), runs without the table's lock.
+    if (anchor) {
+      kcmp_epoll_slot s{static_cast<__u32>(anchor->get()), static_cast<__u32>(tfd), 0};
       if (Kcmp(tid, self_, KCMP_EPOLL_TFD, static_cast<unsigned long>(fd),
                reinterpret_cast<unsigned long>(&s)) == 0)
-        return e->second.session;
+        return session;
     }
   }
   uint64_t slot = 0;
@@ -273,7 +282,7 @@ std::shared_ptr<proxy::Session> SessionTable::LookupFile(pid_t tid, int fd, uint
   if (it == by_slot_.end()) return nullptr;
   Entry& e = it->second;
   if (!e.anchor && anchor) {
-    e.anchor = std::move(anchor);
+    e.anchor = std::make_shared<const hostshim::UniqueFd>(std::move(anchor));
     e.tfd = file.get();
   }
   if (e.first_seen) {

@@ -79,8 +79,10 @@ class SessionTable {
   // kFirstFileSlot up, so the two never meet).
   struct Entry {
     std::shared_ptr<proxy::Session> session;
-    hostshim::UniqueFd anchor;  // the session's own epoll fd (a device file's: once first seen)
-    int tfd = -1;               // the number the open file had in the sentry when registered
+    // The session's own epoll fd (a device file's: once first seen); shared with lookups in
+    // flight, which keep it open.
+    std::shared_ptr<const hostshim::UniqueFd> anchor;
+    int tfd = -1;  // the number the open file had in the sentry when registered
     // A pipe's read end, which hangs up when the guest's last copy of the write end closes, and
     // the pipe's inode.
     hostshim::UniqueFd keep_end;

@@ -248,6 +248,14 @@ TEST(LauncherPrivileges, GuestStartedByRootHoldsNoCapabilityOverTheHost) {
   }
   EXPECT_EQ(kv["rlimit"], "-1/" + std::to_string(EPERM));
   EXPECT_EQ(kv["nice"], "-1/" + std::to_string(EACCES));
+  // The mount calls newer than the filter's libseccomp, and the one it did not list: a writable
+  // clone of its read-only /dev (or of a --ro-root or --ro-bind mount) was the guest's to make.
+  EXPECT_EQ(kv["ro_clone"], "-1/" + std::to_string(EPERM));
+  EXPECT_EQ(kv["ro_write"], "-1/" + std::to_string(EBADF));
+  EXPECT_EQ(kv["fspick"], "-1/" + std::to_string(EPERM));
+  // Whatever mount call the filter does not know yet: the program runs one user namespace below
+  // its init, so the mounts it inherited (covers, read-only flags) are locked.
+  EXPECT_EQ(kv["own_userns"], "1");
 }
 
 // A guest that takes pids without end (zombies it never reaps) takes them from the host: this

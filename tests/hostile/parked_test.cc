@@ -77,7 +77,9 @@ TEST(ParkedWaits, TheBudgetRefusesTheExcessAndEveryEndGivesItBack) {
   EXPECT_EQ(kv["flood_enomem"], std::to_string(kFlood)) << "a spent budget refuses every wait";
   // Thousands of refused waits cost the sentry nothing it keeps. Its fds are its base plus at
   // most one per parked wait (the thread's status file, while the watch reads it).
-  EXPECT_EQ(flooded.threads, parked.threads);
+  // (Under the flood the receiver may have started its helper, which leaves at the next call
+  // after the flood: sentry/receiver.h. At most that one thread more.)
+  EXPECT_LE(flooded.threads, parked.threads + 1);
   // (The watch may open the parked waits' status files in between.)
   EXPECT_LE(flooded.fds, parked.fds + kBudget);
   EXPECT_LE(flooded.rss_kib, parked.rss_kib + 1024) << "RSS grew by more than 1 MiB";

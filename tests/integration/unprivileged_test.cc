@@ -69,16 +69,29 @@ TEST_F(Unprivileged, DemoRunsUnderNvsentryStartedByAnOrdinaryUser) {
   RunResult r = RunProgram({As(user_, {NvsentryPath(), "run", "--", GPU_DEMO_BIN})});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("demo=ok"), std::string::npos) << r.out;
-  // Root inside, the user outside; no capability gained over the host.
+  // Root inside, the user outside (a file it makes is the user's on the host); no capability
+  // gained over the host. The program's own user namespace maps its root to its init's root
+  // ("0 0 1": sentry/guest_init.cc, EnterLockedNamespaces), which is the user.
+  char dir_template[] = "/tmp/nvs-unpriv-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  chmod(dir.c_str(), 0777);
   r = RunProgram({As(user_, {NvsentryPath(), "run", "--", "sh", "-c",
-                             "id -u; cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status"})});
+                             "id -u; cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status; "
+                             "touch " +
+                                 dir + "/made"})});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream words(r.out);
   std::string id, inside, outside, count, nnp_key, nnp;
   words >> id >> inside >> outside >> count >> nnp_key >> nnp;
   EXPECT_EQ(id, "0") << r.out;
-  EXPECT_EQ(inside + " " + outside + " " + count, "0 " + std::to_string(user_.uid) + " 1") << r.out;
+  EXPECT_EQ(inside + " " + outside + " " + count, "0 0 1") << r.out;
   EXPECT_EQ(nnp, "1") << r.out;
+  struct stat made;
+  EXPECT_EQ(stat((dir + "/made").c_str(), &made), 0);
+  EXPECT_EQ(made.st_uid, user_.uid) << "the guest's root is the user on the host";
+  unlink((dir + "/made").c_str());
+  rmdir(dir.c_str());
   // An ordinary user may map the guest only to itself.
   r = RunProgram({As(user_, {NvsentryPath(), "run", "--uid=12345", "--", "true"})});
   EXPECT_EQ(r.exit_code, 2);

@@ -6,7 +6,11 @@
  *   devmem     open /dev/mem;  kmsg: open /dev/kmsg (root's 0644) for writing
  *   rlimit     raise its RLIMIT_NOFILE hard limit again (CAP_SYS_RESOURCE over the host)
  *   nice       raise its own priority (CAP_SYS_NICE over the host)
- * plus nnp=PR_GET_NO_NEW_PRIVS and uid=getuid(). Usage: privilege_guest DIR HOSTPID */
+ *   ro_clone   clone its read-only /dev with the read-only flag cleared (open_tree_attr, Linux
+ *              6.15), then ro_write: create a file through the clone
+ *   fspick     pick /dev's filesystem for reconfiguration
+ * plus nnp=PR_GET_NO_NEW_PRIVS, uid=getuid() and own_userns (1: its user namespace is not its
+ * init's, so every mount it inherited is locked). Usage: privilege_guest DIR HOSTPID */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +84,26 @@ int main(int argc, char** argv) {
   report("rlimit", setrlimit(RLIMIT_NOFILE, &rl));
   report("nice", setpriority(PRIO_PROCESS, 0, -5));
 
+  /* <linux/mount.h>'s struct mount_attr; open_tree_attr is 467 on every architecture. */
+  struct {
+    uint64_t attr_set, attr_clr, propagation, userns_fd;
+  } attr = {0, 0x1 /* MOUNT_ATTR_RDONLY */, 0, 0};
+  long clone =
+      syscall(467, AT_FDCWD, "/dev", 1 /* OPEN_TREE_CLONE */ | O_CLOEXEC, &attr, sizeof attr);
+  report("ro_clone", clone);
+  fd = clone >= 0 ? openat((int)clone, "planted-by-guest", O_WRONLY | O_CREAT, 0644) : -1;
+  if (clone < 0) errno = EBADF;
+  report("ro_write", fd);
+  report("fspick", syscall(SYS_fspick, AT_FDCWD, "/dev", 1 /* FSPICK_CLOEXEC */));
+
+  /* Its user namespace's map: "0 0 1" over its init's (which it may not look at itself). */
+  FILE* f = fopen("/proc/self/uid_map", "re");
+  unsigned inside = 1, outside = 1, count = 0;
+  if (f != NULL) {
+    if (fscanf(f, "%u %u %u", &inside, &outside, &count) != 3) count = 0;
+    fclose(f);
+  }
+  printf("own_userns=%d ", inside == 0 && outside == 0 && count == 1);
   printf("nnp=%d uid=%d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), (int)getuid());
   return 0;
 }
