@@ -140,6 +140,14 @@ std::string AttachGuestDev(int tmpfs, const std::vector<std::string>& binds,
                              kMoveMountFEmptyPath) != 0)
     err = Why("attaching the device files", errno);
   close(device_mount);
+  // One listing of the files (READDIRPLUS) gives the kernel all their entries at once, so the
+  // binds below do not each ask the filesystem.
+  if (err.empty())
+    if (DIR* d = opendir(staging.c_str())) {
+      while (readdir(d) != nullptr) {
+      }
+      closedir(d);
+    }
   // Each by its own bind, so that the directory holding them all can go again.
   for (size_t i = 0; err.empty() && i < devices.size(); ++i) {
     const std::string target = "/dev/" + devices[i], source = staging + "/" + devices[i];
