@@ -275,7 +275,10 @@ DeviceFs::~DeviceFs() {
 
 int64_t IdentifyDeviceFile(int fd) {
   const off_t handle = lseek(fd, 0, SEEK_DATA);
-  return handle > 0 ? handle : -(handle == 0 ? EIO : errno);
+  if (handle <= 0) return -(handle == 0 ? EIO : errno);
+  // The answer became the file's position, which the guest shares: back to 0 (no request).
+  lseek(fd, 0, SEEK_SET);
+  return handle;
 }
 
 }  // namespace nvsentry::sentry

@@ -71,8 +71,8 @@ class DeviceFs {
 };
 
 // The handle OpenFile gave the open file `fd` (a copy of the guest's, in the sentry) refers to,
-// or -errno. Answered by the filesystem, so only for files of it (check st_dev first); the
-// file's position becomes the handle (the files have no data, so nothing reads it).
+// or -errno. Answered by the filesystem, so only for files of it (check st_dev first). The
+// file's position is 0 again afterwards.
 int64_t IdentifyDeviceFile(int fd);
 
 }  // namespace nvsentry::sentry

@@ -117,6 +117,8 @@ static int mode_paths(int reach_only) {
   snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
   int reopened = open(self, O_RDWR);
   printf("reopen_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
+  /* Where the sentry's identification left the file's position (what the guest can see of it). */
+  printf("position=%ld\n", reopened >= 0 ? (long)lseek(reopened, 0, SEEK_CUR) : -1L);
   close(fd);
   printf("reopen_after_close_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
 
