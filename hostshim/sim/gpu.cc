@@ -5,6 +5,7 @@
 #include "hostshim/sim/ctrl_device.h"
 #include "hostshim/sim/ctrl_gpu_device.h"
 #include "hostshim/sim/gpu_channel.h"
+#include "hostshim/sim/host1x_device.h"
 #include "hostshim/sim/module_mutexes.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/nvmap_device.h"
@@ -50,8 +51,19 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       }
       return channel;
     }
-    default: return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
+    default: break;
   }
+  if (const Host1xEngine* engine = FindHost1xEngine(device.id)) {
+    std::unique_ptr<Host1xDevice> channel;
+    abi::NvError err = Host1xDevice::Create(
+        {syncpoints_, *runlist_, *nvmap_, options_.budget.get()}, *engine, &channel);
+    if (err != abi::NvError::kSuccess) {
+      refused = err;
+      return nullptr;
+    }
+    return channel;
+  }
+  return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
 }
 
 std::string Gpu::Status() const {

@@ -16,8 +16,8 @@
  *                          the three spaces, opens /dev/nvhost-ctrl (held=2), closes it
  *                          (held=3)
  *   idle                   holds nothing (the sentry's own fds and RSS, for comparison)
- *   unimplemented N        N calls of an ioctl the simulator does not implement (host1x
- *                          GET_SYNCPOINT on /dev/nvhost-vic) */
+ *   unimplemented N        N calls of an ioctl the simulator does not implement (nvgpu
+ *                          ALLOC_GPFIFO on /dev/nvhost-vic: a GPU channel's, not VIC's) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +32,7 @@
 #include "nvclient.h"
 
 #define SYNCPT_ALLOC_EVENT 0xC004001Fu
-#define NVHOST_CHANNEL_GET_SYNCPOINT 0xC0080002u
+#define NVGPU_CHANNEL_ALLOC_GPFIFO 0x40084805u
 #define NVGPU_AS_REMAP_BASE 0xC0004114u /* size bits: 20 * ops */
 struct remap_op {
   uint16_t flags, kind;
@@ -229,7 +229,7 @@ static void unimplemented(int n) {
   int answered = 0, error = 0;
   for (int i = 0; i < n; i++) {
     uint32_t arg[2] = {0, 0};
-    if (ioctl(fd, NVHOST_CHANNEL_GET_SYNCPOINT, arg) != 0) {
+    if (ioctl(fd, NVGPU_CHANNEL_ALLOC_GPFIFO, arg) != 0) {
       answered++;
       error = -errno;
     }
