@@ -85,8 +85,10 @@ void ClassifyMethods(std::array<std::array<uint8_t, methods::kNumMethods>, kNumK
   }
   for (EngineKind k : {k3D, kCompute, kI2M}) {
     namespace m = methods::i2m;
-    for (uint32_t off : {m::kLineLengthIn, m::kLineCount, m::kOffsetOutUpper, m::kOffsetOut,
-                         m::kPitchOut, m::kSemaphoreA, m::kSemaphoreB, m::kSemaphoreC}) {
+    for (uint32_t off :
+         {m::kLineLengthIn, m::kLineCount, m::kOffsetOutUpper, m::kOffsetOut, m::kPitchOut,
+          m::kSemaphoreA, m::kSemaphoreB, m::kSemaphoreC, m::kDstBlockSize, m::kDstWidth,
+          m::kDstHeight, m::kDstDepth, m::kDstLayer, m::kDstOriginX, m::kDstOriginY}) {
       set(k, off, kRegister);
     }
     set(k, m::kLaunchDma, kTrigger);
@@ -102,9 +104,13 @@ void ClassifyMethods(std::array<std::array<uint8_t, methods::kNumMethods>, kNumK
   {
     namespace d = methods::dma;
     for (uint32_t off :
-         {d::kSemaphoreA, d::kSemaphoreB, d::kSemaphorePayload, d::kOffsetInUpper,
-          d::kOffsetInLower, d::kOffsetOutUpper, d::kOffsetOutLower, d::kPitchIn, d::kPitchOut,
-          d::kLineLengthIn, d::kLineCount, d::kRemapConstA, d::kRemapConstB, d::kRemapComponents}) {
+         {d::kSemaphoreA,    d::kSemaphoreB,      d::kSemaphorePayload, d::kOffsetInUpper,
+          d::kOffsetInLower, d::kOffsetOutUpper,  d::kOffsetOutLower,   d::kPitchIn,
+          d::kPitchOut,      d::kLineLengthIn,    d::kLineCount,        d::kRemapConstA,
+          d::kRemapConstB,   d::kRemapComponents, d::kDstBlockSize,     d::kDstWidth,
+          d::kDstHeight,     d::kDstDepth,        d::kDstLayer,         d::kDstOrigin,
+          d::kSrcBlockSize,  d::kSrcWidth,        d::kSrcHeight,        d::kSrcDepth,
+          d::kSrcLayer,      d::kSrcOrigin}) {
       set(kDma, off, kRegister);
     }
     set(kDma, d::kLaunchDma, kTrigger);

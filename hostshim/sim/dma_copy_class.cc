@@ -1,13 +1,14 @@
 // The DMA copy engine, class 0xB0B5. LAUNCH_DMA copies LINE_LENGTH_IN bytes (or LINE_COUNT such
 // lines, PITCH_IN / PITCH_OUT apart, with MULTI_LINE_ENABLE) between pitch surfaces through a
-// bounce buffer of at most kBounceBytes: GpuMemory::Read then Write, in large chunks, lines that
+// bounce buffer of at most kDmaBounceBytes: GpuMemory::Read then Write, in large chunks, lines that
 // touch each other coalesced into one run; a run of 8 MiB or more is copied by two threads, each
 // through a 1 MiB buffer (the buffers are page aligned: aligned_buffer.h). With REMAP_ENABLE the
 // line length counts elements and each destination component comes from a source component, a
 // constant or is left alone; a remap whose components are all constants is a fill. Then the
-// optional semaphore release (one or four words, or a reduction) and interrupt. Block-linear
-// surfaces are not modelled and physical addresses are refused (a guest must never name physical
-// memory): both stop the channel, as does a semaphore type or reduction the engine does not have.
+// optional semaphore release (one or four words, or a reduction) and interrupt. A block-linear
+// source or destination is copied by dma_block_linear.cc. Physical addresses are refused (a guest
+// must never name physical memory): that stops the channel, as does a semaphore type or
+// reduction the engine does not have.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -26,9 +27,6 @@ namespace {
 using methods::Bits;
 namespace d = methods::dma;
 
-// 256 KiB: stays in the L2 cache between the Read and the Write; measured faster than 1-4 MiB
-// (bench/gpu_bench), and still few enough calls into GpuMemory (256 per 64 MiB).
-constexpr size_t kBounceBytes = 1u << 18;
 // Runs at least this long are copied by two threads at once (CopyTwoWays), each through a
 // buffer of kSplitChunk. Measured guest to guest with process_vm_readv/writev (2 CPUs, huge
 // pages, aligned buffers): 1 MiB chunks at 1.05 of memcpy's rate, 2 MiB at 1.11, 256 KiB at 0.71
@@ -36,15 +34,6 @@ constexpr size_t kBounceBytes = 1u << 18;
 constexpr uint64_t kSplitBytes = 8u << 20;
 constexpr uint64_t kSplitChunk = 1u << 20;
 
-struct Remap {
-  uint32_t comp_size = 1, num_src = 1, num_dst = 1;
-  uint32_t sel[4] = {};
-  uint8_t consts[2][4] = {};
-  bool uses_src = false, keeps_dst = false;
-
-  uint32_t src_elem() const { return comp_size * num_src; }
-  uint32_t dst_elem() const { return comp_size * num_dst; }
-};
 // Copies `length` bytes from `s` to `t` through `buf`, adding what it copied to *done; false with
 // *f on a fault.
 bool CopyRun(GpuMemory* mem, uint64_t s, uint64_t t, uint64_t length, std::span<uint8_t> buf,
@@ -138,12 +127,6 @@ Exec CommandProcessor::State::DmaTrigger(uint32_t method, uint32_t value) {
       return MethodError(methods::kClassDma, d::kLaunchDma, value,
                          fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
     }
-    if (!(value & d::kSrcPitch) || !(value & d::kDstPitch)) {
-      return MethodError(methods::kClassDma, d::kLaunchDma, value,
-                         fmt::format("DMA LAUNCH_DMA 0x{:08X}: block-linear surfaces are not "
-                                     "simulated",
-                                     value));
-    }
     if (DmaCopy(value) == Exec::kStop) return Exec::kStop;
   }
   uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
@@ -179,22 +162,10 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   const int64_t pitch_in = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchIn)) : 0;
   const int64_t pitch_out = multi ? static_cast<int32_t>(Reg(kDma, d::kPitchOut)) : 0;
 
-  Remap rm;
-  bool remap = (launch & d::kRemap) != 0;
-  if (remap) {
-    uint32_t c = Reg(kDma, d::kRemapComponents);
-    rm.comp_size = Bits(c, d::kComponentSizeHi, d::kComponentSizeLo) + 1;
-    rm.num_src = Bits(c, d::kNumSrcHi, d::kNumSrcLo) + 1;
-    rm.num_dst = Bits(c, d::kNumDstHi, d::kNumDstLo) + 1;
-    for (uint32_t i = 0; i < rm.num_dst; ++i) {
-      rm.sel[i] = Bits(c, 4 * i + 2, 4 * i);
-      if (rm.sel[i] < 4) rm.uses_src = true;
-      if (rm.sel[i] >= d::kRemapNoWrite) rm.keeps_dst = true;
-    }
-    uint32_t a = Reg(kDma, d::kRemapConstA), b = Reg(kDma, d::kRemapConstB);
-    std::memcpy(rm.consts[0], &a, 4);  // a component takes the constant's low bytes
-    std::memcpy(rm.consts[1], &b, 4);
-  }
+  const bool remap = (launch & d::kRemap) != 0;
+  const DmaRemap rm = remap ? DmaRemap::From(Reg(kDma, d::kRemapComponents),
+                                             Reg(kDma, d::kRemapConstA), Reg(kDma, d::kRemapConstB))
+                            : DmaRemap{};
   uint64_t src_line = remap ? length * rm.src_elem() : length;
   uint64_t dst_line = remap ? length * rm.dst_elem() : length;
   if (lines > kMaxDmaLines || dst_line * lines > kMaxDmaBytes || src_line * lines > kMaxDmaBytes) {
@@ -203,6 +174,10 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
   }
   if (dst_line == 0 || lines == 0) return Exec::kOk;
   if (env.memory == nullptr) return Fault(MmuFault{MmuFault::Kind::kUnmapped, dst, true});
+  if (!(launch & d::kSrcPitch) || !(launch & d::kDstPitch)) {
+    return DmaCopyBlockLinear(
+        launch, DmaLines{src, dst, length, lines, pitch_in, pitch_out, remap ? &rm : nullptr});
+  }
   // Lines that touch each other on every side that is accessed are one run.
   bool reads_src = !remap || rm.uses_src;
   if (lines > 1 && pitch_out == static_cast<int64_t>(dst_line) &&
@@ -212,7 +187,7 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
     length *= lines;
     lines = 1;
   }
-  if (bounce.empty()) bounce = AlignedBuffer(kBounceBytes);
+  if (bounce.empty()) bounce = AlignedBuffer(kDmaBounceBytes);
   MmuFault f;
   bool filled = false;  // a fill's pattern is the same for every chunk: build it once
   for (uint64_t l = 0; l < lines; ++l) {
@@ -230,11 +205,11 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
     }
     // Remap: elements in chunks; the bounce buffer holds a chunk of source elements, then the
     // destination elements after them.
-    uint32_t se = rm.src_elem(), de = rm.dst_elem(), cs = rm.comp_size;
-    size_t per_chunk = kBounceBytes / (se + de);
+    const uint32_t se = rm.src_elem(), de = rm.dst_elem();
+    size_t per_chunk = kDmaBounceBytes / (se + de);
     uint8_t* sbuf = bounce.data();
     uint8_t* dbuf = bounce.data() + per_chunk * se;
-    bool fill = !rm.uses_src && !rm.keeps_dst;
+    const bool fill = rm.fill();
     for (uint64_t e = 0; e < length;) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(per_chunk, length - e));
       std::span<uint8_t> dspan(dbuf, n * de);
@@ -243,22 +218,7 @@ Exec CommandProcessor::State::DmaCopy(uint32_t launch) {
       }
       if (rm.keeps_dst && !env.memory->Read(t + e * de, dspan, &f)) return Fault(f);
       if (!fill || !filled) {
-        for (size_t i = 0; i < n; ++i) {
-          uint8_t* out = dbuf + i * de;
-          const uint8_t* in = sbuf + i * se;
-          for (uint32_t c = 0; c < rm.num_dst; ++c) {
-            uint32_t sel = rm.sel[c];
-            if (sel < 4) {
-              if (sel < rm.num_src) {
-                std::memcpy(out + c * cs, in + sel * cs, cs);
-              } else {
-                std::memset(out + c * cs, 0, cs);  // a component the source does not have
-              }
-            } else if (sel == d::kRemapConstASel || sel == d::kRemapConstBSel) {
-              std::memcpy(out + c * cs, rm.consts[sel - d::kRemapConstASel], cs);
-            }
-          }
-        }
+        rm.Apply(sbuf, dbuf, n);
         filled = true;  // the first chunk is the largest, so later ones reuse its prefix
       }
       if (!env.memory->Write(t + e * de, dspan, &f)) return Fault(f);

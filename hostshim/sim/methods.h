@@ -103,7 +103,19 @@ constexpr unsigned kCompletionHi = 5, kCompletionLo = 4;
 constexpr uint32_t kCompletionReleaseSemaphore = 2;
 constexpr unsigned kInterruptHi = 9, kInterruptLo = 8;
 constexpr uint32_t kSemaphoreOneWord = 1u << 12;  // clear: four words (payload, 0, timestamp)
+// A block-linear destination: SET_DST_BLOCK_SIZE (WIDTH 3:0, HEIGHT 7:4, DEPTH 11:8, log2 GOBs),
+// its width (bytes), height (rows), depth and layer (slices), origin (ORIGIN_BYTES_X 19:0,
+// ORIGIN_SAMPLES_Y 15:0).
+constexpr uint32_t kDstBlockSize = 0x194, kDstWidth = 0x198, kDstHeight = 0x19C, kDstDepth = 0x1A0,
+                   kDstLayer = 0x1A4, kDstOriginX = 0x1A8, kDstOriginY = 0x1AC;
+constexpr unsigned kOriginXHi = 19, kOriginYHi = 15;
 }  // namespace i2m
+
+// SET_*_BLOCK_SIZE fields (DMA and inline-to-memory): log2 of the block's size in GOBs.
+namespace block_size {
+constexpr unsigned kWidthHi = 3, kWidthLo = 0, kHeightHi = 7, kHeightLo = 4, kDepthHi = 11,
+                   kDepthLo = 8;
+}  // namespace block_size
 
 namespace dma {
 constexpr uint32_t kSemaphoreA = 0x240, kSemaphoreB = 0x244, kSemaphorePayload = 0x248,
@@ -111,6 +123,11 @@ constexpr uint32_t kSemaphoreA = 0x240, kSemaphoreB = 0x244, kSemaphorePayload =
                    kOffsetOutUpper = 0x408, kOffsetOutLower = 0x40C, kPitchIn = 0x410,
                    kPitchOut = 0x414, kLineLengthIn = 0x418, kLineCount = 0x41C,
                    kRemapConstA = 0x700, kRemapConstB = 0x704, kRemapComponents = 0x708;
+// Block-linear surfaces: SET_DST_BLOCK_SIZE, WIDTH, HEIGHT, DEPTH, LAYER, ORIGIN (X 15:0, Y 31:16),
+// then the same for the source.
+constexpr uint32_t kDstBlockSize = 0x70C, kDstWidth = 0x710, kDstHeight = 0x714, kDstDepth = 0x718,
+                   kDstLayer = 0x71C, kDstOrigin = 0x720, kSrcBlockSize = 0x728, kSrcWidth = 0x72C,
+                   kSrcHeight = 0x730, kSrcDepth = 0x734, kSrcLayer = 0x738, kSrcOrigin = 0x73C;
 // LAUNCH_DMA
 constexpr unsigned kTransferHi = 1, kTransferLo = 0;
 constexpr unsigned kSemaphoreTypeHi = 4, kSemaphoreTypeLo = 3;

@@ -781,16 +781,15 @@ TYPED_TEST(SimCommandProcessor, MethodsThatWouldTouchMemoryUnsimulatedStopTheCha
     uint32_t subch, cls, method, value;
   };
   const Case refused[] = {
-      {k3DSub, 0xB197, 0x1618, 4},              // BEGIN (a draw)
-      {k3DSub, 0xB197, 0x19D0, 0x3C},           // CLEAR_SURFACE
-      {k3DSub, 0xB197, 0x17E8, 0},              // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
-      {k3DSub, 0xB197, 0x1B0C, 3},              // report semaphore TRAP
-      {1, 0xB1C0, 0x2BC, 3},                    // SEND_SIGNALING_PCAS_B (a compute launch)
-      {3, 0x902D, 0x8DC, 0},                    // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
-      {3, 0x902D, 0x3800, 0},                   // a 2D macro
-      {kDmaSub, 0xB0B5, 0x300, 2 | (1u << 8)},  // a block-linear source
-      {kDmaSub, 0xB0B5, 0x300, 0x18},           // semaphore type 3
-      {kI2MSub, 0xA140, 0x1B0, 0},              // a block-linear inline-to-memory destination
+      {k3DSub, 0xB197, 0x1618, 4},     // BEGIN (a draw)
+      {k3DSub, 0xB197, 0x19D0, 0x3C},  // CLEAR_SURFACE
+      {k3DSub, 0xB197, 0x17E8, 0},     // DRAW_INDEX_BUFFER16_BEGIN_END_INSTANCE_FIRST
+      {k3DSub, 0xB197, 0x1B0C, 3},     // report semaphore TRAP
+      {1, 0xB1C0, 0x2BC, 3},           // SEND_SIGNALING_PCAS_B (a compute launch)
+      {3, 0x902D, 0x8DC, 0},           // PIXELS_FROM_MEMORY_SRC_Y0_INT (a 2D blit)
+      {3, 0x902D, 0x3800, 0},          // a 2D macro
+      {kDmaSub, 0xB0B5, 0x300, 2 | (3u << 7) | (1u << 12)},  // a physical source
+      {kDmaSub, 0xB0B5, 0x300, 0x18},                        // semaphore type 3
   };
   for (const Case& c : refused) {
     std::vector<uint32_t> pb = this->Bind(c.subch, c.cls);
