@@ -69,6 +69,9 @@ Options for run:
   --trace[=FILE]     print every device open, ioctl and close, decoded field by field, to
                      FILE (default: standard error)
   --trace-format=F   text (default) or json (one object per line); implies --trace
+  --frames=DIR       write each frame the simulated display presents to DIR as a PNG
+                     (disp0-000001.png, ...), DIR made if missing; files never replaced
+  --frames-every=N   with --frames, only every Nth frame of each display (default 1)
   --policy=FILE      enforce the policy in FILE (docs/policy.md); without it, the default
                      policy: service nvdrv, latest firmware, everything simulated
   --learn=FILE       run in audit mode and write to FILE the smallest policy that allows what
@@ -155,6 +158,16 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       o.sync_wakeup = true;
     } else if (name == "--no-sync-wakeup" && !has_value) {
       o.sync_wakeup = false;
+    } else if (name == "--frames") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value.empty()) return absl::InvalidArgumentError("--frames=: missing DIR");
+      o.frames_dir = value;
+    } else if (name == "--frames-every") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(value, &o.frames_every) || o.frames_every < 1 ||
+          o.frames_every > 1000000)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--frames-every: '", value, "' is not a number from 1 to 1000000"));
     } else if (name == "--devices") {
       if (auto s = need_value(); !s.ok()) return s;
       if (value == "auto")
@@ -248,6 +261,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--service, --firmware and --debug-mode do not combine with --policy: set them in the "
         "policy file ([guest] service, firmware, debug_mode)");
+  if (o.frames_every != 1 && o.frames_dir.empty())
+    return absl::InvalidArgumentError("--frames-every needs --frames=DIR");
   if (o.argv.empty())
     return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
   return cmd;

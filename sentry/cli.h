@@ -31,6 +31,10 @@ struct RunOptions {
   bool trace = false;
   std::string trace_file = "-";
   bool trace_json = false;  // --trace-format=json: one JSON object per line
+  // --frames=DIR: every --frames-every=N-th frame the simulated display presents, as PNG files
+  // (sentry/frames.h). Empty: none.
+  std::string frames_dir;
+  uint32_t frames_every = 1;
   // --policy=FILE: the guest's policy (docs/policy.md). Without it, the default policy, adjusted
   // by the shorthands below (which a policy file states itself, so they do not combine with it).
   std::string policy_file;

@@ -28,6 +28,7 @@
 #include "sentry/device_fs.h"
 #include "sentry/fd_passing.h"
 #include "sentry/filter.h"
+#include "sentry/frames.h"
 #include "sentry/guest_dev.h"
 #include "sentry/guest_init.h"
 #include "sentry/host_nodes.h"
@@ -357,6 +358,16 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return 2;
   }
   spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
+  // Forked now, with nvsentry's own identity: the sentry may no longer write DIR once it runs.
+  std::shared_ptr<FrameRecorder> frames;
+  if (!options.frames_dir.empty()) {
+    absl::StatusOr<FrameFileWriter> writer = FrameFileWriter::Start(options.frames_dir);
+    if (!writer.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
+      return 2;
+    }
+    frames = std::make_shared<FrameRecorder>(*std::move(writer), options.frames_every);
+  }
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
@@ -413,9 +424,10 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   };
 
   NarrowTheSentry(*identity);
+  if (frames) frames->Start();
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest});
+  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames});
   if (device_files->has_value()) sentry->ServeDeviceFiles(**std::move(device_files));
   if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
@@ -436,7 +448,9 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
         "interrupt a call after the sentry acted on it");
   // The listener is the sentry's for its whole life.
   sentry->Start(received->fd.Release());
-  return Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
+  const int status = Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
+  if (frames) frames->Flush();  // the last frames the guest showed are on disk before we exit
+  return status;
 }
 
 }  // namespace

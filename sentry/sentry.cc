@@ -38,7 +38,8 @@ std::optional<std::string> ReadLink(const std::string& path) {
 // The simulated GPU serves the guest its policy describes: its budgets, mask and aruid, and the
 // rules for its command streams (which classes they may bind; --learn hears what they bound).
 // `guest` outlives the GPU (both belong to the Sentry).
-hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
+hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
+                                 std::shared_ptr<FrameRecorder> frames) {
   hostshim::sim::GpuOptions o;
   o.budget = guest.services.budget;
   o.permission_mask = guest.policy.permission_mask();
@@ -50,12 +51,15 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
   };
   if (proxy::Learner* learner = guest.services.learner.get())
     o.stream.bound = [learner](uint32_t cls) { learner->Bound(cls); };
+  if (frames)
+    o.frame_presented = [frames](hostshim::sim::Frame f) { frames->Presented(std::move(f)); };
   return o;
 }
 
 }  // namespace
 
-Sentry::Sentry(const SentryOptions& options) : options_(options), gpu_(GpuFor(*options_.guest)) {
+Sentry::Sentry(const SentryOptions& options)
+    : options_(options), gpu_(GpuFor(*options_.guest, options_.frames)) {
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
 }
 

@@ -23,6 +23,7 @@
 #include "sentry/device_fs.h"
 #include "sentry/fast_calls.h"
 #include "sentry/filter.h"
+#include "sentry/frames.h"
 #include "sentry/listener.h"
 #include "sentry/open_path.h"
 #include "sentry/park_watch.h"
@@ -37,6 +38,8 @@ struct SentryOptions {
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
   // Shared with the launcher; never null.
   std::shared_ptr<const proxy::GuestConfig> guest;
+  // --frames: where presented frames go; null: nowhere.
+  std::shared_ptr<FrameRecorder> frames;
 };
 
 class Sentry final : private DeviceFileHandler {

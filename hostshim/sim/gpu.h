@@ -17,6 +17,7 @@
 #include "abi/services.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
+#include "hostshim/sim/frame.h"
 #include "hostshim/sim/stream_policy.h"
 #include "hostshim/sim/syncpoints.h"
 
@@ -36,6 +37,9 @@ struct GpuOptions {
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).
   StreamPolicy stream;
+  // Each frame the display presents (hostshim/sim/frame.h), on the display's thread; null: none
+  // is copied out.
+  std::function<void(Frame)> frame_presented;
 };
 
 class Gpu : public Driver {

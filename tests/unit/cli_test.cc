@@ -47,6 +47,15 @@ TEST(Cli, Errors) {
   EXPECT_FALSE(Parse({"nvsentry", "run", "--max-tasks=-3", "x"}).ok());
   EXPECT_FALSE(Parse({"nvsentry", "run", "--max-tasks", "lots", "x"}).ok());
   EXPECT_EQ(Parse({"nvsentry", "run", "--max-tasks=64", "x"})->run.max_tasks, 64u);
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--frames-every=2", "x"}).ok()) << "needs --frames";
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--frames=d", "--frames-every=0", "x"}).ok());
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--devices=maybe", "x"}).ok());
+  auto frames =
+      Parse({"nvsentry", "run", "--frames=out", "--frames-every=3", "--devices=trap", "x"});
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  EXPECT_EQ(frames->run.frames_dir, "out");
+  EXPECT_EQ(frames->run.frames_every, 3u);
+  EXPECT_EQ(frames->run.devices, DeviceMode::kTrap);
   EXPECT_EQ(Parse({"nvsentry", "run", "x"})->run.max_tasks, 4096u) << "bounded by default";
   EXPECT_FALSE(Parse({"nvsentry", "run", "--sync-wakeup=yes", "x"}).ok());
 }

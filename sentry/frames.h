@@ -1,0 +1,78 @@
+// `nvsentry run --frames=DIR [--frames-every=N]`: every Nth frame the simulated display presents,
+// as a PNG in DIR (disp<display>-<sequence>.png).
+//
+// The sentry holds no right to write DIR once the guest runs (it drops its capabilities and takes
+// the guest's filesystem ids), so the files are written by a small process forked before that,
+// with nvsentry's own identity, which does nothing but create new files in DIR (never following
+// or replacing anything already there) from what the sentry sends it. Frames are converted and
+// compressed on a thread of the recorder; a frame that comes while too many wait is dropped and
+// counted, never waited for, so the display's pace is the guest's, not the disk's.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/sim/frame.h"
+#include "hostshim/unique_fd.h"
+
+namespace nvsentry::sentry {
+
+// The writing process. Start it before the sentry drops its privileges.
+class FrameFileWriter {
+ public:
+  // Opens DIR (made if missing, one level) and forks the writer. An error names DIR.
+  static absl::StatusOr<FrameFileWriter> Start(const std::string& dir);
+  FrameFileWriter(FrameFileWriter&& o) noexcept
+      : socket_(std::move(o.socket_)), pid_(std::exchange(o.pid_, -1)) {}
+  FrameFileWriter& operator=(FrameFileWriter&&) = delete;
+  ~FrameFileWriter();
+  // Sends one file; false once the writer is gone.
+  bool Write(const std::string& name, const std::vector<uint8_t>& bytes);
+
+ private:
+  FrameFileWriter(hostshim::UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}
+  hostshim::UniqueFd socket_;
+  pid_t pid_ = -1;
+};
+
+// The PNG encoding of width x height RGBA pixels; an error if libpng refuses.
+absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba, uint32_t width,
+                                               uint32_t height);
+
+class FrameRecorder {
+ public:
+  FrameRecorder(FrameFileWriter writer, uint32_t every);
+  ~FrameRecorder();
+  // Starts its thread: only once the sentry has dropped its privileges (a thread keeps the
+  // credentials it was made with).
+  void Start();
+  // A presented frame: kept if it is the Nth of its display; from any thread.
+  void Presented(hostshim::sim::Frame frame);
+  // Waits until every kept frame is written (or dropped); for exit and tests.
+  void Flush();
+  struct Counts {
+    uint64_t presented = 0, written = 0, dropped = 0, failed = 0;
+  };
+  Counts counts() const;
+
+ private:
+  void Loop();
+  static constexpr size_t kQueued = 4;
+  FrameFileWriter writer_;
+  const uint32_t every_;
+  mutable absl::Mutex mu_;
+  std::deque<hostshim::sim::Frame> queue_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace nvsentry::sentry
