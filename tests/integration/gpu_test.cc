@@ -47,6 +47,14 @@ void ExpectDemoPassed(const RunResult& r) {
   EXPECT_NE(r.out.find("gpu: gm20b"), std::string::npos) << r.out;
 }
 
+// The second demo: colour bars by the DMA engine and a checker strip by inline-to-memory into a
+// 1280x720 block-linear surface; the demo reads every pixel back with the TRM's GOB formula.
+TEST(DisplayDemo, DrawsIntoABlockLinearSurface) {
+  RunResult r = RunSandboxed({}, {DISPLAY_DEMO_BIN});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("display_demo=ok mismatch=0"), std::string::npos) << r.out << r.err;
+}
+
 TEST(GpuDemo, FullSequenceThroughNvdrv) { ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN})); }
 
 TEST(GpuDemo, FullSequenceThroughLinuxNodes) {

@@ -1,0 +1,184 @@
+/* The display demo: an unmodified Linux program that draws a test pattern with the GPU in the
+ * GPU's own surface layout and checks every pixel.
+ *
+ *   display_demo
+ *
+ * 1. Open nvmap, ctrl, the address space and a channel through the Linux device nodes.
+ * 2. Make a 1280x720 RGBA8 surface in block-linear layout (blocks 16 GOBs tall), the layout the
+ *    display scans out on Tegra, and a pitch-linear buffer with eight colour bars.
+ * 3. One submission: the DMA engine copies the bars into the surface (pitch to block-linear), and
+ *    inline-to-memory writes a 64x8 checker strip into it at (608, 356); a fence after both.
+ * 4. Wait for the fence and check every pixel of the surface, reading the block-linear layout
+ *    with the GOB formula of the Tegra X1 TRM written out below. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "nvclient.h"
+
+#define CLASS_3D 0xB197u
+#define CLASS_I2M 0xA140u
+#define CLASS_DMA 0xB0B5u
+#define SUBCH_3D 0u
+#define SUBCH_I2M 2u
+#define SUBCH_DMA 4u
+
+enum { kWidth = 1280, kHeight = 720, kBpp = 4, kBlockHeightLog2 = 4 };
+enum { kStripX = 608, kStripY = 356, kStripW = 64, kStripH = 8 };
+
+static struct nvc nv;
+
+#define CHECK(what, expr)                                                             \
+  do {                                                                                \
+    int rc_ = (expr);                                                                 \
+    if (rc_ != 0) {                                                                   \
+      fprintf(stderr, "display_demo: %s failed: %s\n", what, nvc_strerror(&nv, rc_)); \
+      exit(1);                                                                        \
+    }                                                                                 \
+  } while (0)
+
+struct buffer {
+  uint8_t* cpu;
+  uint32_t size, handle;
+  uint64_t gpu;
+};
+
+static void make_buffer(struct buffer* b, uint32_t size, uint32_t nvmap, uint32_t as) {
+  b->size = (size + 0xFFFu) & ~0xFFFu;
+  b->cpu = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b->cpu == MAP_FAILED) {
+    perror("mmap");
+    exit(1);
+  }
+  struct nvmap_create cr = {b->size, 0};
+  CHECK("NVMAP_IOC_CREATE", nvc_ioctl(&nv, nvmap, NVMAP_IOC_CREATE, &cr));
+  b->handle = cr.handle;
+  struct nvmap_alloc al = {cr.handle, 0,   1 /* read-write, cached */, 0x1000,
+                           0,         {0}, (uint64_t)(uintptr_t)b->cpu};
+  CHECK("NVMAP_IOC_ALLOC", nvc_ioctl(&nv, nvmap, NVMAP_IOC_ALLOC, &al));
+  struct nvgpu_as_map_ex m = {4 /* cacheable */, 0, b->handle, 0, 0, 0, 0x1000};
+  CHECK("NVGPU_AS_IOCTL_MAP_BUFFER_EX", nvc_ioctl(&nv, as, NVGPU_AS_MAP_BUFFER_EX, &m));
+  b->gpu = m.offset;
+}
+
+static uint32_t hi(uint64_t va) { return (uint32_t)(va >> 32); }
+static uint32_t lo(uint64_t va) { return (uint32_t)va; }
+
+/* Block-linear addressing, as the Tegra X1 TRM gives it: a GOB is 64 bytes x 8 rows, byte x of
+ * row y of a GOB at bits x5 y2 y1 x4 y0 x3 x2 x1 x0; blocks one GOB wide and 2^kBlockHeightLog2
+ * GOBs tall, left to right, then down. */
+static uint64_t bl_offset(uint32_t x_bytes, uint32_t y) {
+  const uint32_t gobs_wide = (kWidth * kBpp + 63) / 64;
+  const uint32_t block_rows = 8u << kBlockHeightLog2;
+  const uint64_t block = (uint64_t)(y / block_rows) * gobs_wide + x_bytes / 64;
+  const uint32_t gob_in_block = (y % block_rows) / 8;
+  const uint32_t x = x_bytes % 64, yy = y % 8;
+  const uint32_t in_gob = ((x >> 5) & 1) << 8 | ((yy >> 2) & 1) << 7 | ((yy >> 1) & 1) << 6 |
+                          ((x >> 4) & 1) << 5 | (yy & 1) << 4 | (x & 15);
+  return block * (512u << kBlockHeightLog2) + gob_in_block * 512u + in_gob;
+}
+
+static uint32_t bar_colour(uint32_t x) {
+  static const uint32_t bars[8] = {0xFFFFFFFFu, 0xFF00FFFFu, 0xFFFFFF00u, 0xFF00FF00u,
+                                   0xFFFF00FFu, 0xFF0000FFu, 0xFFFF0000u, 0xFF000000u};
+  return bars[x * 8 / kWidth]; /* RGBA8 as a little-endian word: A B G R */
+}
+
+static uint32_t checker(uint32_t x, uint32_t y) {
+  return ((x / 8 + y / 4) & 1) ? 0xFFFFFFFFu : 0xFF202020u;
+}
+
+int main(void) {
+  CHECK("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
+  uint32_t nvmap, ctrl, as, ch;
+  CHECK("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
+  CHECK("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
+  CHECK("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
+  CHECK("open /dev/nvhost-gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
+  struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
+  CHECK("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
+
+  const uint32_t gobs_wide = (kWidth * kBpp + 63) / 64;
+  const uint32_t blocks_high = (kHeight + (8u << kBlockHeightLog2) - 1) / (8u << kBlockHeightLog2);
+  const uint32_t surface_size = blocks_high * gobs_wide * (512u << kBlockHeightLog2);
+  struct buffer surface, bars, push;
+  make_buffer(&surface, surface_size, nvmap, as);
+  make_buffer(&bars, kWidth * kBpp * kHeight, nvmap, as);
+  make_buffer(&push, 64 * 1024, nvmap, as);
+  memset(surface.cpu, 0x55, surface.size);
+  for (uint32_t y = 0; y < kHeight; y++)
+    for (uint32_t x = 0; x < kWidth; x++)
+      memcpy(bars.cpu + (y * kWidth + x) * kBpp, &(uint32_t){bar_colour(x)}, 4);
+
+  uint32_t nvmap_fd = nvmap;
+  CHECK("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
+  struct nvgpu_as_bind_channel bind = {ch};
+  CHECK("BIND_CHANNEL", nvc_ioctl(&nv, as, NVGPU_AS_BIND_CHANNEL, &bind));
+  struct nvgpu_alloc_gpfifo_ex gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 0x800;
+  gp.flags = 1;
+  CHECK("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
+  struct nvgpu_alloc_obj_ctx obj = {CLASS_3D, 0, 0};
+  CHECK("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+
+  struct nvc_push pb = {0};
+  nvc_push_incr(&pb, SUBCH_3D, 0x000, 1, CLASS_3D);
+  nvc_push_incr(&pb, SUBCH_I2M, 0x000, 1, CLASS_I2M);
+  nvc_push_incr(&pb, SUBCH_DMA, 0x000, 1, CLASS_DMA);
+  /* The bars: pitch source, block-linear destination (SET_DST_BLOCK_SIZE: one GOB wide, 16 tall;
+   * width in bytes, height, depth 1, layer 0, origin 0). */
+  nvc_push_incr(&pb, SUBCH_DMA, 0x70C, 6, (uint32_t)kBlockHeightLog2 << 4, kWidth * kBpp,
+                (uint32_t)kHeight, 1u, 0u, 0u);
+  nvc_push_incr(&pb, SUBCH_DMA, 0x400, 8, hi(bars.gpu), lo(bars.gpu), hi(surface.gpu),
+                lo(surface.gpu), kWidth * kBpp, 0u, kWidth * kBpp, (uint32_t)kHeight);
+  /* LAUNCH_DMA: non-pipelined, flush, pitch source, block-linear destination, multi-line. */
+  nvc_push_incr(&pb, SUBCH_DMA, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 9));
+  /* The checker strip by inline-to-memory into the block-linear surface. */
+  nvc_push_incr(&pb, SUBCH_I2M, 0x180, 4, kStripW * kBpp, (uint32_t)kStripH, hi(surface.gpu),
+                lo(surface.gpu));
+  nvc_push_incr(&pb, SUBCH_I2M, 0x194, 6, (uint32_t)kBlockHeightLog2 << 4, kWidth * kBpp,
+                (uint32_t)kHeight, 1u, 0u, kStripX * kBpp);
+  nvc_push_incr(&pb, SUBCH_I2M, 0x1AC, 1, (uint32_t)kStripY);
+  nvc_push_incr(&pb, SUBCH_I2M, 0x1B0, 1, 0u /* block-linear destination */);
+  uint32_t strip[kStripW * kStripH];
+  for (uint32_t y = 0; y < kStripH; y++)
+    for (uint32_t x = 0; x < kStripW; x++) strip[y * kStripW + x] = checker(x, y);
+  nvc_push_method(&pb, 3, SUBCH_I2M, 0x1B4, strip, kStripW * kStripH);
+  memcpy(push.cpu, pb.words, pb.count * 4);
+
+  struct {
+    struct nvgpu_submit_gpfifo h;
+    struct nvgpu_gpfifo_entry e[1];
+  } sub;
+  memset(&sub, 0, sizeof sub);
+  sub.h.num_entries = 1;
+  sub.h.flags = NVGPU_SUBMIT_FENCE_GET;
+  sub.e[0] = nvc_gpfifo_entry(push.gpu, pb.count);
+  CHECK("SUBMIT_GPFIFO",
+        nvc_ioctl(&nv, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof sub << 16), &sub));
+  struct nvhost_wait_ex w = {sub.h.fence.id, sub.h.fence.value, 10000, 0};
+  CHECK("SYNCPT_WAITEX", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+
+  uint32_t bad = 0;
+  for (uint32_t y = 0; y < kHeight; y++) {
+    for (uint32_t x = 0; x < kWidth; x++) {
+      const int in_strip =
+          x >= kStripX && x < kStripX + kStripW && y >= kStripY && y < kStripY + kStripH;
+      const uint32_t want = in_strip ? checker(x - kStripX, y - kStripY) : bar_colour(x);
+      uint32_t got;
+      memcpy(&got, surface.cpu + bl_offset(x * kBpp, y), 4);
+      bad += got != want;
+    }
+  }
+  printf("surface: %ux%u RGBA8, block-linear (blocks %u GOBs tall), %u bytes\n", kWidth, kHeight,
+         1u << kBlockHeightLog2, surface_size);
+  printf("bars by the DMA engine, checker strip by inline-to-memory: %u of %u pixels wrong\n", bad,
+         kWidth * kHeight);
+  printf("display_demo=%s mismatch=%u\n", bad ? "FAILED" : "ok", bad);
+  free(pb.words);
+  return bad ? 1 : 0;
+}
