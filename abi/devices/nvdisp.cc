@@ -325,6 +325,11 @@ static_assert(TableIsSound(kIoctls), "nvdisp layouts disagree with their codes")
 static_assert(sizeof(Mode) == IocSize(kGetMode));
 static_assert(sizeof(Mode) == IocSize(kSetMode));
 static_assert(sizeof(Mode) == IocSize(kValidateMode));
+static_assert(sizeof(FlipWindow) == 136);
+static_assert(sizeof(Flip) == IocSize(kFlip));
+static_assert(sizeof(Mode2) == IocSize(kSetMode2));
+static_assert(sizeof(ModeDb) == IocSize(kGetModeDb));
+static_assert(sizeof(ModeDb2) == IocSize(kGetModeDb2));
 static_assert(sizeof(BacklightRange) == IocSize(kGetBacklightRange));
 static_assert(sizeof(BacklightRangeMax) == IocSize(kSetBacklightRangeMax));
 static_assert(sizeof(BacklightRangeMin) == IocSize(kSetBacklightRangeMin));

@@ -78,6 +78,68 @@ struct PanelMsg {
   uint32_t msg[4];  // AUXDATA
 };
 
+// FLIP. Switchbrew gives only the size, 1224 bytes. No public header has a struct of that size;
+// the layout assumed (docs/simulated-gpu.md) is L4T's tegra_dc_ext_flip (uapi tegra_dc_ext.h,
+// the ioctl with the same number, 3) in its LP64 form as the prefix: three window attributes of
+// 136 bytes (struct timespec is two 64-bit words there) and the post-fence, then reserved bytes.
+struct FlipWindow {  // tegra_dc_ext_flip_windowattr
+  int32_t index;     // window of the head; < 0: slot unused
+  uint32_t buff_id;  // nvmap handle; 0 disables the window
+  uint32_t blend;
+  uint32_t offset;
+  uint32_t offset_u;
+  uint32_t offset_v;
+  uint32_t stride;  // bytes per line (pitch surfaces)
+  uint32_t stride_uv;
+  uint32_t pixformat;   // TEGRA_DC_EXT_FMT_*
+  uint32_t x, y, w, h;  // source rectangle, 20.12 fixed point
+  uint32_t out_x, out_y, out_w, out_h;
+  uint32_t z;
+  uint32_t swap_interval;
+  uint32_t pad0;  // struct timespec's alignment
+  int64_t timestamp_sec;
+  int64_t timestamp_nsec;
+  uint32_t pre_syncpt_id;  // 0xFFFFFFFF (NVSYNCPT_INVALID) or 0: no pre-fence
+  uint32_t pre_syncpt_val;
+  uint32_t buff_id_u;
+  uint32_t buff_id_v;
+  uint32_t flags;  // TEGRA_DC_EXT_FLIP_FLAG_*
+  uint8_t global_alpha;
+  uint8_t block_height_log2;
+  uint8_t pad1[2];
+  uint32_t extra[4];  // interlace / compression / CSC union
+};
+constexpr uint32_t kFlipWindows = 3;  // TEGRA_DC_EXT_FLIP_N_WINDOWS
+struct Flip {
+  FlipWindow win[kFlipWindows];
+  uint32_t post_syncpt_id;   // out
+  uint32_t post_syncpt_val;  // out
+  uint8_t reserved[1224 - kFlipWindows * sizeof(FlipWindow) - 8];
+};
+// tegra_dc_ext.h pixel formats and flip flags the simulated display accepts.
+constexpr uint32_t kFmtB5G6R5 = 6;
+constexpr uint32_t kFmtB8G8R8A8 = 12;
+constexpr uint32_t kFmtR8G8B8A8 = 13;
+constexpr uint32_t kFlipFlagBlockLinear = 1u << 5;
+
+// GET_MODE2 / SET_MODE2 / VALIDATE_MODE2: 60 bytes; assumed to be Mode's 13 named words and two
+// words not public (stored as given).
+struct Mode2 {
+  Mode mode;
+  uint32_t extra;
+};
+// GET_MODE_DB / GET_MODE_DB2: 4 + 201 modes exactly fills either code's size; assumed to be a
+// count (in: ignored, out: modes written) then the modes.
+constexpr uint32_t kModeDbEntries = 201;
+struct ModeDb {
+  uint32_t count;
+  Mode modes[kModeDbEntries];
+};
+struct ModeDb2 {
+  uint32_t count;
+  Mode2 modes[kModeDbEntries];
+};
+
 std::span<const IoctlDesc> Ioctls();
 
 }  // namespace nvsentry::abi::nvdisp

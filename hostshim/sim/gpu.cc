@@ -4,9 +4,12 @@
 #include "hostshim/sim/as_device.h"
 #include "hostshim/sim/ctrl_device.h"
 #include "hostshim/sim/ctrl_gpu_device.h"
+#include "hostshim/sim/display.h"
+#include "hostshim/sim/display_ctrl_devices.h"
 #include "hostshim/sim/gpu_channel.h"
 #include "hostshim/sim/host1x_device.h"
 #include "hostshim/sim/module_mutexes.h"
+#include "hostshim/sim/nvdisp_device.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/nvmap_device.h"
 #include "hostshim/sim/runlist.h"
@@ -24,11 +27,13 @@ Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
   control_ = std::make_unique<GpuControlState>();
   module_mutexes_ = std::make_unique<ModuleMutexes>();
   runlist_ = std::make_unique<Runlist>(options_.engine_threads);
+  display_ = std::make_unique<Display>(syncpoints_);
 }
 
 Gpu::~Gpu() {
   // The engine threads go first: a channel's last step may touch syncpoints and nvmap objects.
   runlist_.reset();
+  display_.reset();
 }
 
 std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvError& refused) {
@@ -51,8 +56,13 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
       }
       return channel;
     }
+    case abi::DeviceId::kNvdispDisp0:
+      return std::make_unique<NvdispDevice>(display_->head(0), *nvmap_);
+    case abi::DeviceId::kNvdispDisp1:
+      return std::make_unique<NvdispDevice>(display_->head(1), *nvmap_);
     default: break;
   }
+  if (auto d = OpenDisplayCtrlDevice(device, *display_)) return d;
   if (const Host1xEngine* engine = FindHost1xEngine(device.id)) {
     std::unique_ptr<Host1xDevice> channel;
     abi::NvError err = Host1xDevice::Create(

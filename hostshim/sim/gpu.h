@@ -27,6 +27,7 @@ class Nvmap;
 class Runlist;
 class GpuControlState;
 class ModuleMutexes;
+class Display;
 
 struct GpuOptions {
   // The guest's budgets; null: the policy defaults.
@@ -57,6 +58,7 @@ class Gpu : public Driver {
   Syncpoints& syncpoints() { return syncpoints_; }
   Nvmap& nvmap() { return *nvmap_; }
   BudgetAccount& budget() { return *options_.budget; }
+  Display& display() { return *display_; }
   // One paragraph for DumpStatus: objects, pins (process and range), budgets in use.
   std::string Status() const override;
 
@@ -66,6 +68,7 @@ class Gpu : public Driver {
   std::unique_ptr<Nvmap> nvmap_;
   std::unique_ptr<GpuControlState> control_;
   std::unique_ptr<ModuleMutexes> module_mutexes_;
+  std::unique_ptr<Display> display_;  // its clock increments syncpoints
   std::unique_ptr<Runlist> runlist_;  // last: its threads stop before what they use goes
 };
 

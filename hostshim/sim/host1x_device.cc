@@ -23,6 +23,9 @@ constexpr Host1xEngine kEngines[] = {
     {abi::DeviceId::kNvhostNvjpg, "NVJPG", 0xC0, 0x37, kAssumedRate},
     {abi::DeviceId::kNvhostMsenc, "MSENC", 0x21, 0, kAssumedRate},
     {abi::DeviceId::kNvhostTsec, "TSEC", 0xE0, 0, kAssumedRate},
+    // The display's host1x channel: class NV_DISPLAY_CLASS_ID (L4T nvhost); its syncpoint is
+    // allocated (the heads' own syncpoints are the display device's).
+    {abi::DeviceId::kNvhostDisplay, "DISPLAY", 0x70, 0, kAssumedRate},
 };
 
 }  // namespace

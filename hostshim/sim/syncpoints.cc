@@ -74,7 +74,8 @@ void Syncpoints::CompleteReached(uint32_t id) {
 }
 
 bool Syncpoints::Reserved(uint32_t id) {
-  return id == 0 || id == 26 || id == 27 || id == 0x0C || id == 0x36 || id == 0x37;
+  return id == 0 || id == 8 || id == 9 || id == 26 || id == 27 || id == 0x0C || id == 0x36 ||
+         id == 0x37;
 }
 
 abi::NvError Syncpoints::Allocate(uint32_t* id) {
@@ -159,6 +160,7 @@ Syncpoints::WaitStart Syncpoints::Wait(
     if (deadlines_.empty() || deadline < deadlines_.begin()->first) cv_.Signal();
     deadlines_.insert({deadline, key});
   }
+  if (park_listener_) park_listener_(id);
   return WaitStart::kParked;
 }
 

@@ -8,8 +8,9 @@
 // ended without its holder (hostshim::AbandonedCallCount()).
 //
 // Allocation: each GPU channel takes a syncpoint of its own (Allocate) and gives it back when it
-// goes (Free). Id 0 is never handed out; 26 and 27 (vblank, client-managed) and the engines' fixed
-// ids (VIC 0x0C, NVDEC 0x36, NVJPG 0x37) are reserved, as public implementations do. Any id can
+// goes (Free). Id 0 is never handed out; 26 and 27 (vblank, client-managed), 8 and 9 (the display
+// heads' flips) and the engines' fixed ids (VIC 0x0C, NVDEC 0x36, NVJPG 0x37) are reserved, as
+// public implementations do. Any id can
 // still be read, incremented and waited on from the CPU (nvhost-ctrl does not check ownership;
 // the policy decides whether the guest may call SYNCPT_INCR at all).
 //
@@ -21,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -104,6 +106,15 @@ class Syncpoints {
                  uint32_t* value);
 
   size_t ParkedCount() const;
+  // True while a waiter is parked on `id`.
+  bool Waiting(uint32_t id) const {
+    return ValidId(id) && points_[id].waiters.load(std::memory_order_acquire) != 0;
+  }
+  // Called (under the table's lock: it must not block or call back into the table) each time a
+  // waiter parks; the display's vblank clock starts ticking on it. Set once, before any Wait.
+  void SetParkListener(std::function<void(uint32_t id)> listener) {
+    park_listener_ = std::move(listener);
+  }
 
  private:
   struct Point {
@@ -146,6 +157,7 @@ class Syncpoints {
   absl::btree_set<std::pair<absl::Time, uint64_t>> deadlines_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread timer_;
+  std::function<void(uint32_t)> park_listener_;
 
   // Allocation has its own lock: it never nests with mu_.
   mutable absl::Mutex alloc_mu_;

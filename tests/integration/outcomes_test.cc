@@ -40,18 +40,26 @@ uint32_t CallableCode(const abi::IoctlDesc& d) {
   return d.variable() ? d.code | (uint32_t{d.header_size} << 16) : d.code;
 }
 
-// The host1x engine channels (hostshim/sim/host1x_device.h).
+// The host1x engine channels (hostshim/sim/host1x_device.h), the display's among them.
 bool Host1xDevice(abi::DeviceId id) {
   return id == abi::DeviceId::kNvhostVic || id == abi::DeviceId::kNvhostNvdec ||
          id == abi::DeviceId::kNvhostNvjpg || id == abi::DeviceId::kNvhostMsenc ||
-         id == abi::DeviceId::kNvhostTsec;
+         id == abi::DeviceId::kNvhostTsec || id == abi::DeviceId::kNvhostDisplay;
+}
+
+// The display's devices (hostshim/sim/nvdisp_device.h, display_ctrl_devices.h).
+bool DisplayDevice(abi::DeviceId id) {
+  return id == abi::DeviceId::kNvdispDisp0 || id == abi::DeviceId::kNvdispDisp1 ||
+         id == abi::DeviceId::kNvdispCtrl || id == abi::DeviceId::kNvcecCtrl ||
+         id == abi::DeviceId::kNvhdcpUpCtrl || id == abi::DeviceId::kNvdcutilDisp0 ||
+         id == abi::DeviceId::kNvdcutilDisp1;
 }
 
 // The devices the simulated GPU serves with a device of its own (hostshim/sim/gpu.cc).
 bool SimulatedDevice(abi::DeviceId id) {
   return id == abi::DeviceId::kNvmap || id == abi::DeviceId::kNvhostCtrl ||
          id == abi::DeviceId::kNvhostCtrlGpu || id == abi::DeviceId::kNvhostAsGpu ||
-         id == abi::DeviceId::kNvhostGpu || Host1xDevice(id);
+         id == abi::DeviceId::kNvhostGpu || Host1xDevice(id) || DisplayDevice(id);
 }
 
 // Ioctls of /dev/nvhost-gpu that the simulator leaves unimplemented on purpose: the host1x
@@ -78,6 +86,7 @@ const std::set<std::string_view> kGpuLeftUnimplemented = {
 // and on the host1x engine channels the nvgpu channel ioctls (magics 'H' and 'G': GPFIFOs,
 // object contexts and the like belong to /dev/nvhost-gpu) except the three they serve.
 bool LeftUnimplemented(abi::DeviceId dev, const abi::IoctlDesc& d) {
+  if (DisplayDevice(dev)) return false;
   if (!Host1xDevice(dev)) return kGpuLeftUnimplemented.contains(d.name);
   const uint32_t magic = (d.code >> 8) & 0xFF;
   return magic != 0 && d.code != abi::channel::kSetNvmapFd && d.code != abi::channel::kSetTimeout &&
@@ -89,6 +98,12 @@ const std::map<std::string_view, std::string_view> kDeliberatelyNotSupported = {
     {"NVHOST_IOCTL_CTRL_MODULE_REGRDWR", "Switchbrew: the 32-bit version, which does not work"},
     {"NVGPU_IOCTL_CHANNEL_CYCLE_STATS", "no performance counters are simulated"},
     {"NVGPU_IOCTL_CHANNEL_CYCLE_STATS_SNAPSHOT", "no performance counters are simulated"},
+    {"NVDCUTIL_DSI_PACKET_TEST_SHORT_WRITE", "nvdcutil-disp1 drives the HDMI output: no DSI"},
+    {"NVDCUTIL_DSI_PACKET_TEST_LONG_WRITE", "nvdcutil-disp1 drives the HDMI output: no DSI"},
+    {"NVDCUTIL_DSI_PACKET_TEST_READ", "nvdcutil-disp1 drives the HDMI output: no DSI"},
+    {"NVDCUTIL_DP_ELECTRIC_TEST_EN", "no DisplayPort output is simulated"},
+    {"NVDCUTIL_DP_ELECTRIC_TEST_SETTINGS", "no DisplayPort output is simulated"},
+    {"NVDCUTIL_DP_CONF_READ", "no DisplayPort output is simulated"},
 };
 
 // Ioctls whose zeroed argument holds a guest pointer the backend writes through: a NULL pointer

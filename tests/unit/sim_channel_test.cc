@@ -227,9 +227,9 @@ TEST(SimSyncpointAlloc, NeverHandsOutReservedIdsAndRunsOut) {
     ASSERT_LT(got.size(), kNumSyncpoints);
     got.push_back(id);
   }
-  // 192 syncpoints minus 0, 26, 27 and the engines' 0x0C, 0x36, 0x37.
-  EXPECT_EQ(got.size(), 192u - 6u);
-  for (uint32_t r : {0u, 26u, 27u, 0x0Cu, 0x36u, 0x37u})
+  // 192 syncpoints minus 0, the display's 8, 9, 26, 27 and the engines' 0x0C, 0x36, 0x37.
+  EXPECT_EQ(got.size(), 192u - 8u);
+  for (uint32_t r : {0u, 8u, 9u, 26u, 27u, 0x0Cu, 0x36u, 0x37u})
     EXPECT_EQ(std::count(got.begin(), got.end(), r), 0) << r;
   EXPECT_EQ(s.Allocate(&id), NvError::kInsufficientMemory);
   s.Free(got[5]);
