@@ -136,8 +136,7 @@ absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba,
   return out;
 }
 
-FrameRecorder::FrameRecorder(FrameFileWriter writer, uint32_t every)
-    : writer_(std::move(writer)), every_(every == 0 ? 1 : every) {}
+FrameRecorder::FrameRecorder(FrameFileWriter writer) : writer_(std::move(writer)) {}
 
 void FrameRecorder::Start() {
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
@@ -153,7 +152,7 @@ FrameRecorder::~FrameRecorder() {
 
 void FrameRecorder::Presented(hostshim::sim::Frame frame) {
   absl::MutexLock lock(&mu_);
-  if (counts_.presented++ % every_ != 0) return;
+  ++counts_.presented;
   if (queue_.size() >= kQueued) {
     ++counts_.dropped;
     NVS_LOG_LIMITED(spdlog::level::warn,
@@ -194,7 +193,11 @@ void FrameRecorder::Loop() {
     absl::StatusOr<std::vector<uint8_t>> png =
         rgba.ok() ? EncodePng(*rgba, frame.width, frame.height) : rgba.status();
     if (png.ok()) {
-      ok = writer_.Write(absl::StrFormat("disp%d-%06d.png", frame.display, frame.sequence), *png);
+      const std::string name =
+          frame.window == 0
+              ? absl::StrFormat("disp%d-%06d.png", frame.display, frame.sequence)
+              : absl::StrFormat("disp%d-w%d-%06d.png", frame.display, frame.window, frame.sequence);
+      ok = writer_.Write(name, *png);
     } else {
       NVS_LOG_LIMITED(spdlog::level::warn, "--frames: frame {}: {}", frame.sequence,
                       std::string(png.status().message()));

@@ -1,5 +1,6 @@
-// `nvsentry run --frames=DIR [--frames-every=N]`: every Nth frame the simulated display presents,
-// as a PNG in DIR (disp<display>-<sequence>.png).
+// `nvsentry run --frames=DIR [--frames-every=N]`: the frames the simulated display presents (every
+// Nth of each display: hostshim/sim/frame_capture.h), as PNGs in DIR
+// (disp<display>[-w<window>]-<vblank>.png).
 //
 // The sentry holds no right to write DIR once the guest runs (it drops its capabilities and takes
 // the guest's filesystem ids), so the files are written by a small process forked before that,
@@ -48,12 +49,13 @@ absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba,
 
 class FrameRecorder {
  public:
-  FrameRecorder(FrameFileWriter writer, uint32_t every);
+  explicit FrameRecorder(FrameFileWriter writer);
   ~FrameRecorder();
   // Starts its thread: only once the sentry has dropped its privileges (a thread keeps the
   // credentials it was made with).
   void Start();
-  // A presented frame: kept if it is the Nth of its display; from any thread.
+  // A presented frame, from any thread (which frames come is the GPU's choice: --frames-every
+  // is applied before a frame's memory is read, hostshim/sim/frame_capture.h).
   void Presented(hostshim::sim::Frame frame);
   // Waits until every kept frame is written (or dropped); for exit and tests.
   void Flush();
@@ -66,7 +68,6 @@ class FrameRecorder {
   void Loop();
   static constexpr size_t kQueued = 4;
   FrameFileWriter writer_;
-  const uint32_t every_;
   mutable absl::Mutex mu_;
   std::deque<hostshim::sim::Frame> queue_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;

@@ -366,7 +366,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
       fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
       return 2;
     }
-    frames = std::make_shared<FrameRecorder>(*std::move(writer), options.frames_every);
+    frames = std::make_shared<FrameRecorder>(*std::move(writer));
   }
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {
@@ -427,7 +427,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   if (frames) frames->Start();
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames});
+  auto* sentry = new Sentry(
+      SentryOptions{options.workers, options.sync_wakeup, guest, frames, options.frames_every});
   if (device_files->has_value()) sentry->ServeDeviceFiles(**std::move(device_files));
   if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());

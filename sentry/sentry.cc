@@ -39,7 +39,7 @@ std::optional<std::string> ReadLink(const std::string& path) {
 // rules for its command streams (which classes they may bind; --learn hears what they bound).
 // `guest` outlives the GPU (both belong to the Sentry).
 hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
-                                 std::shared_ptr<FrameRecorder> frames) {
+                                 std::shared_ptr<FrameRecorder> frames, uint32_t frames_every) {
   hostshim::sim::GpuOptions o;
   o.budget = guest.services.budget;
   o.permission_mask = guest.policy.permission_mask();
@@ -51,15 +51,17 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
   };
   if (proxy::Learner* learner = guest.services.learner.get())
     o.stream.bound = [learner](uint32_t cls) { learner->Bound(cls); };
-  if (frames)
+  if (frames) {
     o.frame_presented = [frames](hostshim::sim::Frame f) { frames->Presented(std::move(f)); };
+    o.frames_every = frames_every;
+  }
   return o;
 }
 
 }  // namespace
 
 Sentry::Sentry(const SentryOptions& options)
-    : options_(options), gpu_(GpuFor(*options_.guest, options_.frames)) {
+    : options_(options), gpu_(GpuFor(*options_.guest, options_.frames, options_.frames_every)) {
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
 }
 

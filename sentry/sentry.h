@@ -38,8 +38,9 @@ struct SentryOptions {
   bool sync_wakeup = true;  // ask the kernel to wake workers on the guest's CPU (6.6+)
   // Shared with the launcher; never null.
   std::shared_ptr<const proxy::GuestConfig> guest;
-  // --frames: where presented frames go; null: nowhere.
+  // --frames: where presented frames go (null: nowhere), and --frames-every.
   std::shared_ptr<FrameRecorder> frames;
+  uint32_t frames_every = 1;
 };
 
 class Sentry final : private DeviceFileHandler {

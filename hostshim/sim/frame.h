@@ -20,6 +20,7 @@ uint32_t BytesPerPixel(PixelFormat f);
 
 struct Frame {
   int display = 0;        // 0: the internal panel
+  int window = 0;         // the display's window that showed it
   uint64_t sequence = 0;  // the display's flip count when it took effect
   PixelFormat format = PixelFormat::kRgba8;
   uint32_t width = 0, height = 0;  // pixels

@@ -6,6 +6,7 @@
 #include "hostshim/sim/ctrl_gpu_device.h"
 #include "hostshim/sim/display.h"
 #include "hostshim/sim/display_ctrl_devices.h"
+#include "hostshim/sim/frame_capture.h"
 #include "hostshim/sim/gpu_channel.h"
 #include "hostshim/sim/host1x_device.h"
 #include "hostshim/sim/module_mutexes.h"
@@ -28,6 +29,8 @@ Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
   module_mutexes_ = std::make_unique<ModuleMutexes>();
   runlist_ = std::make_unique<Runlist>(options_.engine_threads);
   display_ = std::make_unique<Display>(syncpoints_);
+  if (options_.frame_presented)
+    display_->SetFrameObserver(CaptureFrames(options_.frame_presented, options_.frames_every));
 }
 
 Gpu::~Gpu() {

@@ -38,9 +38,10 @@ struct GpuOptions {
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).
   StreamPolicy stream;
-  // Each frame the display presents (hostshim/sim/frame.h), on the display's thread; null: none
-  // is copied out.
+  // Each `frames_every`-th frame the display presents (hostshim/sim/frame.h), one per window,
+  // on the display's thread; null: none is copied out.
   std::function<void(Frame)> frame_presented;
+  uint32_t frames_every = 1;
 };
 
 class Gpu : public Driver {

@@ -47,16 +47,16 @@ class Frames : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(Frames, EveryNthFrameIsWrittenAsAPngOfItsPixels) {
+TEST_F(Frames, EachFrameIsWrittenAsAPngOfItsPixels) {
   auto writer = FrameFileWriter::Start(dir_ + "/out");
   ASSERT_TRUE(writer.ok()) << writer.status();
   {
-    FrameRecorder rec(*std::move(writer), 2);
+    FrameRecorder rec(*std::move(writer));
     rec.Start();
-    for (uint64_t s = 1; s <= 5; ++s) rec.Presented(Gradient(s));
+    for (uint64_t s : {1, 3, 5}) rec.Presented(Gradient(s));
     rec.Flush();
-    EXPECT_EQ(rec.counts().presented, 5u);
-    EXPECT_EQ(rec.counts().written, 3u);  // the 1st, 3rd and 5th
+    EXPECT_EQ(rec.counts().presented, 3u);
+    EXPECT_EQ(rec.counts().written, 3u);
   }  // the writer has written everything it was sent once the recorder is gone
   for (int s : {1, 3, 5}) {
     uint32_t w = 0, h = 0;
@@ -76,7 +76,7 @@ TEST_F(Frames, AnExistingFileIsNeverReplaced) {
   auto writer = FrameFileWriter::Start(dir_ + "/out");
   ASSERT_TRUE(writer.ok()) << writer.status();
   {
-    FrameRecorder rec(*std::move(writer), 1);
+    FrameRecorder rec(*std::move(writer));
     rec.Start();
     rec.Presented(Gradient(1));
     rec.Flush();

@@ -1,0 +1,59 @@
+#include "hostshim/sim/frame_capture.h"
+
+#include <array>
+#include <atomic>
+#include <memory>
+
+#include "abi/devices/nvdisp.h"
+
+namespace nvsentry::hostshim::sim {
+namespace {
+
+namespace nd = abi::nvdisp;
+
+// Tegra's window formats are named from the most significant bits down (Linux's tegra DRM
+// driver gives B5G6R5 for RGB565 and B8G8R8A8 for XRGB8888): in memory, B8G8R8A8 is B, G, R, A.
+std::optional<PixelFormat> FormatOf(uint32_t format) {
+  switch (format) {
+    case nd::kFmtB5G6R5: return PixelFormat::kRgb565;
+    case nd::kFmtB8G8R8A8: return PixelFormat::kBgra8;
+    case nd::kFmtR8G8B8A8: return PixelFormat::kRgba8;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<Frame> CaptureWindow(uint32_t head, uint64_t vblank, const PresentedSurface& s) {
+  const std::optional<PixelFormat> format = FormatOf(s.format);
+  if (!format || !s.object) return std::nullopt;
+  Frame f;
+  f.display = static_cast<int>(head);
+  f.window = static_cast<int>(s.window);
+  f.sequence = vblank;
+  f.format = *format;
+  f.width = s.width;
+  f.height = s.height;
+  f.block_linear = s.block_linear;
+  f.pitch = s.pitch;
+  f.block_height_log2 = s.block_height_log2;
+  const uint64_t size = FrameBytes(f);
+  if (size == 0) return std::nullopt;
+  f.bytes.resize(size);
+  if (!s.object->Read(s.offset, f.bytes)) return std::nullopt;
+  return f;
+}
+
+FrameObserver CaptureFrames(std::function<void(Frame)> out, uint32_t every) {
+  if (every == 0) every = 1;
+  auto flips = std::make_shared<std::array<std::atomic<uint64_t>, 2>>();
+  return [out = std::move(out), every, flips](const PresentedFrame& p) {
+    if ((*flips)[p.head & 1].fetch_add(1) % every != 0) return;
+    for (const auto& [window, surface] : p.windows) {
+      if (!surface) continue;
+      if (std::optional<Frame> f = CaptureWindow(p.head, p.vblank, *surface)) out(std::move(*f));
+    }
+  };
+}
+
+}  // namespace nvsentry::hostshim::sim
