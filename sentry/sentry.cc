@@ -50,6 +50,8 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest) {
   };
   if (proxy::Learner* learner = guest.services.learner.get())
     o.stream.bound = [learner](uint32_t cls) { learner->Bound(cls); };
+  if (proxy::Tracer* tracer = guest.services.tracer.get())
+    o.host1x_note = [tracer](pid_t tid, std::string_view text) { tracer->Note(tid, text); };
   return o;
 }
 

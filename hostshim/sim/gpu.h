@@ -36,6 +36,10 @@ struct GpuOptions {
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).
   StreamPolicy stream;
+  // For the trace: a line per finished host1x engine job (what its stream wrote, by name) and per
+  // stopped host1x channel, under the submitting thread's id. Called on engine threads; empty:
+  // nobody listens.
+  std::function<void(pid_t tid, std::string_view text)> host1x_note;
 };
 
 class Gpu : public Driver {
