@@ -55,6 +55,8 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
     o.frame_presented = [frames](hostshim::sim::Frame f) { frames->Presented(std::move(f)); };
     o.frames_every = frames_every;
   }
+  if (proxy::Tracer* tracer = guest.services.tracer.get())
+    o.host1x_note = [tracer](pid_t tid, std::string_view text) { tracer->Note(tid, text); };
   return o;
 }
 

@@ -69,7 +69,8 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
   if (const Host1xEngine* engine = FindHost1xEngine(device.id)) {
     std::unique_ptr<Host1xDevice> channel;
     abi::NvError err = Host1xDevice::Create(
-        {syncpoints_, *runlist_, *nvmap_, options_.budget.get()}, *engine, &channel);
+        {syncpoints_, *runlist_, *nvmap_, options_.budget.get(), &options_.host1x_note}, *engine,
+        &channel);
     if (err != abi::NvError::kSuccess) {
       refused = err;
       return nullptr;

@@ -42,6 +42,10 @@ struct GpuOptions {
   // on the display's thread; null: none is copied out.
   std::function<void(Frame)> frame_presented;
   uint32_t frames_every = 1;
+  // For the trace: a line per finished host1x engine job (what its stream wrote, by name) and per
+  // stopped host1x channel, under the submitting thread's id. Called on engine threads; empty:
+  // nobody listens.
+  std::function<void(pid_t tid, std::string_view text)> host1x_note;
 };
 
 class Gpu : public Driver {

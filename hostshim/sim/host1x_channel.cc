@@ -237,12 +237,26 @@ void Host1xChannel::FinishFrontJob(uint64_t epoch, const Host1xJob& job) {
     for (int32_t n = 0; n < missing && n < static_cast<int32_t>(f.increments); ++n)
       syncpoints_.Increment(f.id);
   }
-  absl::MutexLock l(&mu_);
-  if (epoch != epoch_ || jobs_.empty()) return;
-  UnpinLocked(jobs_.front()->pinned);
-  jobs_.pop_front();
-  ++jobs_done_;
-  engine_methods_ = cp_.engine_methods();
+  std::string line;
+  if (note_) {
+    uint64_t words = 0;
+    for (const Host1xCmdbuf& c : job.cmdbufs) words += c.words;
+    line = absl::StrCat(
+        "host1x ", Host1xClassName(engine_class_), " SUBMIT done: ", job.cmdbufs.size(),
+        " command buffer", job.cmdbufs.size() == 1 ? "" : "s", ", ", words, " words; ",
+        cp_.tally().empty() ? "nothing written" : cp_.tally().Summary(engine_class_));
+  }
+  {
+    absl::MutexLock l(&mu_);
+    if (epoch != epoch_ || jobs_.empty()) return;
+    UnpinLocked(jobs_.front()->pinned);
+    jobs_.pop_front();
+    ++jobs_done_;
+    engine_methods_ = cp_.engine_methods();
+    done_.Merge(cp_.tally());
+  }
+  cp_.ClearTally();
+  if (note_) (*note_)(job.tid, line);
 }
 
 std::vector<uint32_t> Host1xChannel::DropAllLocked() {
@@ -259,15 +273,20 @@ std::vector<uint32_t> Host1xChannel::DropAllLocked() {
 
 void Host1xChannel::Fail(std::string why) {
   std::vector<uint32_t> ids;
+  pid_t tid = 0;
   {
     absl::MutexLock l(&mu_);
     if (failed_) return;
+    if (!jobs_.empty()) tid = jobs_.front()->tid;
     failed_ = true;
     error_ = why;
     ids = DropAllLocked();
   }
   spdlog::warn("host1x channel stopped: {}", why);
   for (uint32_t id : ids) syncpoints_.SetMinEqMax(id);
+  if (note_)
+    (*note_)(tid,
+             absl::StrCat("host1x ", Host1xClassName(engine_class_), " channel stopped: ", why));
 }
 
 void Host1xChannel::Close() {
@@ -300,6 +319,10 @@ uint64_t Host1xChannel::engine_methods() const {
   absl::MutexLock l(&mu_);
   return engine_methods_;
 }
+uint64_t Host1xChannel::method_count(Host1xSpace space, uint32_t offset) const {
+  absl::MutexLock l(&mu_);
+  return done_.Count(space, offset);
+}
 
 void Host1xChannel::Run() {
   std::shared_ptr<const Host1xJob> job;
@@ -314,7 +337,7 @@ void Host1xChannel::Run() {
     seen_epoch_ = ep;
     started_ = false;
     next_cmdbuf_ = 0;
-    cp_.Reset();
+    cp_.Reset();  // and its tally: the dropped jobs' writes are not reported
   }
   Env env(*this);
   for (int started = 0;;) {

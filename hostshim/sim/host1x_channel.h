@@ -15,14 +15,20 @@
 // every syncpoint they promised moves up to its max (nobody waits forever), and later submits
 // answer Timeout, which is how the guest reads that the channel failed (as for GPU channels).
 //
-// Lock order: the channel's lock is a leaf; syncpoints and nvmap objects are called outside it.
+// For the trace: when a note hook is given, each finished job is described in one line (what the
+// stream wrote, by name: host1x_methods.h) and so is a stop, under the submitting thread's id.
+//
+// Lock order: the channel's lock is a leaf; syncpoints, nvmap objects and the note hook are
+// called outside it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "abi/nverror.h"
@@ -34,6 +40,10 @@
 #include "hostshim/sim/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
+
+// A line for the trace about the work of the thread `tid` (0: none known). Thread-safe; called on
+// engine threads.
+using Host1xNote = std::function<void(pid_t tid, std::string_view text)>;
 
 struct Host1xCmdbuf {
   std::shared_ptr<NvmapObject> object;
@@ -56,6 +66,7 @@ struct Host1xJob {
   std::vector<Host1xReloc> relocs;  // Submit sorts them by (cmdbuf, word)
   std::vector<Host1xFence> fences;
   std::vector<uint32_t> pinned;  // Submit: device addresses of the mappings it pins
+  pid_t tid = 0;                 // the submitting thread (for the trace)
 };
 
 class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1xChannel> {
@@ -66,8 +77,14 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   static constexpr size_t kMaxPendingJobs = 256;     // more: Busy (the client retries)
   static constexpr uint32_t kMaxCmdbufWords = 1u << 20;
 
-  Host1xChannel(Syncpoints& syncpoints, Runlist& runlist, uint32_t engine_class)
-      : syncpoints_(syncpoints), runlist_(runlist), cp_(engine_class) {}
+  // `note`, when not null, outlives the channel.
+  Host1xChannel(Syncpoints& syncpoints, Runlist& runlist, uint32_t engine_class,
+                const Host1xNote* note = nullptr)
+      : syncpoints_(syncpoints),
+        runlist_(runlist),
+        engine_class_(engine_class),
+        note_(note && *note ? note : nullptr),
+        cp_(engine_class) {}
 
   // MAP_CMD_BUFFER of one handle: its device address (the same one while it stays mapped).
   // InsufficientMemory when the mapping count or the address space is exhausted.
@@ -88,6 +105,8 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   size_t pending_jobs() const;
   uint64_t jobs_done() const;
   uint64_t engine_methods() const;
+  // What the finished jobs wrote, by space and offset (Host1xTally::Count).
+  uint64_t method_count(Host1xSpace space, uint32_t offset) const;
   // The device session closed: drop pending work (its promised increments are released).
   void Close();
 
@@ -121,6 +140,8 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
 
   Syncpoints& syncpoints_;
   Runlist& runlist_;
+  const uint32_t engine_class_;
+  const Host1xNote* const note_;
   Host1xProcessor cp_;       // engine thread only
   size_t next_cmdbuf_ = 0;   // engine thread only: the front job's next command buffer
   bool started_ = false;     // engine thread only: cp_ holds a command buffer of the front job
@@ -137,6 +158,7 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   std::string error_ ABSL_GUARDED_BY(mu_);
   uint64_t jobs_done_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t engine_methods_ ABSL_GUARDED_BY(mu_) = 0;
+  Host1xTally done_ ABSL_GUARDED_BY(mu_);  // the finished jobs' writes
 };
 
 }  // namespace nvsentry::hostshim::sim

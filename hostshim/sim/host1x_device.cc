@@ -174,6 +174,7 @@ Result Host1xDevice::Submit(Call& call) {
 
   const pid_t tgid = CallerTgid(call);
   Host1xJob job;
+  job.tid = call.caller ? call.caller->tid() : 0;
   job.cmdbufs.reserve(cmdbufs.size());
   for (const ch::Cmdbuf& c : cmdbufs) {
     if (c.words > Host1xChannel::kMaxCmdbufWords) return Result::Done(NvError::kBadParameter);

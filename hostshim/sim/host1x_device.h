@@ -57,6 +57,7 @@ class Host1xDevice : public DeviceBackend {
     Runlist& runlist;
     Nvmap& nvmap;
     BudgetAccount* budget = nullptr;
+    const Host1xNote* note = nullptr;  // each job and stop described for the trace; may be null
   };
   // Charges kChannels and takes the engine's syncpoint.
   static abi::NvError Create(const Deps& deps, const Host1xEngine& engine,
@@ -76,7 +77,8 @@ class Host1xDevice : public DeviceBackend {
       : deps_(deps),
         engine_(engine),
         syncpoint_(syncpoint),
-        channel_(std::make_shared<Host1xChannel>(deps.syncpoints, deps.runlist, engine.class_id)) {}
+        channel_(std::make_shared<Host1xChannel>(deps.syncpoints, deps.runlist, engine.class_id,
+                                                 deps.note)) {}
 
   Result SetNvmapFd(Call& call);
   Result MapCmdBuffer(Call& call, bool ex);

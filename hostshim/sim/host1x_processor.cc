@@ -49,6 +49,8 @@ void Host1xProcessor::Reset() {
   bases_.fill(0);
   payload_ = 0;
   waiting_ = false;
+  method_offset_ = 0;
+  tally_.Clear();
 }
 
 bool Host1xProcessor::WaitMet(Host1xEnv& env) const {
@@ -88,6 +90,7 @@ Host1xProcessor::Write Host1xProcessor::SyncptIncr(Host1xEnv& env, uint32_t valu
 Host1xProcessor::Write Host1xProcessor::HostMethod(Host1xEnv& env, uint32_t method, uint32_t value,
                                                    Host1xRun* r) {
   ++host_methods_;
+  tally_.Add(Host1xSpace::kHost, method);
   switch (method) {
     case kIncrSyncpt: return SyncptIncr(env, value, r);
     case kWaitSyncpt:
@@ -148,9 +151,24 @@ Host1xProcessor::Write Host1xProcessor::Method(Host1xEnv& env, uint32_t method, 
   if (class_ == kHost1xClass) return HostMethod(env, method, value, r);
   ++engine_methods_;
   ++engine_counts_[method];
-  // Every host1x client class has INCR_SYNCPT at method 0; the engine increments when the
-  // condition holds, which for an engine that does no work is at once.
-  if (method == kIncrSyncpt) return SyncptIncr(env, value, r);
+  tally_.Add(Host1xSpace::kThi, method);
+  switch (method) {
+    case kThiIncrSyncpt:
+      // The engine increments when the condition holds, which for an engine that does no work
+      // is at once.
+      return SyncptIncr(env, value, r);
+    case kThiMethod0: method_offset_ = value; break;
+    case kThiMethod1: {
+      // METHOD0 holds a word offset; the class headers name methods by byte offset.
+      const uint32_t byte_offset =
+          method_offset_ < kMaxNamedEngineMethod / 4 ? method_offset_ * 4 : kMaxNamedEngineMethod;
+      ++class_methods_;
+      ++class_counts_[byte_offset / 4];
+      tally_.Add(Host1xSpace::kEngine, byte_offset);
+      break;
+    }
+    default: break;  // the other THI registers: nothing here depends on them
+  }
   return Write::kOk;
 }
 

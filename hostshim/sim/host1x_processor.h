@@ -1,9 +1,11 @@
 // The host1x command processor of one engine channel: decodes a host1x command stream (the
 // opcodes SETCLASS, INCR, NONINCR, MASK, IMM, RESTART, GATHER, EXTEND) and executes the host1x
 // class's methods (syncpoint increments with their conditions, syncpoint waits, the wait bases).
-// The engine's own class (VIC, NVDEC, ...) is not executed: its methods are counted, except
-// method 0, the syncpoint increment every host1x client class has. docs/simulated-gpu.md lists
-// the encodings and where they come from.
+// The engine's own class (VIC, NVDEC, ...) is not executed: its host interface's INCR_SYNCPT
+// (register 0, which every host1x client class has) increments, and the engine methods a stream
+// writes through METHOD0 (the method's word offset) and METHOD1 (its data) are counted by name
+// (host1x_methods.h), in total and per job. docs/simulated-gpu.md lists the encodings and where
+// they come from.
 //
 // It is resumable and never sleeps: Run() goes until the stream ends (kDone), a syncpoint wait is
 // not met yet (kWait: call Run() again once it may be), the step budget is spent (kYield), or the
@@ -11,6 +13,7 @@
 // itself (gathered memory, syncpoints) goes through Host1xEnv.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "abi/nverror.h"
+#include "hostshim/sim/host1x_methods.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -62,11 +66,20 @@ class Host1xProcessor {
 
   uint32_t current_class() const { return class_; }
   uint32_t wait_base(uint32_t i) const { return bases_[i]; }
-  // Engine-class method writes so far (by byte offset: index method & 0xFFF), and host1x
-  // class writes.
+  // Writes to the engine class's registers so far (by word offset: index method & 0xFFF), and
+  // host1x class writes.
   uint64_t engine_methods() const { return engine_methods_; }
   uint64_t host_methods() const { return host_methods_; }
   uint64_t engine_method_count(uint32_t method) const { return engine_counts_[method & 0xFFF]; }
+  // Engine methods written through METHOD0/METHOD1 so far: all of them, and by the byte offset
+  // the class headers give (those at or over kMaxNamedEngineMethod count under it).
+  uint64_t class_methods() const { return class_methods_; }
+  uint64_t class_method_count(uint32_t byte_offset) const {
+    return class_counts_[std::min(byte_offset, kMaxNamedEngineMethod) / 4];
+  }
+  // What was written since the last ClearTally (the channel clears it per job).
+  const Host1xTally& tally() const { return tally_; }
+  void ClearTally() { tally_.Clear(); }
 
  private:
   // What the data words that follow an opcode are written to.
@@ -102,8 +115,11 @@ class Host1xProcessor {
   bool waiting_ = false;  // a wait method is pending: it completes before anything else runs
   bool wait32_ = false;
   uint32_t wait_id_ = 0, wait_thresh_ = 0;
-  uint64_t engine_methods_ = 0, host_methods_ = 0;
+  uint32_t method_offset_ = 0;  // METHOD0: the engine method METHOD1 writes (word offset)
+  uint64_t engine_methods_ = 0, host_methods_ = 0, class_methods_ = 0;
   std::array<uint64_t, 0x1000> engine_counts_{};
+  std::array<uint64_t, kMaxNamedEngineMethod / 4 + 1> class_counts_{};
+  Host1xTally tally_;
 };
 
 }  // namespace nvsentry::hostshim::sim

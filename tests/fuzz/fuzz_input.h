@@ -98,5 +98,8 @@ class Writer {
 // Seeds, one per catalogue ioctl (and its Ioctl2/Ioctl3 and /dev/nvdrv-carried forms).
 std::vector<std::vector<uint8_t>> EngineSeeds();
 std::vector<std::vector<uint8_t>> DecodeSeeds();
+// host1x_fuzz: class, flags, buffers, owned syncpoints, budget, command buffers, relocations,
+// then the command words (host1x_fuzz.cc reads them in that order).
+std::vector<std::vector<uint8_t>> Host1xSeeds();
 
 }  // namespace nvsentry::fuzz

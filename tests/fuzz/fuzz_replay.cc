@@ -1,6 +1,6 @@
 // Runs the fuzz targets without libFuzzer (any compiler): the built-in seeds plus deterministic
 // pseudo-random mutations of them, or the given files (e.g. a crash libFuzzer saved).
-//   fuzz_replay engine|decode [--mutations N] [--seed S] [FILE|DIR...]
+//   fuzz_replay engine|decode|host1x [--mutations N] [--seed S] [FILE|DIR...]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 extern "C" int EngineFuzzTestOneInput(const uint8_t* data, size_t size);
 extern "C" int DecodeFuzzTestOneInput(const uint8_t* data, size_t size);
+extern "C" int Host1xFuzzTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -88,13 +89,16 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s engine|decode [--mutations N] [--seed S] [FILE|DIR...]\n",
+    std::fprintf(stderr,
+                 "usage: %s engine|decode|host1x [--mutations N] [--seed S] [FILE|DIR...]\n",
                  argv[0]);
     return 2;
   }
   const std::string target = argv[1];
-  if (target != "engine" && target != "decode") return 2;
-  auto* run = target == "engine" ? EngineFuzzTestOneInput : DecodeFuzzTestOneInput;
+  if (target != "engine" && target != "decode" && target != "host1x") return 2;
+  auto* run = target == "engine"   ? EngineFuzzTestOneInput
+              : target == "decode" ? DecodeFuzzTestOneInput
+                                   : Host1xFuzzTestOneInput;
   long mutations = 200000;
   uint64_t seed = 1;
   std::vector<std::filesystem::path> files;
@@ -119,8 +123,9 @@ int main(int argc, char** argv) {
     std::printf("%zu inputs ran without a violation\n", files.size());
     return 0;
   }
-  const auto seeds =
-      target == "engine" ? nvsentry::fuzz::EngineSeeds() : nvsentry::fuzz::DecodeSeeds();
+  const auto seeds = target == "engine"   ? nvsentry::fuzz::EngineSeeds()
+                     : target == "decode" ? nvsentry::fuzz::DecodeSeeds()
+                                          : nvsentry::fuzz::Host1xSeeds();
   if (seeds.empty()) {
     std::fprintf(stderr, "no seeds\n");
     return 1;

@@ -1,4 +1,4 @@
-// Writes the seed corpus of a fuzz target into a directory: fuzz_seeds engine|decode DIR.
+// Writes the seed corpus of a fuzz target into a directory: fuzz_seeds engine|decode|host1x DIR.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,14 +8,16 @@
 
 int main(int argc, char** argv) {
   using namespace nvsentry::fuzz;
-  if (argc != 3 || (std::string(argv[1]) != "engine" && std::string(argv[1]) != "decode")) {
-    std::fprintf(stderr, "usage: %s engine|decode DIR\n", argv[0]);
+  const std::string target = argc == 3 ? argv[1] : "";
+  if (target != "engine" && target != "decode" && target != "host1x") {
+    std::fprintf(stderr, "usage: %s engine|decode|host1x DIR\n", argv[0]);
     return 2;
   }
-  const bool engine = std::string(argv[1]) == "engine";
   const std::filesystem::path dir = argv[2];
   std::filesystem::create_directories(dir);
-  const auto seeds = engine ? EngineSeeds() : DecodeSeeds();
+  const auto seeds = target == "engine"   ? EngineSeeds()
+                     : target == "decode" ? DecodeSeeds()
+                                          : Host1xSeeds();
   char name[32];
   for (size_t i = 0; i < seeds.size(); ++i) {
     std::snprintf(name, sizeof name, "seed-%05zu", i);

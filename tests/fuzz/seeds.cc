@@ -254,4 +254,129 @@ std::vector<std::vector<uint8_t>> DecodeSeeds() {
   return seeds;
 }
 
+namespace {
+
+// host1x opcodes (Linux drivers/gpu/host1x/hw/host1x05_hardware.h), for the seeds.
+constexpr uint32_t H1SetClass(uint32_t cls, uint32_t offset = 0, uint32_t mask = 0) {
+  return (offset << 16) | (cls << 6) | mask;
+}
+constexpr uint32_t H1Incr(uint32_t offset, uint32_t count) {
+  return (1u << 28) | (offset << 16) | count;
+}
+constexpr uint32_t H1NonIncr(uint32_t offset, uint32_t count) {
+  return (2u << 28) | (offset << 16) | count;
+}
+constexpr uint32_t H1Mask(uint32_t offset, uint32_t mask) {
+  return (3u << 28) | (offset << 16) | mask;
+}
+constexpr uint32_t H1Imm(uint32_t offset, uint32_t value) {
+  return (4u << 28) | (offset << 16) | value;
+}
+constexpr uint32_t H1Gather(uint32_t count, uint32_t offset = 0, bool insert = false,
+                            bool incr = false) {
+  return (6u << 28) | (offset << 16) | (insert ? 1u << 15 : 0) | (incr ? 1u << 14 : 0) | count;
+}
+constexpr uint32_t H1Extend(uint32_t subop, uint32_t id) {
+  return (14u << 28) | (subop << 24) | id;
+}
+
+struct Host1xSeed {
+  uint8_t cls;
+  uint8_t flags;
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> buffers;
+  uint8_t owned0, owned1;
+  uint16_t budget;
+  uint8_t ncmdbufs;
+  std::vector<std::pair<uint16_t, uint32_t>> relocs;  // word, address (shift 8)
+  std::vector<uint32_t> words;
+};
+
+std::vector<uint8_t> Encode(const Host1xSeed& s) {
+  Writer w;
+  w.U8(s.cls);
+  w.U8(s.flags);
+  w.U8(static_cast<uint8_t>(s.buffers.size()));
+  for (const auto& [addr, words] : s.buffers) {
+    w.U32(addr);
+    w.U8(static_cast<uint8_t>(words.size()));
+    for (uint32_t x : words) w.U32(x);
+  }
+  w.U8(s.owned0), w.U32(0), w.U8(s.owned1), w.U32(0xFFFFFFF0);
+  w.U16(s.budget);
+  w.U8(s.ncmdbufs);
+  w.U8(static_cast<uint8_t>(s.relocs.size()));
+  for (const auto& [word, addr] : s.relocs) w.U16(word), w.U32(addr), w.U8(8);
+  for (uint32_t x : s.words) w.U32(x);
+  return w.out;
+}
+
+}  // namespace
+
+std::vector<std::vector<uint8_t>> Host1xSeeds() {
+  constexpr uint8_t kVic = 0, kNvdec = 1;
+  const uint32_t method0 = 0x10, method1 = 0x11;
+  std::vector<Host1xSeed> s;
+  // VIC the usual way: methods through METHOD0/METHOD1 (one address relocated), the engine's
+  // INCR_SYNCPT, then a 32-bit wait on it.
+  s.push_back({kVic,
+               0,
+               {},
+               12,
+               13,
+               0xFFFF,
+               1,
+               {{6, 0x123400}},
+               {H1SetClass(0x5D), H1Incr(method0, 2), 0x200 / 4, 0, H1Incr(method0, 2), 0x708 / 4,
+                0, H1Imm(method0, 0x300 / 4), H1Imm(method1, 1), H1Imm(0, 0x10C), H1SetClass(1),
+                H1Imm(0x4e, 0), H1Imm(0x4e, 1), H1Imm(0x50, 12)}});
+  // NVDEC: a gather with insert writes METHOD0/METHOD1 pairs; a plain gather of opcodes.
+  s.push_back({kNvdec,
+               2,
+               {{0x10000, {0x400 / 4, 3, 0x430 / 4, 7}}, {0x20000, {H1Imm(0, 13)}}},
+               13,
+               54,
+               7,
+               2,
+               {},
+               {H1SetClass(0xF0), H1Gather(4, method0, true, true), 0x10000, H1Gather(1), 0x20000,
+                H1Mask(method0, 0b11), 0x300 / 4, 0}});
+  // host1x class: wait bases (load, increment, wait relative to them), a 24-bit wait, masks,
+  // module locks, a non-incrementing write and a RESTART that stops the stream.
+  s.push_back(
+      {kVic,
+       3,
+       {},
+       5,
+       6,
+       3,
+       3,
+       {},
+       {H1SetClass(1, 0x0b, 0b1), (3u << 24) | 10, H1Imm(0x0c, 0), H1Incr(0x0c, 1), (3u << 24) | 2,
+        H1NonIncr(0, 2), 5, 5, H1Imm(0x08, (5u << 8) >> 8), (5u << 24) | 2, H1Extend(0, 3),
+        H1Extend(1, 3), H1Incr(0x09, 1), (6u << 24) | (3u << 16) | 1, H1Imm(0x09, 0), (5u << 28)}});
+  // Errors: unknown opcode, another class, a gather outside every buffer, a nested gather.
+  s.push_back({kVic, 0, {}, 1, 2, 100, 1, {}, {H1SetClass(0x30)}});
+  s.push_back({kVic, 0, {}, 1, 2, 100, 1, {}, {0xF0000000}});
+  s.push_back({kVic,
+               0,
+               {{0x30000, {H1Gather(1), 0x30000}}},
+               1,
+               2,
+               100,
+               1,
+               {},
+               {H1Gather(2), 0x30000, H1Gather(5), 0x40000}});
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    out.push_back(Encode(s[i]));
+    // And each on the other engines.
+    for (uint8_t cls = 1; cls < 5; ++cls) {
+      Host1xSeed t = s[i];
+      t.cls = static_cast<uint8_t>((t.cls + cls) % 5);
+      out.push_back(Encode(t));
+    }
+  }
+  return out;
+}
+
 }  // namespace nvsentry::fuzz

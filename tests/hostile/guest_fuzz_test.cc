@@ -75,6 +75,8 @@ void ExpectSurvived(const Held& h) {
   auto kv = ParseKeyValues(r.out);
   EXPECT_GT(std::stoull(kv["calls"].empty() ? "0" : kv["calls"]), 1000u) << r.out;
   EXPECT_GT(std::stoull(kv["answered"].empty() ? "0" : kv["answered"]), 0u) << r.out;
+  // The host1x engine channels got random streams too.
+  EXPECT_GT(std::stoull(kv["host1x_submits"].empty() ? "0" : kv["host1x_submits"]), 0u) << r.out;
   ASSERT_GE(IdleFuzzSentry().fds, 0);
   ASSERT_GE(h.fds, 0) << "the guest never held\n" << r.out << r.err;
   // One more than idle at most: the fuzzing process's own nvmap client (a pidfd, charged to

@@ -8,6 +8,7 @@
 
 #include "abi/devices/channel.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "hostshim/sim/host1x_device.h"
@@ -61,9 +62,9 @@ class SimHost1x : public ::testing::Test {
   }
   std::unique_ptr<Host1xDevice> Open(abi::DeviceId id = abi::DeviceId::kNvhostVic) {
     std::unique_ptr<Host1xDevice> d;
-    EXPECT_EQ(
-        Host1xDevice::Create({syncpoints_, runlist_, nvmap_, &budget_}, *FindHost1xEngine(id), &d),
-        NvError::kSuccess);
+    EXPECT_EQ(Host1xDevice::Create({syncpoints_, runlist_, nvmap_, &budget_, &note_},
+                                   *FindHost1xEngine(id), &d),
+              NvError::kSuccess);
     return d;
   }
   template <typename T>
@@ -127,6 +128,17 @@ class SimHost1x : public ::testing::Test {
     return d.Ioctl(call).err;
   }
 
+  std::vector<std::string> Notes() {
+    absl::MutexLock l(&notes_mu_);
+    return notes_;
+  }
+
+  absl::Mutex notes_mu_;
+  std::vector<std::string> notes_ ABSL_GUARDED_BY(notes_mu_);
+  Host1xNote note_ = [this](pid_t tid, std::string_view text) {
+    absl::MutexLock l(&notes_mu_);
+    notes_.push_back(absl::StrCat(tid, " ", std::string(text)));
+  };
   BudgetAccount budget_{Limits()};
   Syncpoints syncpoints_{absl::Milliseconds(10)};
   Runlist runlist_{2};
@@ -272,6 +284,27 @@ TEST_F(SimHost1x, SubmitRefusesBadArguments) {
   EXPECT_EQ(syncpoints_.ReadMax(0x0C), 0u);  // nothing was promised by refused submits
 }
 
+TEST_F(SimHost1x, EachJobIsSummarizedByMethodName) {
+  auto vic = Open();
+  // VIC's SET_APPLICATION_ID and EXECUTE through METHOD0/METHOD1, then the THI's INCR_SYNCPT.
+  const uint32_t cb = Object(0x1000, {SetClass(0x5D), Imm(0x10, 0x200 / 4), Imm(0x11, 0),
+                                      Imm(0x10, 0x300 / 4), Imm(0x11, 0), Imm(0, 0x0C)});
+  SubmitArgs a;
+  a.cmdbufs = {{cb, 0, 6}};
+  ASSERT_EQ(Submit(*vic, a), NvError::kSuccess);
+  ASSERT_EQ(Submit(*vic, a), NvError::kSuccess);
+  ASSERT_TRUE(Eventually([&] { return vic->channel().jobs_done() == 2; }));
+  ASSERT_TRUE(Eventually([&] { return Notes().size() == 2; }));
+  const std::string want =
+      absl::StrCat(caller_.tid(), " host1x VIC SUBMIT done: 1 command buffer, 6 words; ",
+                   "VIC: SET_APPLICATION_ID x1, EXECUTE x1; THI: INCR_SYNCPT x1");
+  EXPECT_EQ(Notes()[0], want);
+  EXPECT_EQ(Notes()[1], want);  // per job, not cumulative
+  EXPECT_EQ(vic->channel().method_count(Host1xSpace::kEngine, 0x300), 2u);
+  EXPECT_EQ(vic->channel().method_count(Host1xSpace::kThi, 0), 2u);
+  EXPECT_EQ(vic->channel().method_count(Host1xSpace::kEngine, 0x304), 0u);
+}
+
 TEST_F(SimHost1x, CommandBufferPastItsObjectStopsTheChannel) {
   auto vic = Open();
   const uint32_t cb = Object(0x1000, {SetClass(1)});
@@ -295,6 +328,9 @@ TEST_F(SimHost1x, UnknownOpcodeStopsTheChannel) {
   ASSERT_EQ(Submit(*vic, a), NvError::kSuccess);
   EXPECT_TRUE(Eventually([&] { return vic->channel().failed(); }));
   EXPECT_NE(vic->channel().error().find("unknown host1x opcode 15"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return Notes().size() == 1; }));
+  EXPECT_NE(Notes()[0].find("host1x VIC channel stopped: unknown host1x opcode 15"),
+            std::string::npos);
 }
 
 TEST_F(SimHost1x, WaitInsideTheStreamBlocksUntilTheSyncpointMoves) {

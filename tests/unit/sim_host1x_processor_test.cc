@@ -87,6 +87,50 @@ TEST(Host1xProcessor, EngineMethodsAreCountedAndMethodZeroIncrements) {
   EXPECT_EQ(env.values[12], 1u);
 }
 
+TEST(Host1xProcessor, EngineMethodsThroughMethod0And1AreCountedByName) {
+  Host1xProcessor p(kVic);
+  FakeEnv env;
+  // VIC: SET_APPLICATION_ID (0x200), SET_CONTROL_PARAMS (0x704), EXECUTE (0x300) twice, a method
+  // past every table; then the THI's INCR_SYNCPT and the host1x class's WAIT_SYNCPT_32.
+  Host1xRun r = RunAll(p, env,
+                       {SetClass(kVic), Incr(0x10, 2), 0x200 / 4, 1, Incr(0x10, 2), 0x704 / 4, 2,
+                        Imm(0x10, 0x300 / 4), NonIncr(0x11, 2), 0, 0, Incr(0x10, 2), 0x12345, 9,
+                        Imm(0, IncrSyncpt(12)), SetClass(1), Imm(0x50, 12)});
+  EXPECT_EQ(r.stop, Stop::kDone) << r.error;
+  EXPECT_EQ(p.class_methods(), 5u);
+  EXPECT_EQ(p.class_method_count(0x200), 1u);
+  EXPECT_EQ(p.class_method_count(0x704), 1u);
+  EXPECT_EQ(p.class_method_count(0x300), 2u);
+  EXPECT_EQ(p.class_method_count(0x304), 0u);
+  EXPECT_EQ(p.class_method_count(0x12345 * 4), 1u);  // counted with everything past the tables
+  EXPECT_EQ(p.tally().Count(Host1xSpace::kEngine, 0x300), 2u);
+  EXPECT_EQ(p.tally().Count(Host1xSpace::kThi, kThiIncrSyncpt), 1u);
+  EXPECT_EQ(p.tally().Count(Host1xSpace::kHost, 0x50), 1u);
+  EXPECT_EQ(p.tally().Summary(kVic),
+            "VIC: SET_APPLICATION_ID x1, EXECUTE x2, SET_CONTROL_PARAMS x1, >=0x4000 x1; "
+            "THI: INCR_SYNCPT x1; host1x: WAIT_SYNCPT_32 x1");
+  p.ClearTally();
+  EXPECT_TRUE(p.tally().empty());
+  EXPECT_EQ(p.class_methods(), 5u);  // the totals stay
+}
+
+TEST(Host1xMethods, TablesNameEachEnginesMethods) {
+  EXPECT_EQ(Host1xEngineMethodName(0x5D, 0x720), "SET_OUTPUT_SURFACE_LUMA_OFFSET");
+  EXPECT_EQ(Host1xEngineMethodName(0x5D, 0x400 + 3 * 0x60 + 0xC), "SET_SURFACE1_LUMA_OFFSET(3)");
+  EXPECT_EQ(Host1xEngineMethodName(0xF0, 0x430 + 16 * 4), "SET_PICTURE_LUMA_OFFSET(16)");
+  EXPECT_EQ(Host1xEngineMethodName(0xF0, 0x474), "SET_PICTURE_CHROMA_OFFSET(0)");
+  EXPECT_EQ(Host1xEngineMethodName(0xF0, 0x4B8), "SET_PIC_SCRATCH_BUF_OFFSET");
+  // The falcon methods every class has; class-specific ones only in their class.
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x300), "EXECUTE");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x200), "SET_APPLICATION_ID");
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x720), "");
+  EXPECT_EQ(Host1xEngineMethodName(0x5D, 0x302), "");
+  EXPECT_EQ(Host1xHostMethodName(0x09), "WAIT_SYNCPT_BASE");
+  EXPECT_EQ(Host1xThiName(0x11), "METHOD1");
+  EXPECT_EQ(Host1xClassName(0x21), "MSENC");
+  EXPECT_EQ(Host1xClassName(0x30), "class 0x30");
+}
+
 TEST(Host1xProcessor, SetClassMaskWritesData) {
   Host1xProcessor p(kVic);
   FakeEnv env;

@@ -7,11 +7,12 @@
 //   guest_fuzz [--seed=N] [--rounds=N] [--threads=N] [--hold] [--then PROGRAM ARGS...]
 //
 // Prints key=value lines: seed, calls, answered (0), refused (an errno), opens, forks, churns,
-// submits. --hold prints "held=1" once every fuzzing process has ended and every fd is closed,
-// then waits for a line on stdin (the test reads the sentry's fds and RSS meanwhile). --then
-// runs PROGRAM in the same sandbox afterwards and prints then=<exit status>. Exit 0 unless the
-// program could not run; the fuzzer itself asserts nothing about the answers: the sentry must
-// stay up and correct, which the test and the program after it check.
+// submits (GPU channels), host1x_submits (host1x engine channels: random host1x streams with
+// relocations, increments and fences). --hold prints "held=1" once every fuzzing process has ended
+// and every fd is closed, then waits for a line on stdin (the test reads the sentry's fds and RSS
+// meanwhile). --then runs PROGRAM in the same sandbox afterwards and prints then=<exit status>.
+// Exit 0 unless the program could not run; the fuzzer itself asserts nothing about the answers: the
+// sentry must stay up and correct, which the test and the program after it check.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +35,8 @@
 #include <vector>
 
 #include "abi/catalogue.h"
+#include "abi/devices/channel.h"
+#include "abi/devices/nvmap.h"
 #include "nvclient.h"
 
 namespace {
@@ -61,7 +64,7 @@ constexpr size_t kMaxValues = 512;  // values harvested from answers
 
 struct Counters {
   std::atomic<uint64_t> calls{0}, answered{0}, refused{0}, opens{0}, forks{0}, churns{0},
-      submits{0};
+      submits{0}, host1x_submits{0};
 };
 
 struct PoolFd {
@@ -340,6 +343,158 @@ void Submit(Rng& r, Channel& c) {
   g->counters->submits++;
 }
 
+// A host1x engine channel (/dev/nvhost-vic and the like) opened the usual way: SET_NVMAP_FD,
+// GET_SYNCPOINT, one nvmap object over this process's memory mapped with MAP_CMD_BUFFER. Reopened
+// (on another engine) once a stream stopped it.
+struct Host1x {
+  int fd = -1, nvmap = -1;
+  uint32_t syncpoint = 0, cls = 0, handle = 0, address = 0;
+  uint32_t* words = nullptr;  // the object's memory
+  int submits = 0;
+};
+constexpr size_t kHost1xBuffer = 0x4000;
+
+void CloseHost1x(Host1x& h) {
+  if (h.fd >= 0) close(h.fd);
+  if (h.nvmap >= 0) close(h.nvmap);
+  h.fd = h.nvmap = -1;
+}
+
+bool OpenHost1x(Rng& r, Host1x& h) {
+  namespace ch = abi::channel;
+  namespace nm = abi::nvmap;
+  static constexpr struct {
+    const char* path;
+    uint32_t cls;
+  } kEngines[] = {{"/dev/nvhost-vic", 0x5D},
+                  {"/dev/nvhost-nvdec", 0xF0},
+                  {"/dev/nvhost-nvjpg", 0xC0},
+                  {"/dev/nvhost-msenc", 0x21},
+                  {"/dev/nvhost-tsec", 0xE0}};
+  const auto& e = kEngines[r.Below(std::size(kEngines))];
+  h = Host1x{-1, -1, 0, e.cls, 0, 0, h.words, 0};
+  if (!h.words) {
+    void* m =
+        mmap(nullptr, kHost1xBuffer, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return false;
+    h.words = static_cast<uint32_t*>(m);
+  }
+  h.fd = open(e.path, O_RDWR | O_CLOEXEC);
+  h.nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
+  if (h.fd < 0 || h.nvmap < 0) return false;
+  uint32_t nvmap_fd = static_cast<uint32_t>(h.nvmap);
+  ch::IdValue sp{0, 0};
+  nm::Create cr{static_cast<uint32_t>(kHost1xBuffer), 0};
+  if (ioctl(h.fd, ch::kSetNvmapFd, &nvmap_fd) != 0 || ioctl(h.fd, ch::kGetSyncpoint, &sp) != 0 ||
+      ioctl(h.nvmap, nm::kCreate, &cr) != 0)
+    return false;
+  nm::Alloc al{};
+  al.handle = cr.handle;
+  al.heapmask = 1;
+  al.flags = 1;
+  al.align = 0x1000;
+  al.addr = reinterpret_cast<uintptr_t>(h.words);
+  if (ioctl(h.nvmap, nm::kAlloc, &al) != 0) return false;
+  struct {
+    ch::CmdBufferHeader h;
+    ch::CmdBufferHandle handle;
+  } m{{1, 0, 0, {}}, {cr.handle, 0}};
+  if (ioctl(h.fd, ch::kMapCmdBuffer | (sizeof(m) << 16), &m) != 0) return false;
+  h.syncpoint = sp.value;
+  h.handle = cr.handle;
+  h.address = m.handle.phys_addr;
+  return true;
+}
+
+// A random host1x stream: mostly well-formed opcodes aimed at the host1x class (syncpoint
+// increments and waits on the channel's own syncpoint, wait bases) and at the engine's METHOD0 /
+// METHOD1 pair, GATHERs into the mapped buffer, sometimes garbage; then a SUBMIT of one or two
+// command buffers (sometimes past the object) with relocations, increments and fences.
+void Host1xSubmit(Rng& r, Host1x& h) {
+  namespace ch = abi::channel;
+  if (h.fd < 0 || h.submits > 40 || r.Chance(3)) {
+    CloseHost1x(h);
+    if (!OpenHost1x(r, h)) return CloseHost1x(h);
+  }
+  const uint32_t n = 4 + r.Below(200);
+  const uint32_t base = r.Below(64);  // first word of the stream
+  uint32_t* w = h.words + base;
+  const uint32_t sp = h.syncpoint;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t pick = r.Below(100);
+    const uint32_t off = r.Chance(50) ? 0x10 + r.Below(2) : r.Below(0x60);
+    if (pick < 15) {
+      const uint32_t cls = r.Chance(45) ? 1u : r.Chance(90) ? h.cls : r.Below(0x400);
+      w[i] = (off << 16) | (cls << 6) | r.Below(64);
+    } else if (pick < 35) {
+      w[i] = ((1u + r.Below(3)) << 28) | (off << 16) | r.Below(r.Chance(90) ? 5 : 0x10000);
+    } else if (pick < 50) {
+      // IMM: INCR_SYNCPT of the channel's syncpoint (a condition, sometimes a bad one), a wait
+      // just reached or just ahead, a wait base, a METHOD0 offset.
+      static constexpr uint32_t kImmMethods[] = {0x00, 0x08, 0x09, 0x0b, 0x0c, 0x4e, 0x50, 0x10};
+      const uint32_t m = kImmMethods[r.Below(std::size(kImmMethods))];
+      w[i] = (4u << 28) | (m << 16) | ((r.Below(5) << 8) | (r.Chance(90) ? sp : r.Below(256)));
+    } else if (pick < 58) {
+      // GATHER (sometimes with insert) of words inside the mapped buffer, or anywhere.
+      const uint32_t count = r.Below(r.Chance(90) ? 64 : 0x4000);
+      w[i] = (6u << 28) | (off << 16) | (r.Below(4) << 14) | count;
+      if (i + 1 < n)
+        w[++i] = r.Chance(85) ? h.address + 4 * r.Below(kHost1xBuffer / 4 - 64)
+                              : static_cast<uint32_t>(r.Next());
+    } else if (pick < 62) {
+      w[i] = (14u << 28) | (r.Below(3) << 24) | r.Below(20);  // EXTEND: module locks
+    } else if (pick < 64) {
+      w[i] = static_cast<uint32_t>(r.Next());
+    } else {
+      // Data words: an engine method offset, a syncpoint id with a threshold, anything.
+      w[i] = r.Chance(40)   ? r.Below(0x800)
+             : r.Chance(50) ? (sp << 24) | r.Below(4)
+                            : static_cast<uint32_t>(r.Next());
+    }
+  }
+  struct {
+    ch::SubmitHeader h;
+    ch::Cmdbuf cmdbufs[2];
+    ch::Reloc relocs[3];
+    ch::RelocShift shifts[3];
+    ch::SyncptIncr incrs[2];
+    uint32_t fences[2];
+  } a{};
+  const uint32_t ncmdbufs = 1 + r.Below(2), nrelocs = r.Below(4), nincrs = r.Below(3),
+                 nfences = r.Below(nincrs + 1);
+  // Packed in declaration order, each array its own count long.
+  std::vector<uint8_t> buf;
+  auto put = [&buf](const void* p, size_t size) {
+    buf.insert(buf.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + size);
+  };
+  a.h = {ncmdbufs, nrelocs, nincrs, nfences};
+  put(&a.h, sizeof a.h);
+  for (uint32_t i = 0; i < ncmdbufs; ++i) {
+    const uint32_t first = i == 0 ? base : base + r.Below(n);
+    const uint32_t words = r.Chance(95) ? n - (first - base) : 0x1000 + r.Below(0x1000);
+    a.cmdbufs[i] = {h.handle, first * 4, words};
+    put(&a.cmdbufs[i], sizeof(ch::Cmdbuf));
+  }
+  for (uint32_t i = 0; i < nrelocs; ++i) {
+    a.relocs[i] = {h.handle, (base + r.Below(n)) * 4, r.Chance(90) ? h.handle : r.Below(8),
+                   r.Below(kHost1xBuffer)};
+    put(&a.relocs[i], sizeof(ch::Reloc));
+  }
+  for (uint32_t i = 0; i < nrelocs; ++i) {
+    a.shifts[i] = {r.Chance(80) ? 0u : r.Below(40)};
+    put(&a.shifts[i], sizeof(ch::RelocShift));
+  }
+  for (uint32_t i = 0; i < nincrs; ++i) {
+    a.incrs[i] = {r.Chance(95) ? sp : r.Below(200), 1 + r.Below(3), {}};
+    put(&a.incrs[i], sizeof(ch::SyncptIncr));
+  }
+  const uint32_t zero = 0;
+  for (uint32_t i = 0; i < nfences; ++i) put(&zero, 4);
+  ioctl(h.fd, ch::kSubmit | static_cast<uint32_t>(buf.size() << 16), buf.data());
+  ++h.submits;
+  g->counters->host1x_submits++;
+}
+
 void Loop(uint64_t seed, int rounds, bool in_child);
 
 // A child process that runs the same loop briefly and exits, some while their threads are inside
@@ -372,16 +527,19 @@ void Loop(uint64_t seed, int rounds, bool in_child) {
   Rng r{seed};
   ArgArena arena;
   Channel channel;
+  Host1x host1x;
   for (int i = 0; i < rounds; ++i) {
     const uint32_t pick = r.Below(100);
     if (pick < 14)
       OpenOne(r);
     else if (pick < 20)
       CloseOne(r);
-    else if (pick < 86)
+    else if (pick < 83)
       OneIoctl(r, arena);
-    else if (pick < 92)
+    else if (pick < 89)
       Submit(r, channel);
+    else if (pick < 92)
+      Host1xSubmit(r, host1x);
     else if (pick < 96)
       ChurnMemory(r);
     else if (!in_child)
@@ -392,6 +550,8 @@ void Loop(uint64_t seed, int rounds, bool in_child) {
       if (fd != 0) nvc_close(&channel.nv, fd);
     if (channel.nv.nvdrv >= 0) close(channel.nv.nvdrv);
   }
+  CloseHost1x(host1x);
+  if (host1x.words) munmap(host1x.words, kHost1xBuffer);
   munmap(arena.base, arena.size + kPageSize);
 }
 
@@ -477,14 +637,17 @@ int main(int argc, char** argv) {
   for (pid_t c : shared.children) waitpid(c, nullptr, 0);
   for (const PoolFd& p : shared.fds) close(p.fd);
   shared.fds.clear();
-  printf("calls=%llu answered=%llu refused=%llu opens=%llu forks=%llu churns=%llu submits=%llu\n",
-         static_cast<unsigned long long>(counters->calls.load()),
-         static_cast<unsigned long long>(counters->answered.load()),
-         static_cast<unsigned long long>(counters->refused.load()),
-         static_cast<unsigned long long>(counters->opens.load()),
-         static_cast<unsigned long long>(counters->forks.load()),
-         static_cast<unsigned long long>(counters->churns.load()),
-         static_cast<unsigned long long>(counters->submits.load()));
+  printf(
+      "calls=%llu answered=%llu refused=%llu opens=%llu forks=%llu churns=%llu submits=%llu "
+      "host1x_submits=%llu\n",
+      static_cast<unsigned long long>(counters->calls.load()),
+      static_cast<unsigned long long>(counters->answered.load()),
+      static_cast<unsigned long long>(counters->refused.load()),
+      static_cast<unsigned long long>(counters->opens.load()),
+      static_cast<unsigned long long>(counters->forks.load()),
+      static_cast<unsigned long long>(counters->churns.load()),
+      static_cast<unsigned long long>(counters->submits.load()),
+      static_cast<unsigned long long>(counters->host1x_submits.load()));
   fflush(stdout);
   if (hold) {
     printf("held=1\n");
