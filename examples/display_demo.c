@@ -8,8 +8,15 @@
  *    display scans out on Tegra, and a pitch-linear buffer with eight colour bars.
  * 3. One submission: the DMA engine copies the bars into the surface (pitch to block-linear), and
  *    inline-to-memory writes a 64x8 checker strip into it at (608, 356); a fence after both.
- * 4. Wait for the fence and check every pixel of the surface, reading the block-linear layout
- *    with the GOB formula of the Tegra X1 TRM written out below. */
+ * 4. Show the surface on the built-in panel: take window A of /dev/nvdisp-disp0 and FLIP to the
+ *    surface with the submission's fence as its pre-fence, so the display shows it only once the
+ *    GPU has drawn it; wait for the flip's post-fence (it is on screen).
+ * 5. Check every pixel of the surface, reading the block-linear layout with the GOB formula of
+ *    the Tegra X1 TRM written out below.
+ * On the Switch an application draws (nvdrv) and the system's compositor flips (nvdrv:s); this one
+ * program does both, so it runs as the test service, which holds every permission:
+ *   nvsentry run --service=nvdrv:t --frames=DIR -- display_demo
+ * writes the frame the display showed as DIR/disp0-NNNNNN.png. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +37,31 @@ enum { kWidth = 1280, kHeight = 720, kBpp = 4, kBlockHeightLog2 = 4 };
 enum { kStripX = 608, kStripY = 356, kStripW = 64, kStripH = 8 };
 
 static struct nvc nv;
+
+/* /dev/nvdisp-disp0, as L4T's tegra_dc_ext.h lays FLIP out in its 64-bit form (the 1224 bytes
+ * the Switch's nvdisp FLIP takes begin with it). */
+#define NVDISP_GET_WINDOW 0x40040201u
+#define NVDISP_PUT_WINDOW 0x40040202u
+#define NVDISP_FLIP 0xC4C80203u
+#define DC_FMT_R8G8B8A8 13u
+#define DC_FLIP_FLAG_BLOCKLINEAR (1u << 5)
+struct dc_flip_window {
+  int32_t index;
+  uint32_t buff_id, blend, offset, offset_u, offset_v, stride, stride_uv, pixformat;
+  uint32_t x, y, w, h; /* 20.12 fixed point */
+  uint32_t out_x, out_y, out_w, out_h, z, swap_interval, pad0;
+  int64_t timestamp_sec, timestamp_nsec;
+  uint32_t pre_syncpt_id, pre_syncpt_val, buff_id_u, buff_id_v, flags;
+  uint8_t global_alpha, block_height_log2, pad1[2];
+  uint32_t extra[4];
+};
+struct dc_flip {
+  struct dc_flip_window win[3];
+  uint32_t post_syncpt_id, post_syncpt_val;
+  uint8_t reserved[1224 - 3 * sizeof(struct dc_flip_window) - 8];
+};
+_Static_assert(sizeof(struct dc_flip_window) == 136, "tegra_dc_ext_flip_windowattr, LP64");
+_Static_assert(sizeof(struct dc_flip) == 1224, "nvdisp FLIP");
 
 #define CHECK(what, expr)                                                             \
   do {                                                                                \
@@ -160,8 +192,36 @@ int main(void) {
   sub.e[0] = nvc_gpfifo_entry(push.gpu, pb.count);
   CHECK("SUBMIT_GPFIFO",
         nvc_ioctl(&nv, ch, NVGPU_CH_SUBMIT_GPFIFO_BASE | ((uint32_t)sizeof sub << 16), &sub));
-  struct nvhost_wait_ex w = {sub.h.fence.id, sub.h.fence.value, 10000, 0};
-  CHECK("SYNCPT_WAITEX", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+
+  /* Show it: the flip waits for the drawing's fence, the post-fence says it is on screen. */
+  uint32_t disp;
+  CHECK("open /dev/nvdisp-disp0", nvc_open(&nv, "/dev/nvdisp-disp0", &disp));
+  uint32_t window = 0;
+  CHECK("GET_WINDOW", nvc_ioctl(&nv, disp, NVDISP_GET_WINDOW, &window));
+  static struct dc_flip flip;
+  memset(&flip, 0, sizeof flip);
+  flip.win[1].index = flip.win[2].index = -1;
+  struct dc_flip_window* win = &flip.win[0];
+  win->index = 0;
+  win->buff_id = surface.handle;
+  win->pixformat = DC_FMT_R8G8B8A8;
+  win->w = (uint32_t)kWidth << 12;
+  win->h = (uint32_t)kHeight << 12;
+  win->out_w = kWidth;
+  win->out_h = kHeight;
+  win->flags = DC_FLIP_FLAG_BLOCKLINEAR;
+  win->block_height_log2 = kBlockHeightLog2;
+  win->pre_syncpt_id = sub.h.fence.id;
+  win->pre_syncpt_val = sub.h.fence.value;
+  CHECK("FLIP", nvc_ioctl(&nv, disp, NVDISP_FLIP, &flip));
+  struct nvhost_wait_ex w = {flip.post_syncpt_id, flip.post_syncpt_val, 10000, 0};
+  CHECK("SYNCPT_WAITEX (the flip's post-fence)",
+        nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+  /* On screen only after the drawing: so the drawing's fence is reached too. */
+  struct nvhost_id_value drawn = {sub.h.fence.id, 0};
+  CHECK("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &drawn));
+  const int fence_first = (int32_t)(drawn.value - sub.h.fence.value) >= 0;
+  CHECK("PUT_WINDOW", nvc_ioctl(&nv, disp, NVDISP_PUT_WINDOW, &window));
 
   uint32_t bad = 0;
   for (uint32_t y = 0; y < kHeight; y++) {
@@ -178,6 +238,10 @@ int main(void) {
          1u << kBlockHeightLog2, surface_size);
   printf("bars by the DMA engine, checker strip by inline-to-memory: %u of %u pixels wrong\n", bad,
          kWidth * kHeight);
+  printf("flip: window A of disp0, pre-fence %u:%u, on screen at post-fence %u:%u: %s\n",
+         sub.h.fence.id, sub.h.fence.value, flip.post_syncpt_id, flip.post_syncpt_val,
+         fence_first ? "ok" : "SHOWN BEFORE IT WAS DRAWN");
+  bad += !fence_first;
   printf("display_demo=%s mismatch=%u\n", bad ? "FAILED" : "ok", bad);
   free(pb.words);
   return bad ? 1 : 0;

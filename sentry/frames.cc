@@ -94,7 +94,9 @@ absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
   if (pid == 0) {
     // Nothing of the sentry's but the socket and the directory (not its FUSE connection, its
     // listener or the guest's mounts), and standard error for what cannot be written.
-    if (dup2(sv[1], 3) < 0 || dup2(dir_fd.get(), 4) < 0) _exit(1);
+    // (Through numbers above both, so that neither dup2 closes the other's source.)
+    const int sock = fcntl(sv[1], F_DUPFD, 100), dir = fcntl(dir_fd.get(), F_DUPFD, 100);
+    if (sock < 0 || dir < 0 || dup2(sock, 3) < 0 || dup2(dir, 4) < 0) _exit(1);
     close_range(5, ~0U, 0);
     WriterLoop(3, 4);
   }
@@ -102,10 +104,13 @@ absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
   return FrameFileWriter(hostshim::UniqueFd(sv[0]), pid);
 }
 
-FrameFileWriter::~FrameFileWriter() {
+FrameFileWriter::~FrameFileWriter() { Close(); }
+
+void FrameFileWriter::Close() {
   if (pid_ <= 0) return;
   socket_.Reset();  // the writer ends at end of file, after the files it has
   waitpid(pid_, nullptr, 0);
+  pid_ = -1;
 }
 
 bool FrameFileWriter::Write(const std::string& name, const std::vector<uint8_t>& bytes) {
@@ -152,6 +157,7 @@ FrameRecorder::~FrameRecorder() {
 
 void FrameRecorder::Presented(hostshim::sim::Frame frame) {
   absl::MutexLock lock(&mu_);
+  if (stop_) return;
   ++counts_.presented;
   if (queue_.size() >= kQueued) {
     ++counts_.dropped;
@@ -169,6 +175,14 @@ void FrameRecorder::Flush() {
   absl::MutexLock lock(&mu_);
   auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !busy_; };
   mu_.Await(absl::Condition(&idle));
+}
+
+void FrameRecorder::Finish() {
+  Flush();
+  absl::MutexLock lock(&mu_);
+  stop_ = true;  // Presented and Loop leave the writer alone from now on
+  queue_.clear();
+  writer_.Close();
 }
 
 FrameRecorder::Counts FrameRecorder::counts() const {

@@ -36,6 +36,8 @@ class FrameFileWriter {
   ~FrameFileWriter();
   // Sends one file; false once the writer is gone.
   bool Write(const std::string& name, const std::vector<uint8_t>& bytes);
+  // Ends the writer after the files sent so far, and waits for it.
+  void Close();
 
  private:
   FrameFileWriter(hostshim::UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}
@@ -57,8 +59,11 @@ class FrameRecorder {
   // A presented frame, from any thread (which frames come is the GPU's choice: --frames-every
   // is applied before a frame's memory is read, hostshim/sim/frame_capture.h).
   void Presented(hostshim::sim::Frame frame);
-  // Waits until every kept frame is written (or dropped); for exit and tests.
+  // Waits until every kept frame is handed to the writer (or dropped); for tests.
   void Flush();
+  // At exit: Flush, then waits for the writer process to have written every file (it would die
+  // with nvsentry otherwise). No frame is recorded afterwards.
+  void Finish();
   struct Counts {
     uint64_t presented = 0, written = 0, dropped = 0, failed = 0;
   };

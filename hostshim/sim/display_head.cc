@@ -294,12 +294,12 @@ void DisplayHead::Vblank() {
       observer = observer_;
     }
   }
+  // The observer sees the frame before the post-fence is reached: a guest that exits once its
+  // flip is on screen must not take the surface's memory away from under the observer.
+  if (frame && observer) observer(*frame);
   // The increments come after the state they announce: a guest woken by them sees it.
   syncpoints_.Increment(vblank_syncpoint());
-  if (frame) {
-    syncpoints_.Increment(flip_syncpoint());
-    if (observer) observer(*frame);
-  }
+  if (frame) syncpoints_.Increment(flip_syncpoint());
 }
 
 bool DisplayHead::WantsVblank() const {

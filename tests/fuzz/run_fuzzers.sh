@@ -23,12 +23,15 @@ if ! command -v clang++-14 >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
-if [[ ! -f $build/CMakeCache.txt ]]; then
-  mkdir -p "$build"
-  cmake -S "$src" -B "$build" -DNVSENTRY_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >"$build/configure.log" 2>&1 ||
-    { cat "$build/configure.log"; echo "run_fuzzers: configure failed"; exit 1; }
-fi
+# Configured every time (quick once cached): a reused build directory must learn of targets added
+# since it was made before one of them is asked for by name.
+mkdir -p "$build"
+compilers=()
+[[ -f $build/CMakeCache.txt ]] ||
+  compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+cmake -S "$src" -B "$build" -DNVSENTRY_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compilers[@]}" \
+  >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; echo "run_fuzzers: configure failed"; exit 1; }
 # shellcheck disable=SC2086
 if ! cmake --build "$build" -j"$jobs" --target fuzz_seeds $targets >"$build/build.log" 2>&1; then
   tail -50 "$build/build.log"

@@ -4,8 +4,11 @@
 // and not the others, several channels and address spaces in one guest, address-space answers,
 // and a guest looping on CREATE against its nvmap_objects budget while the sentry's memory stays
 // flat. Expected values are typed by hand from Switchbrew (NvError codes) and the guest's own data.
+#include <png.h>
 #include <unistd.h>
 
+#include <array>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -49,10 +52,40 @@ void ExpectDemoPassed(const RunResult& r) {
 
 // The second demo: colour bars by the DMA engine and a checker strip by inline-to-memory into a
 // 1280x720 block-linear surface; the demo reads every pixel back with the TRM's GOB formula.
-TEST(DisplayDemo, DrawsIntoABlockLinearSurface) {
-  RunResult r = RunSandboxed({}, {DISPLAY_DEMO_BIN});
+// Then it flips the surface onto the panel behind the drawing's fence; --frames writes what the
+// panel showed as a PNG, read back here: the bars (left to right: white, yellow, cyan, green,
+// magenta, red, blue, black) and the checker strip at (608, 356).
+TEST(DisplayDemo, DrawsIntoABlockLinearSurfaceAndShowsIt) {
+  char tmpl[] = "/tmp/nvs-frames-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = std::string(tmpl) + "/frames";
+  RunResult r = RunSandboxed({"--service=nvdrv:t", "--frames=" + dir}, {DISPLAY_DEMO_BIN});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("display_demo=ok mismatch=0"), std::string::npos) << r.out << r.err;
+  std::vector<std::string> pngs;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) pngs.push_back(e.path());
+  ASSERT_EQ(pngs.size(), 1u) << "one flip, one frame";
+  EXPECT_NE(pngs[0].find("/disp0-"), std::string::npos) << pngs[0];
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  ASSERT_TRUE(png_image_begin_read_from_file(&image, pngs[0].c_str())) << image.message;
+  image.format = PNG_FORMAT_RGBA;
+  std::vector<uint8_t> px(PNG_IMAGE_SIZE(image));
+  ASSERT_TRUE(png_image_finish_read(&image, nullptr, px.data(), 0, nullptr)) << image.message;
+  ASSERT_EQ(image.width, 1280u);
+  ASSERT_EQ(image.height, 720u);
+  auto at = [&](uint32_t x, uint32_t y) {
+    const uint8_t* p = &px[(y * 1280 + x) * 4];
+    return std::array<int, 4>{p[0], p[1], p[2], p[3]};
+  };
+  using C = std::array<int, 4>;
+  EXPECT_EQ(at(10, 10), (C{255, 255, 255, 255})) << "white";
+  EXPECT_EQ(at(170, 700), (C{255, 255, 0, 255})) << "yellow";
+  EXPECT_EQ(at(330, 5), (C{0, 255, 255, 255})) << "cyan";
+  EXPECT_EQ(at(1270, 719), (C{0, 0, 0, 255})) << "black";
+  EXPECT_EQ(at(608, 356), (C{32, 32, 32, 255})) << "the checker strip's first square";
+  EXPECT_EQ(at(616, 356), (C{255, 255, 255, 255})) << "its second";
+  std::filesystem::remove_all(tmpl);
 }
 
 TEST(GpuDemo, FullSequenceThroughNvdrv) { ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN})); }
