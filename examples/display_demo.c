@@ -1,7 +1,7 @@
 /* The display demo: an unmodified Linux program that draws a test pattern with the GPU in the
  * GPU's own surface layout and checks every pixel.
  *
- *   display_demo
+ *   display_demo [--flips N]
  *
  * 1. Open nvmap, ctrl, the address space and a channel through the Linux device nodes.
  * 2. Make a 1280x720 RGBA8 surface in block-linear layout (blocks 16 GOBs tall), the layout the
@@ -10,7 +10,8 @@
  *    inline-to-memory writes a 64x8 checker strip into it at (608, 356); a fence after both.
  * 4. Show the surface on the built-in panel: take window A of /dev/nvdisp-disp0 and FLIP to the
  *    surface with the submission's fence as its pre-fence, so the display shows it only once the
- *    GPU has drawn it; wait for the flip's post-fence (it is on screen).
+ *    GPU has drawn it; wait for the flip's post-fence (it is on screen). With --flips N, flip it
+ *    N - 1 times more, one vblank each.
  * 5. Check every pixel of the surface, reading the block-linear layout with the GOB formula of
  *    the Tegra X1 TRM written out below.
  * On the Switch an application draws (nvdrv) and the system's compositor flips (nvdrv:s); this one
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "nvclient.h"
 
@@ -123,7 +125,19 @@ static uint32_t checker(uint32_t x, uint32_t y) {
   return ((x / 8 + y / 4) & 1) ? 0xFFFFFFFFu : 0xFF202020u;
 }
 
-int main(void) {
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+int main(int argc, char** argv) {
+  int flips = 1; /* --flips N: show the surface N times, one flip per vblank */
+  if (argc == 3 && strcmp(argv[1], "--flips") == 0) flips = atoi(argv[2]);
+  if (flips < 1 || flips > 600 || (argc != 1 && argc != 3)) {
+    fprintf(stderr, "usage: display_demo [--flips N (1 to 600)]\n");
+    return 2;
+  }
   CHECK("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
   uint32_t nvmap, ctrl, as, ch;
   CHECK("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
@@ -217,6 +231,16 @@ int main(void) {
   struct nvhost_wait_ex w = {flip.post_syncpt_id, flip.post_syncpt_val, 10000, 0};
   CHECK("SYNCPT_WAITEX (the flip's post-fence)",
         nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+  /* Again, flips - 1 times: each is shown at a vblank of its own, about 1/60 s apart. */
+  const double t0 = now_ms();
+  for (int i = 1; i < flips; i++) {
+    win->pre_syncpt_id = 0xFFFFFFFFu; /* none: the surface is drawn */
+    win->pre_syncpt_val = 0;
+    CHECK("FLIP", nvc_ioctl(&nv, disp, NVDISP_FLIP, &flip));
+    struct nvhost_wait_ex again = {flip.post_syncpt_id, flip.post_syncpt_val, 10000, 0};
+    CHECK("SYNCPT_WAITEX", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &again));
+  }
+  if (flips > 1) printf("flips=%d after_first_ms=%.1f\n", flips, now_ms() - t0);
   /* On screen only after the drawing: so the drawing's fence is reached too. */
   struct nvhost_id_value drawn = {sub.h.fence.id, 0};
   CHECK("SYNCPT_READ", nvc_ioctl(&nv, ctrl, NVHOST_CTRL_SYNCPT_READ, &drawn));

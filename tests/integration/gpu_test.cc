@@ -88,6 +88,25 @@ TEST(DisplayDemo, DrawsIntoABlockLinearSurfaceAndShowsIt) {
   std::filesystem::remove_all(tmpl);
 }
 
+// Five flips, one per vblank: about four periods of 1/60 s after the first; --frames-every=2
+// keeps the 1st, 3rd and 5th.
+TEST(DisplayDemo, FlipsArePacedByTheVblankAndEveryNthFrameIsKept) {
+  char tmpl[] = "/tmp/nvs-frames-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = std::string(tmpl) + "/frames";
+  RunResult r = RunSandboxed({"--service=nvdrv:t", "--frames=" + dir, "--frames-every=2"},
+                             {DISPLAY_DEMO_BIN, "--flips", "5"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["flips"], "5") << r.out;
+  // Four vblanks, less one for the wake-up latencies at either end (unpaced: about 1 ms).
+  EXPECT_GE(std::stod(kv["after_first_ms"]), 3 * 1000.0 / 60) << r.out;
+  int pngs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) (void)e, ++pngs;
+  EXPECT_EQ(pngs, 3);
+  std::filesystem::remove_all(tmpl);
+}
+
 TEST(GpuDemo, FullSequenceThroughNvdrv) { ExpectDemoPassed(RunSandboxed({}, {GPU_DEMO_BIN})); }
 
 TEST(GpuDemo, FullSequenceThroughLinuxNodes) {
