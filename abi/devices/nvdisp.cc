@@ -73,7 +73,42 @@ constexpr Field kGetPanelDataF[] = {{"cmd", 0, kU32, 1, I},
 
 // Opaque payloads: Switchbrew names these ioctls but shows no struct.
 constexpr Field kIn4[] = {{"data", 0, kU8, 4, I}};
-constexpr Field kFlipF[] = {{"data", 0, kU8, 1224, IO}};
+// FLIP: L4T's tegra_dc_ext_flip in its 64-bit form as the prefix of the 1224 bytes (assumed: no
+// public struct has that size; nvdisp.h FlipWindow, docs/simulated-gpu.md "The display").
+constexpr Field kFlipWindowF[] = {{"index", 0, kS32, 1, I},
+                                  {"buff_id", 4, kU32, 1, I, nullptr, false, H},
+                                  {"blend", 8, kU32, 1, I},
+                                  {"offset", 12, kU32, 1, I, nullptr, false, H},
+                                  {"offset_u", 16, kU32, 1, I, nullptr, false, H},
+                                  {"offset_v", 20, kU32, 1, I, nullptr, false, H},
+                                  {"stride", 24, kU32, 1, I},
+                                  {"stride_uv", 28, kU32, 1, I},
+                                  {"pixformat", 32, kU32, 1, I},
+                                  {"x", 36, kU32, 1, I, nullptr, false, H},
+                                  {"y", 40, kU32, 1, I, nullptr, false, H},
+                                  {"w", 44, kU32, 1, I, nullptr, false, H},
+                                  {"h", 48, kU32, 1, I, nullptr, false, H},
+                                  {"out_x", 52, kU32, 1, I},
+                                  {"out_y", 56, kU32, 1, I},
+                                  {"out_w", 60, kU32, 1, I},
+                                  {"out_h", 64, kU32, 1, I},
+                                  {"z", 68, kU32, 1, I},
+                                  {"swap_interval", 72, kU32, 1, I},
+                                  {"timestamp_sec", 80, kS64, 1, I},
+                                  {"timestamp_nsec", 88, kS64, 1, I},
+                                  {"pre_syncpt_id", 96, kU32, 1, I},
+                                  {"pre_syncpt_val", 100, kU32, 1, I},
+                                  {"buff_id_u", 104, kU32, 1, I, nullptr, false, H},
+                                  {"buff_id_v", 108, kU32, 1, I, nullptr, false, H},
+                                  {"flags", 112, kU32, 1, I, nullptr, false, H},
+                                  {"global_alpha", 116, kU8, 1, I},
+                                  {"block_height_log2", 117, kU8, 1, I},
+                                  {"extra", 120, kU32, 4, I, nullptr, false, H}};
+constexpr StructDesc kFlipWindow{"flip_window", 136, kFlipWindowF};
+constexpr Field kFlipF[] = {{"win", 0, kStruct, 3, I, &kFlipWindow},
+                            {"post_syncpt_id", 408, kU32, 1, O},
+                            {"post_syncpt_val", 412, kU32, 1, O},
+                            {"reserved", 416, kU8, 808, N}};
 constexpr Field kSetLutF[] = {{"data", 0, kU8, 780, I}};
 constexpr Field kIn1[] = {{"data", 0, kU8, 1, I}};
 constexpr Field kOut4[] = {{"data", 0, kU8, 4, O}};

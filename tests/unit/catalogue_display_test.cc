@@ -289,6 +289,34 @@ TEST(CatalogueDisplay, PanelMessageLayouts) {
 }
 
 // Ioctls Switchbrew names without a struct carry one opaque byte array of the code's size.
+// FLIP as L4T's tegra_dc_ext_flip lays it out in its 64-bit form, at the start of the 1224 bytes:
+// three 136-byte windows, the post-fence (written by the driver), the rest reserved.
+TEST(CatalogueDisplay, FlipIsL4TsFlipInItsFirstBytes) {
+  const IoctlDesc* d = FindIoctl(Device(DeviceId::kNvdispDisp0), 0xC4C80203);
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->fields.size(), 4u);
+  EXPECT_EQ(d->fields[0].name, "win");
+  EXPECT_EQ(d->fields[0].count, 3);
+  ASSERT_NE(d->fields[0].sub, nullptr);
+  EXPECT_EQ(d->fields[0].sub->size, 136u);
+  EXPECT_EQ(d->fields[1].name, "post_syncpt_id");
+  EXPECT_EQ(d->fields[1].offset, 408);
+  EXPECT_EQ(d->fields[1].dir, Dir::kOut);
+  EXPECT_EQ(d->fields[2].offset, 412);
+  EXPECT_EQ(d->fields[3].extent(), 1224u);
+  auto field = [&](std::string_view name) -> const Field* {
+    for (const Field& f : d->fields[0].sub->fields)
+      if (f.name == name) return &f;
+    return nullptr;
+  };
+  ASSERT_NE(field("buff_id"), nullptr);
+  EXPECT_EQ(field("buff_id")->offset, 4);
+  ASSERT_NE(field("pre_syncpt_id"), nullptr);
+  EXPECT_EQ(field("pre_syncpt_id")->offset, 96);  // after the two 64-bit timestamp words at 80
+  ASSERT_NE(field("block_height_log2"), nullptr);
+  EXPECT_EQ(field("block_height_log2")->offset, 117);
+}
+
 TEST(CatalogueDisplay, UndescribedIoctlsAreOpaque) {
   struct Want {
     DeviceId dev;
@@ -299,7 +327,6 @@ TEST(CatalogueDisplay, UndescribedIoctlsAreOpaque) {
   constexpr Want kWant[] = {
       {DeviceId::kNvdispCtrl, 0xC1100214, 272, IO},
       {DeviceId::kNvdispCtrl, 0x80010224, 1, O},
-      {DeviceId::kNvdispDisp0, 0xC4C80203, 1224, IO},
       {DeviceId::kNvdispDisp0, 0xEF20021E, 12064, IO},
       {DeviceId::kNvdispDisp1, 0x430C0206, 780, I},
       {DeviceId::kNvcecCtrl, 0xC04C0304, 76, IO},
