@@ -80,6 +80,8 @@ struct buffer {
   uint64_t gpu;
 };
 
+/* A buffer in this process's memory, known to nvmap and mapped into the GPU's address space
+ * (nvclient's usual sequence; examples/gpu_demo.c spells it out). */
 static void make_buffer(struct buffer* b, uint32_t size, uint32_t nvmap, uint32_t as) {
   b->size = (size + 0xFFFu) & ~0xFFFu;
   b->cpu = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -87,15 +89,8 @@ static void make_buffer(struct buffer* b, uint32_t size, uint32_t nvmap, uint32_
     perror("mmap");
     exit(1);
   }
-  struct nvmap_create cr = {b->size, 0};
-  CHECK("NVMAP_IOC_CREATE", nvc_ioctl(&nv, nvmap, NVMAP_IOC_CREATE, &cr));
-  b->handle = cr.handle;
-  struct nvmap_alloc al = {cr.handle, 0,   1 /* read-write, cached */, 0x1000,
-                           0,         {0}, (uint64_t)(uintptr_t)b->cpu};
-  CHECK("NVMAP_IOC_ALLOC", nvc_ioctl(&nv, nvmap, NVMAP_IOC_ALLOC, &al));
-  struct nvgpu_as_map_ex m = {4 /* cacheable */, 0, b->handle, 0, 0, 0, 0x1000};
-  CHECK("NVGPU_AS_IOCTL_MAP_BUFFER_EX", nvc_ioctl(&nv, as, NVGPU_AS_MAP_BUFFER_EX, &m));
-  b->gpu = m.offset;
+  CHECK("map a buffer",
+        nvc_map_memory(&nv, nvmap, as, b->cpu, b->size, 0x1000, &b->handle, &b->gpu));
 }
 
 static uint32_t hi(uint64_t va) { return (uint32_t)(va >> 32); }
@@ -143,7 +138,6 @@ int main(int argc, char** argv) {
   CHECK("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   CHECK("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
   CHECK("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
-  CHECK("open /dev/nvhost-gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
   struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   CHECK("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
 
@@ -159,17 +153,9 @@ int main(int argc, char** argv) {
     for (uint32_t x = 0; x < kWidth; x++)
       memcpy(bars.cpu + (y * kWidth + x) * kBpp, &(uint32_t){bar_colour(x)}, 4);
 
-  uint32_t nvmap_fd = nvmap;
-  CHECK("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
-  struct nvgpu_as_bind_channel bind = {ch};
-  CHECK("BIND_CHANNEL", nvc_ioctl(&nv, as, NVGPU_AS_BIND_CHANNEL, &bind));
-  struct nvgpu_alloc_gpfifo_ex gp;
-  memset(&gp, 0, sizeof gp);
-  gp.num_entries = 0x800;
-  gp.flags = 1;
-  CHECK("ALLOC_GPFIFO_EX2", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO_EX2, &gp));
-  struct nvgpu_alloc_obj_ctx obj = {CLASS_3D, 0, 0};
-  CHECK("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+  const char* step = NULL;
+  int rc = nvc_make_channel(&nv, nvmap, as, 0x800, &ch, &step);
+  CHECK(step, rc);
 
   struct nvc_push pb = {0};
   nvc_push_incr(&pb, SUBCH_3D, 0x000, 1, CLASS_3D);

@@ -150,24 +150,10 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_open(req, fi);
 }
 
-void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  std::string buf(size, '\0');
-  size_t used = 0;
-  const auto& served = Served();
-  for (size_t i = static_cast<size_t>(off); i < served.size(); ++i) {
-    const std::string name(served[i]->path.substr(5));
-    const struct stat st = AttrOf(2 + i);
-    const size_t n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st,
-                                       static_cast<off_t>(i + 1));
-    if (n > size - used) break;
-    used += n;
-  }
-  fuse_reply_buf(req, buf.data(), used);
-}
-
-// The whole directory with each entry's attributes, which the kernel keeps as if looked up: init
-// lists the directory once before it binds the files, one request where 24 lookups were.
-void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
+// The root's entries from `off` on, as many as `size` bytes hold; with `plus`, each with its
+// attributes, which the kernel keeps as if looked up (READDIRPLUS): init lists the directory once
+// before it binds the files, one request where 24 lookups were.
+void FillDir(fuse_req_t req, size_t size, off_t off, bool plus) {
   std::string buf(size, '\0');
   size_t used = 0;
   const auto& served = Served();
@@ -177,12 +163,22 @@ void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_i
     e.ino = 2 + i;
     e.attr = AttrOf(e.ino);
     e.attr_timeout = e.entry_timeout = kForever;
-    const size_t n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e,
-                                            static_cast<off_t>(i + 1));
+    const off_t next = static_cast<off_t>(i + 1);
+    const size_t n =
+        plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next)
+             : fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &e.attr, next);
     if (n > size - used) break;
     used += n;
   }
   fuse_reply_buf(req, buf.data(), used);
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
+  FillDir(req, size, off, false);
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
+  FillDir(req, size, off, true);
 }
 
 absl::Status FsError(const char* what) {
