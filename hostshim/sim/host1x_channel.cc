@@ -232,10 +232,12 @@ bool Host1xChannel::BlockOn(uint64_t epoch, uint32_t id, uint32_t thresh) {
 void Host1xChannel::FinishFrontJob(uint64_t epoch, const Host1xJob& job) {
   // The increments the submit promised and the stream did not make (the engines' own work,
   // which is not simulated, would have made them).
+  // All at once: a submit may promise 2^24 of them, which one at a time held an engine thread
+  // for seconds (each one completing the syncpoint's waiters).
   for (const Host1xFence& f : job.fences) {
     const int32_t missing = static_cast<int32_t>(f.threshold - syncpoints_.Read(f.id));
-    for (int32_t n = 0; n < missing && n < static_cast<int32_t>(f.increments); ++n)
-      syncpoints_.Increment(f.id);
+    if (missing > 0)
+      syncpoints_.IncrementBy(f.id, std::min(static_cast<uint32_t>(missing), f.increments));
   }
   std::string line;
   if (note_) {

@@ -22,9 +22,11 @@ Syncpoints::~Syncpoints() {
   timer_.join();
 }
 
-uint32_t Syncpoints::Increment(uint32_t id) {
+uint32_t Syncpoints::Increment(uint32_t id) { return IncrementBy(id, 1); }
+
+uint32_t Syncpoints::IncrementBy(uint32_t id, uint32_t n) {
   Point& p = points_[id];
-  uint32_t v = p.value.fetch_add(1, std::memory_order_seq_cst) + 1;
+  uint32_t v = p.value.fetch_add(n, std::memory_order_seq_cst) + n;
   // The CPU increments client-managed points, so max follows value when value passes it.
   uint32_t max = p.max.load(std::memory_order_relaxed);
   while (!SyncptReached(max, v) && !p.max.compare_exchange_weak(max, v)) {

@@ -67,6 +67,9 @@ class Syncpoints {
   uint32_t ReadMax(uint32_t id) const { return points_[id].max.load(std::memory_order_acquire); }
   // Adds one and completes every waiter whose threshold is now reached. Returns the new value.
   uint32_t Increment(uint32_t id);
+  // Adds `n` at once, as n increments would (the waiters completed once, not n times). Returns
+  // the new value.
+  uint32_t IncrementBy(uint32_t id, uint32_t n);
   // Raises the max by `n`: the increments a submitted job promises (the fence it hands out is
   // the new max). Returns the new max.
   uint32_t IncrementMax(uint32_t id, uint32_t n);

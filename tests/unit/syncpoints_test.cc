@@ -89,6 +89,27 @@ TEST(Syncpoints, ParkedWaiterCompletesOnIncrement) {
   EXPECT_EQ(s.ParkedCount(), 0u);
 }
 
+// Many increments at once (a host1x job's promised ones) complete the waiters they pass, once,
+// and leave the far one parked.
+TEST(Syncpoints, IncrementByCompletesWhatItPassesOnce) {
+  Syncpoints s;
+  auto near = std::make_shared<RecordingWaiter>(), far = std::make_shared<RecordingWaiter>();
+  uint32_t v;
+  ASSERT_EQ(s.Wait(
+                9, 5, -1, [&] { return near; }, &v),
+            Syncpoints::WaitStart::kParked);
+  ASSERT_EQ(s.Wait(
+                9, 1u << 25, -1, [&] { return far; }, &v),
+            Syncpoints::WaitStart::kParked);
+  EXPECT_EQ(s.IncrementBy(9, 1u << 24), 1u << 24);
+  EXPECT_EQ(s.Read(9), 1u << 24);
+  EXPECT_EQ(s.ReadMax(9), 1u << 24) << "the max follows the value, as for Increment";
+  EXPECT_EQ(near->reached.load(), 1);
+  EXPECT_EQ(near->value, 1u << 24);
+  EXPECT_EQ(far->reached.load(), 0);
+  EXPECT_EQ(s.ParkedCount(), 1u);
+}
+
 TEST(Syncpoints, ReachedAndZeroTimeoutAnswerWithoutParking) {
   Syncpoints s;
   s.Increment(1);
