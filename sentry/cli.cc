@@ -72,6 +72,7 @@ Options for run:
   --frames=DIR       write each frame the simulated display presents to DIR as a PNG
                      (disp0-000001.png, ...), DIR made if missing; files never replaced
   --frames-every=N   with --frames, only every Nth frame of each display (default 1)
+  --frames-max=N     with --frames, at most N files (default 1000) and 1 GiB in all
   --policy=FILE      enforce the policy in FILE (docs/policy.md); without it, the default
                      policy: service nvdrv, latest firmware, everything simulated
   --learn=FILE       run in audit mode and write to FILE the smallest policy that allows what
@@ -168,6 +169,11 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
           o.frames_every > 1000000)
         return absl::InvalidArgumentError(
             absl::StrCat("--frames-every: '", value, "' is not a number from 1 to 1000000"));
+    } else if (name == "--frames-max") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!absl::SimpleAtoi(value, &o.frames_max) || o.frames_max < 1 || o.frames_max > 10000000)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--frames-max: '", value, "' is not a number from 1 to 10000000"));
     } else if (name == "--devices") {
       if (auto s = need_value(); !s.ok()) return s;
       if (value == "auto")
@@ -261,8 +267,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--service, --firmware and --debug-mode do not combine with --policy: set them in the "
         "policy file ([guest] service, firmware, debug_mode)");
-  if (o.frames_every != 1 && o.frames_dir.empty())
-    return absl::InvalidArgumentError("--frames-every needs --frames=DIR");
+  if ((o.frames_every != 1 || o.frames_max != 1000) && o.frames_dir.empty())
+    return absl::InvalidArgumentError("--frames-every and --frames-max need --frames=DIR");
   if (o.argv.empty())
     return absl::InvalidArgumentError("run: missing PROGRAM; try 'nvsentry --help'");
   return cmd;

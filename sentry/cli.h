@@ -35,6 +35,7 @@ struct RunOptions {
   // (sentry/frames.h). Empty: none.
   std::string frames_dir;
   uint32_t frames_every = 1;
+  uint64_t frames_max = 1000;  // --frames-max=N files at most (and 1 GiB of them at most)
   // --policy=FILE: the guest's policy (docs/policy.md). Without it, the default policy, adjusted
   // by the shorthands below (which a policy file states itself, so they do not combine with it).
   std::string policy_file;

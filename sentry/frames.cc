@@ -141,7 +141,24 @@ absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba,
   return out;
 }
 
-FrameRecorder::FrameRecorder(FrameFileWriter writer) : writer_(std::move(writer)) {}
+FrameRecorder::FrameRecorder(FrameFileWriter writer, uint64_t max_files, uint64_t max_bytes)
+    : writer_(std::move(writer)), max_files_(max_files), max_bytes_(max_bytes) {}
+
+bool FrameRecorder::Wanted() {
+  absl::MutexLock lock(&mu_);
+  const bool full =
+      counts_.written + counts_.failed + queue_.size() + (busy_ ? 1 : 0) >= max_files_ ||
+      counts_.bytes >= max_bytes_;
+  if (!stop_ && queue_.size() < kQueued && !full) return true;
+  ++counts_.presented;
+  ++counts_.dropped;
+  if (full)
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "--frames: the limit is reached ({} files, {} bytes): no more frames are "
+                    "written",
+                    max_files_, max_bytes_);
+  return false;
+}
 
 void FrameRecorder::Start() {
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
@@ -212,6 +229,8 @@ void FrameRecorder::Loop() {
               ? absl::StrFormat("disp%d-%06d.png", frame.display, frame.sequence)
               : absl::StrFormat("disp%d-w%d-%06d.png", frame.display, frame.window, frame.sequence);
       ok = writer_.Write(name, *png);
+      absl::MutexLock lock(&mu_);
+      counts_.bytes += png->size();
     } else {
       NVS_LOG_LIMITED(spdlog::level::warn, "--frames: frame {}: {}", frame.sequence,
                       std::string(png.status().message()));

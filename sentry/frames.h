@@ -51,11 +51,17 @@ absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba,
 
 class FrameRecorder {
  public:
-  explicit FrameRecorder(FrameFileWriter writer);
+  // At most `max_files` files and `max_bytes` bytes of PNG are written (then a log line, and no
+  // more): a guest flipping large noisy surfaces must not fill the disk DIR is on.
+  FrameRecorder(FrameFileWriter writer, uint64_t max_files, uint64_t max_bytes);
   ~FrameRecorder();
   // Starts its thread: only once the sentry has dropped its privileges (a thread keeps the
   // credentials it was made with).
   void Start();
+  // Whether a frame presented now would be kept (room in the queue, the limits not reached);
+  // asked before the frame's memory is read, which it spares when not. Counts a refusal as
+  // dropped.
+  bool Wanted();
   // A presented frame, from any thread (which frames come is the GPU's choice: --frames-every
   // is applied before a frame's memory is read, hostshim/sim/frame_capture.h).
   void Presented(hostshim::sim::Frame frame);
@@ -66,6 +72,7 @@ class FrameRecorder {
   void Finish();
   struct Counts {
     uint64_t presented = 0, written = 0, dropped = 0, failed = 0;
+    uint64_t bytes = 0;  // of PNG handed to the writer
   };
   Counts counts() const;
 
@@ -73,6 +80,7 @@ class FrameRecorder {
   void Loop();
   static constexpr size_t kQueued = 4;
   FrameFileWriter writer_;
+  const uint64_t max_files_, max_bytes_;
   mutable absl::Mutex mu_;
   std::deque<hostshim::sim::Frame> queue_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;

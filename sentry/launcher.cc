@@ -41,6 +41,8 @@ namespace nvsentry::sentry {
 namespace {
 
 constexpr int kSandboxFailed = 125;
+// --frames: at most this much PNG in DIR, whatever --frames-max says.
+constexpr uint64_t kFramesMaxBytes = uint64_t{1} << 30;
 
 // The seccomp listener init hands over, and whether the kernel makes its waits killable.
 struct ReceivedListener {
@@ -366,7 +368,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
       fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
       return 2;
     }
-    frames = std::make_shared<FrameRecorder>(*std::move(writer));
+    frames =
+        std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
   }
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {

@@ -54,6 +54,7 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
   if (frames) {
     o.frame_presented = [frames](hostshim::sim::Frame f) { frames->Presented(std::move(f)); };
     o.frames_every = frames_every;
+    o.frame_wanted = [frames] { return frames->Wanted(); };
   }
   if (proxy::Tracer* tracer = guest.services.tracer.get())
     o.host1x_note = [tracer](pid_t tid, std::string_view text) { tracer->Note(tid, text); };

@@ -44,13 +44,14 @@ std::optional<Frame> CaptureWindow(uint32_t head, uint64_t vblank, const Present
   return f;
 }
 
-FrameObserver CaptureFrames(std::function<void(Frame)> out, uint32_t every) {
+FrameObserver CaptureFrames(std::function<void(Frame)> out, uint32_t every,
+                            std::function<bool()> wanted) {
   if (every == 0) every = 1;
   auto flips = std::make_shared<std::array<std::atomic<uint64_t>, 2>>();
-  return [out = std::move(out), every, flips](const PresentedFrame& p) {
+  return [out = std::move(out), every, wanted = std::move(wanted), flips](const PresentedFrame& p) {
     if ((*flips)[p.head & 1].fetch_add(1) % every != 0) return;
     for (const auto& [window, surface] : p.windows) {
-      if (!surface) continue;
+      if (!surface || (wanted && !wanted())) continue;
       if (std::optional<Frame> f = CaptureWindow(p.head, p.vblank, *surface)) out(std::move(*f));
     }
   };

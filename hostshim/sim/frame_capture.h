@@ -15,7 +15,9 @@ namespace nvsentry::hostshim::sim {
 std::optional<Frame> CaptureWindow(uint32_t head, uint64_t vblank, const PresentedSurface& s);
 
 // An observer for Display::SetFrameObserver that hands every `every`-th flip of each head to
-// `out`, one Frame per window it shows; the others are not read at all.
-FrameObserver CaptureFrames(std::function<void(Frame)> out, uint32_t every);
+// `out`, one Frame per window it shows, each only if `wanted` (when given) says it would be kept;
+// the others are not read at all.
+FrameObserver CaptureFrames(std::function<void(Frame)> out, uint32_t every,
+                            std::function<bool()> wanted = nullptr);
 
 }  // namespace nvsentry::hostshim::sim

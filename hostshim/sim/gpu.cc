@@ -30,7 +30,8 @@ Gpu::Gpu(GpuOptions options) : options_(std::move(options)) {
   runlist_ = std::make_unique<Runlist>(options_.engine_threads);
   display_ = std::make_unique<Display>(syncpoints_);
   if (options_.frame_presented)
-    display_->SetFrameObserver(CaptureFrames(options_.frame_presented, options_.frames_every));
+    display_->SetFrameObserver(
+        CaptureFrames(options_.frame_presented, options_.frames_every, options_.frame_wanted));
 }
 
 Gpu::~Gpu() {

@@ -42,6 +42,8 @@ struct GpuOptions {
   // on the display's thread; null: none is copied out.
   std::function<void(Frame)> frame_presented;
   uint32_t frames_every = 1;
+  // Asked before a frame's memory is read: false spares the copy (the recorder would drop it).
+  std::function<bool()> frame_wanted;
   // For the trace: a line per finished host1x engine job (what its stream wrote, by name) and per
   // stopped host1x channel, under the submitting thread's id. Called on engine threads; empty:
   // nobody listens.

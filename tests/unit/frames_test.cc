@@ -51,7 +51,7 @@ TEST_F(Frames, EachFrameIsWrittenAsAPngOfItsPixels) {
   auto writer = FrameFileWriter::Start(dir_ + "/out");
   ASSERT_TRUE(writer.ok()) << writer.status();
   {
-    FrameRecorder rec(*std::move(writer));
+    FrameRecorder rec(*std::move(writer), 1000, 1 << 30);
     rec.Start();
     for (uint64_t s : {1, 3, 5}) rec.Presented(Gradient(s));
     rec.Flush();
@@ -70,13 +70,32 @@ TEST_F(Frames, EachFrameIsWrittenAsAPngOfItsPixels) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/out/disp0-000002.png"));
 }
 
+// The limits: past them no frame is wanted (so none is even read) and none is written.
+TEST_F(Frames, NoMoreThanTheLimitIsWritten) {
+  auto writer = FrameFileWriter::Start(dir_ + "/out");
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  {
+    FrameRecorder rec(*std::move(writer), 2, 1 << 30);
+    rec.Start();
+    for (uint64_t s = 1; s <= 5; ++s) {
+      if (rec.Wanted()) rec.Presented(Gradient(s));
+      rec.Flush();
+    }
+    EXPECT_EQ(rec.counts().written, 2u);
+    EXPECT_EQ(rec.counts().dropped, 3u);
+  }
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/out")) (void)e, ++files;
+  EXPECT_EQ(files, 2);
+}
+
 TEST_F(Frames, AnExistingFileIsNeverReplaced) {
   ASSERT_EQ(mkdir((dir_ + "/out").c_str(), 0755), 0);
   ASSERT_EQ(symlink("/etc/passwd", (dir_ + "/out/disp0-000001.png").c_str()), 0);
   auto writer = FrameFileWriter::Start(dir_ + "/out");
   ASSERT_TRUE(writer.ok()) << writer.status();
   {
-    FrameRecorder rec(*std::move(writer));
+    FrameRecorder rec(*std::move(writer), 1000, 1 << 30);
     rec.Start();
     rec.Presented(Gradient(1));
     rec.Flush();
