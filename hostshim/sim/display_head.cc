@@ -233,22 +233,35 @@ uint32_t DisplayHead::Dpms(uint32_t state) {
   return dpms_;
 }
 
-NvError DisplayHead::Flip(std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows,
+NvError DisplayHead::Flip(const void* session,
+                          std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows,
                           const std::vector<FlipFence>& pre_fences, uint32_t* post_fence) {
   if (!connected()) return NvError::kInvalidState;
   for (const FlipFence& f : pre_fences) {
     if (!Syncpoints::ValidId(f.id)) return NvError::kBadParameter;
+    // The display's own syncpoints move only as flips are shown and vblanks pass: a fence past
+    // what they will ever reach would hold every later flip of the head, anyone's.
+    if (f.id == flip_syncpoint() && !SyncptReached(syncpoints_.ReadMax(f.id), f.value))
+      return NvError::kBadParameter;
+    if (f.id == vblank_syncpoint() && static_cast<int32_t>(f.value - syncpoints_.Read(f.id)) >
+                                          static_cast<int32_t>(kMaxVblanksAhead))
+      return NvError::kBadParameter;
     const bool own = f.id == flip_syncpoint() || f.id == vblank_syncpoint();
     if (!own && !syncpoints_.Owned(f.id)) return NvError::kAccessDenied;
   }
   uint64_t seq;
   {
     absl::MutexLock l(&mu_);
-    if (queue_.size() >= kMaxQueuedFlips) return NvError::kInsufficientMemory;
+    // Cancelled flips (their sessions closed) wait only for their vblank: they do not count
+    // against a live session's room, but bound the queue all the same.
+    const size_t live = static_cast<size_t>(std::count_if(
+        queue_.begin(), queue_.end(), [](const PendingFlip& p) { return !p.cancelled; }));
+    if (live >= kMaxQueuedFlips || queue_.size() >= 4 * kMaxQueuedFlips)
+      return NvError::kInsufficientMemory;
     seq = next_seq_++;
     *post_fence = syncpoints_.IncrementMax(flip_syncpoint(), 1);
-    queue_.push_back(
-        {seq, static_cast<uint32_t>(pre_fences.size()) + 1, *post_fence, std::move(windows)});
+    queue_.push_back({seq, static_cast<uint32_t>(pre_fences.size()) + 1, *post_fence,
+                      std::move(windows), session});
   }
   std::weak_ptr<DisplayHead> self = weak_from_this();
   for (const FlipFence& f : pre_fences) {
@@ -259,6 +272,21 @@ NvError DisplayHead::Flip(std::vector<std::pair<uint32_t, std::optional<Presente
   }
   FenceReached(seq);  // registration done
   return NvError::kSuccess;
+}
+
+void DisplayHead::CancelFlips(const void* session) {
+  bool ready;
+  {
+    absl::MutexLock l(&mu_);
+    for (PendingFlip& p : queue_) {
+      if (p.session != session) continue;
+      p.cancelled = true;
+      p.outstanding = 0;  // its pre-fences' waiters find it done and do nothing
+      p.windows.clear();  // and its surfaces' objects go
+    }
+    ready = FrontReadyLocked();
+  }
+  if (ready) wake_();
 }
 
 void DisplayHead::FenceReached(uint64_t seq) {
@@ -282,6 +310,7 @@ void DisplayHead::Vblank() {
   if (!connected()) return;
   std::optional<PresentedFrame> frame;
   FrameObserver observer;
+  bool flipped = false;
   {
     absl::MutexLock l(&mu_);
     ++vblanks_;
@@ -289,9 +318,12 @@ void DisplayHead::Vblank() {
     if (FrontReadyLocked()) {
       PendingFlip flip = std::move(queue_.front());
       queue_.pop_front();
-      for (const auto& [w, surface] : flip.windows) on_screen_[w] = surface;
-      frame = PresentedFrame{index_, flip.post_fence, vblanks_, std::move(flip.windows)};
-      observer = observer_;
+      flipped = true;
+      if (!flip.cancelled) {
+        for (const auto& [w, surface] : flip.windows) on_screen_[w] = surface;
+        frame = PresentedFrame{index_, flip.post_fence, vblanks_, std::move(flip.windows)};
+        observer = observer_;
+      }
     }
   }
   // The observer sees the frame before the post-fence is reached: a guest that exits once its
@@ -299,7 +331,7 @@ void DisplayHead::Vblank() {
   if (frame && observer) observer(*frame);
   // The increments come after the state they announce: a guest woken by them sees it.
   syncpoints_.Increment(vblank_syncpoint());
-  if (frame) syncpoints_.Increment(flip_syncpoint());
+  if (flipped) syncpoints_.Increment(flip_syncpoint());
 }
 
 bool DisplayHead::WantsVblank() const {

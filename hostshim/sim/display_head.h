@@ -110,9 +110,19 @@ class DisplayHead : public std::enable_shared_from_this<DisplayHead> {
   // Queues a flip (windows already checked by the device: each held by the caller). Pre-fences
   // must name syncpoints the guest owns or the display's own (else AccessDenied; BadParameter for
   // ids that do not exist). InvalidState on the disconnected head; InsufficientMemory when
-  // kMaxQueuedFlips are queued.
-  abi::NvError Flip(std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows,
+  // kMaxQueuedFlips are queued (cancelled ones not counted, up to four times as many in all).
+  // A pre-fence on the display's own syncpoints must be one that can come: on the flip syncpoint
+  // at most the last post-fence handed out, on the vblank syncpoint at most kMaxVblanksAhead
+  // vblanks away (else BadParameter: such a flip would hold the head's queue for good).
+  // `session` owns the flip: CancelFlips drops it.
+  abi::NvError Flip(const void* session,
+                    std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows,
                     const std::vector<FlipFence>& pre_fences, uint32_t* post_fence);
+  // The session is closing: its queued flips are not shown, their pre-fences stop holding the
+  // queue and their surfaces are let go; each still moves the flip syncpoint at its vblank, so
+  // every post-fence handed out (theirs and the later flips') is reached as promised.
+  void CancelFlips(const void* session);
+  static constexpr uint32_t kMaxVblanksAhead = 600;  // 10 s at 60 Hz
 
   // One vblank (the clock's thread): increments the vblank syncpoint and puts the first flip on
   // screen if its fences are reached.
@@ -132,6 +142,8 @@ class DisplayHead : public std::enable_shared_from_this<DisplayHead> {
     uint32_t outstanding;  // pre-fences not reached, plus one while Flip still registers them
     uint32_t post_fence;
     std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows;
+    const void* session = nullptr;
+    bool cancelled = false;  // its session closed: only its post-fence is left to reach
   };
   class FenceWaiter;
   void FenceReached(uint64_t seq);

@@ -162,7 +162,7 @@ Result NvdispDevice::Flip(Call& call) {
     windows.emplace_back(w.index, std::move(s));
   }
   uint32_t post = 0;
-  NvError err = head_.Flip(std::move(windows), fences, &post);
+  NvError err = head_.Flip(this, std::move(windows), fences, &post);
   if (err != NvError::kSuccess) return Result::Done(err);
   f.post_syncpt_id = head_.flip_syncpoint();
   f.post_syncpt_val = post;

@@ -27,7 +27,10 @@ namespace nvsentry::hostshim::sim {
 class NvdispDevice : public DeviceBackend {
  public:
   NvdispDevice(DisplayHead& head, Nvmap& nvmap) : head_(head), nvmap_(nvmap) {}
-  ~NvdispDevice() override { head_.ReleaseWindows(this); }
+  ~NvdispDevice() override {
+    head_.CancelFlips(this);
+    head_.ReleaseWindows(this);
+  }
 
   Result Ioctl(Call& call) override;
 

@@ -280,6 +280,57 @@ TEST_F(SimDisplay, FlipsArePacedByTheVblank) {
   EXPECT_GE(display_.head(0).vblanks(), 10u);
 }
 
+// A session that filled the head's queue with flips held by a fence nobody will reach, then
+// closed, no longer holds the head: its flips are dropped (their post-fences still reached, in
+// order), and another session's flip reaches the screen.
+TEST_F(SimDisplay, AClosedSessionsFlipsNoLongerHoldTheHead) {
+  auto a = std::make_unique<NvdispDevice>(display_.head(0), nvmap_);
+  NvdispDevice b(display_.head(0), nvmap_);
+  uint32_t w = 0;
+  ASSERT_EQ(Disp(*a, nd::kGetWindow, &w), NvError::kSuccess);
+  w = 1;
+  ASSERT_EQ(Disp(b, nd::kGetWindow, &w), NvError::kSuccess);
+  const uint32_t handle = Object(256 * 32);
+  uint32_t never;
+  ASSERT_EQ(syncpoints_.Allocate(&never), NvError::kSuccess);
+  const uint32_t far = syncpoints_.IncrementMax(never, 1000);
+  uint32_t last_a = 0;
+  for (size_t i = 0; i < DisplayHead::kMaxQueuedFlips; ++i) {
+    nd::Flip f = OneWindow(handle, never, far);
+    ASSERT_EQ(Disp(*a, nd::kFlip, &f), NvError::kSuccess);
+    last_a = f.post_syncpt_val;
+  }
+  nd::Flip fb = OneWindow(handle);
+  fb.win[0].index = 1;
+  EXPECT_EQ(Disp(b, nd::kFlip, &fb), NvError::kInsufficientMemory) << "the queue is full";
+  a.reset();
+  ASSERT_EQ(Disp(b, nd::kFlip, &fb), NvError::kSuccess);
+  ASSERT_TRUE(Eventually([&] { return Reached(8, fb.post_syncpt_val); }));
+  EXPECT_TRUE(Reached(8, last_a));
+  const std::vector<PresentedSurface> shown = display_.head(0).OnScreen();
+  ASSERT_EQ(shown.size(), 1u) << "only b's flip reached the screen";
+  EXPECT_EQ(shown[0].window, 1u);
+  syncpoints_.Free(never);
+}
+
+// Pre-fences on the display's own syncpoints that they will never reach are refused.
+TEST_F(SimDisplay, PreFencesTheDisplayCannotReachAreRefused) {
+  NvdispDevice d(display_.head(0), nvmap_);
+  uint32_t w = 0;
+  ASSERT_EQ(Disp(d, nd::kGetWindow, &w), NvError::kSuccess);
+  const uint32_t handle = Object(256 * 32);
+  const uint32_t flip_max = syncpoints_.ReadMax(8);
+  nd::Flip f = OneWindow(handle, 8, flip_max + 1000);
+  EXPECT_EQ(Disp(d, nd::kFlip, &f), NvError::kBadParameter) << "past every post-fence given";
+  f = OneWindow(handle, 26, syncpoints_.Read(26) + DisplayHead::kMaxVblanksAhead + 1);
+  EXPECT_EQ(Disp(d, nd::kFlip, &f), NvError::kBadParameter) << "vblanks too far away";
+  f = OneWindow(handle, 8, flip_max);
+  EXPECT_EQ(Disp(d, nd::kFlip, &f), NvError::kSuccess) << "the last post-fence given is fine";
+  f = OneWindow(handle, 26, syncpoints_.Read(26) + 2);
+  EXPECT_EQ(Disp(d, nd::kFlip, &f), NvError::kSuccess) << "two vblanks from now is fine";
+  ASSERT_TRUE(Eventually([&] { return Reached(8, f.post_syncpt_val); }));
+}
+
 TEST_F(SimDisplay, HostileFlipsAnswerErrors) {
   NvdispDevice d(display_.head(0), nvmap_), other(display_.head(0), nvmap_);
   NvdispDevice d1(display_.head(1), nvmap_);
