@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::sim {
@@ -284,7 +285,9 @@ void Host1xChannel::Fail(std::string why) {
     error_ = why;
     ids = DropAllLocked();
   }
-  spdlog::warn("host1x channel stopped: {}", why);
+  // A guest can stop channels at will (open, submit a bad stream, repeat): rate-limited, as the
+  // GPU channels' line is.
+  NVS_LOG_LIMITED(spdlog::level::warn, "host1x channel stopped: {}", why);
   for (uint32_t id : ids) syncpoints_.SetMinEqMax(id);
   if (note_)
     (*note_)(tid,

@@ -68,7 +68,29 @@ struct submit {
 #define SETCLASS(cls) ((uint32_t)(cls) << 6)
 #define IMM(off, v) ((4u << 28) | ((uint32_t)(off) << 16) | (v))
 
-int main(void) {
+/* A VIC channel stopped `n` times over (open, SET_NVMAP_FD, MAP_CMD_BUFFER, a submit past the
+ * object, its fence, close): what a guest does to make the sentry log without end. */
+static int stops(int nvmap, int ctrl, uint32_t handle, int n) {
+  for (int i = 0; i < n; i++) {
+    int vic = open("/dev/nvhost-vic", O_RDWR | O_CLOEXEC);
+    CHECK(vic >= 0, "open: %s", strerror(errno));
+    uint32_t fd = (uint32_t)nvmap;
+    CHECK(ioctl(vic, CH_SET_NVMAP_FD, &fd) == 0, "SET_NVMAP_FD: %s", strerror(errno));
+    struct id_value sp = {0, 0};
+    CHECK(ioctl(vic, CH_GET_SYNCPOINT, &sp) == 0, "GET_SYNCPOINT: %s", strerror(errno));
+    struct map_cmd_buffer m = {1, 0, 0, {0}, {{handle, 0}}};
+    CHECK(ioctl(vic, CH_MAP_CMD_BUFFER(sizeof(m)), &m) == 0, "MAP: %s", strerror(errno));
+    struct submit s = {1, 0, 1, 1, {handle, 0xFFC, 2}, {sp.value, 1, {0}}, 0};
+    CHECK(ioctl(vic, CH_SUBMIT(sizeof(s)), &s) == 0, "SUBMIT: %s", strerror(errno));
+    struct nv_wait w = {sp.value, s.fence, 5000};
+    CHECK(ioctl(ctrl, NV_SYNCPT_WAIT, &w) == 0, "SYNCPT_WAIT: %s", strerror(errno));
+    close(vic);
+  }
+  printf("stopped=%d\n", n);
+  return 0;
+}
+
+int main(int argc, char** argv) {
   int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
   int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
   int vic = open("/dev/nvhost-vic", O_RDWR | O_CLOEXEC);
@@ -91,6 +113,10 @@ int main(void) {
   CHECK(ioctl(vic, CH_MAP_CMD_BUFFER(sizeof(m)), &m) == 0, "MAP_CMD_BUFFER: %s", strerror(errno));
   CHECK(m.handles[0].phys_addr != 0, "no device address");
   printf("mapped=0x%x\n", m.handles[0].phys_addr);
+  if (argc == 3 && strcmp(argv[1], "stops") == 0) {
+    close(vic); /* gives its syncpoint back for the loop's channels */
+    return stops(nvmap, ctrl, cr.handle, atoi(argv[2]));
+  }
 
   /* The stream: host1x class, INCR_SYNCPT (condition OP_DONE) of the VIC syncpoint; then one VIC
    * method, counted by the simulator. */

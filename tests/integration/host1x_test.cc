@@ -21,5 +21,19 @@ TEST(Host1x, VicSubmitIncrementsItsSyncpointAndTheFenceIsReached) {
   EXPECT_NE(r.err.find("runs past"), std::string::npos) << r.err;
 }
 
+// A guest that stops channel after channel cannot make the sentry log without end: the stop line
+// is rate-limited like every line a guest can cause (before: one line per stop).
+TEST(Host1x, StoppedChannelsLogAFewLinesNotOneEach) {
+  RunResult r = RunSandboxed({}, {HOST1X_GUEST_BIN, "stops", "200"}, {}, 120000);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ParseKeyValues(r.out)["stopped"], "200");
+  size_t lines = 0;
+  for (size_t at = r.err.find("host1x channel stopped"); at != std::string::npos;
+       at = r.err.find("host1x channel stopped", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, 30u) << r.err.size() << " bytes of log";
+}
+
 }  // namespace
 }  // namespace nvsentry::testing
