@@ -72,6 +72,8 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
   while (const dirent* e = readdir(d))
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
   closedir(d);
+  const uid_t me_uid = geteuid();
+  const gid_t me_gid = getegid();
   for (const std::string& name : names) {
     if (name == kStagingName || Hidden(name, hide) ||
         std::find(device_files.begin(), device_files.end(), name) != device_files.end())
@@ -89,8 +91,11 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
     // A node the host mounted over its /dev (a container's console, say) is bound as it is.
     const bool mounted_here = st.st_dev != host_st.st_dev;
     if ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !mounted_here) {
+      // Most nodes are root's, as the copy already is: no chown for those (a start-up cost).
+      const bool same_owner = st.st_uid == me_uid && st.st_gid == me_gid;
       if (mknodat(dir, name.c_str(), st.st_mode & (S_IFMT | 07777), st.st_rdev) != 0 ||
-          fchownat(dir, name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+          (!same_owner &&
+           fchownat(dir, name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0) ||
           fchmodat(dir, name.c_str(), st.st_mode & 07777, 0) != 0)
         return DevError("copying the node " + name);
       continue;
