@@ -4,12 +4,14 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <vector>
 
 #include "abi/gpu_classes.h"
 #include "abi/services.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -203,12 +205,13 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   u32("parked_waits", b.parked_waits, 1u << 20);
 }
 
-void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p) {
+void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p,
+                std::string_view word) {
   if (!dev.fw.Contains(p.firmware)) {
-    r.Error(at.source(),
-            absl::StrCat("backend \"simulated\" for ", S(dev.path), ", which firmware ",
-                         abi::FirmwareString(p.firmware), " does not have (only ",
-                         abi::FwRangeString(dev.fw), "); use \"deny\" or drop the table"));
+    r.Error(at.source(), absl::StrCat("backend \"", std::string(word), "\" for ", S(dev.path),
+                                      ", which firmware ", abi::FirmwareString(p.firmware),
+                                      " does not have (only ", abi::FwRangeString(dev.fw),
+                                      "); use \"deny\" or drop the table"));
     return;
   }
   const int bit = dev.permission_bit;
@@ -216,14 +219,45 @@ void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, con
   std::string_view name;
   for (const abi::PermissionBitDesc& b : abi::PermissionBits())
     if (b.bit == bit) name = b.name;
-  r.Error(at.source(), absl::StrCat("backend \"simulated\" contradicts the permission mask ",
-                                    absl::StrFormat("0x%X", p.permission_mask), ": ", S(dev.path),
-                                    " needs bit ", bit, " (", S(name),
-                                    "); use \"deny\" or set "
-                                    "permission_mask in [guest]"));
+  r.Error(at.source(),
+          absl::StrCat("backend \"", std::string(word), "\" contradicts the permission mask ",
+                       absl::StrFormat("0x%X", p.permission_mask), ": ", S(dev.path), " needs bit ",
+                       bit, " (", S(name),
+                       "); use \"deny\" or set "
+                       "permission_mask in [guest]"));
+}
+
+// The GPU's five devices share their objects: on the host together or not at all. The devices
+// that use those objects without being translated cannot then be simulated.
+void CheckHostBackend(
+    Reader& r,
+    const absl::flat_hash_map<abi::DeviceId, std::pair<Backend, toml::source_region>>& said,
+    const Policy& p) {
+  std::optional<toml::source_region> host_at;
+  for (const auto& [id, b] : said)
+    if (b.first == Backend::kHost && (!host_at || b.second.begin < host_at->begin))
+      host_at = b.second;
+  if (!host_at) return;
+  for (const abi::DeviceDesc& dev : abi::Devices()) {
+    if (!dev.fw.Contains(p.firmware)) continue;
+    auto it = said.find(dev.id);
+    if (HostCapable(dev.id) && (it == said.end() || it->second.first != Backend::kHost) &&
+        p.Device(dev.id).backend != Backend::kDeny)
+      r.Error(it == said.end() ? *host_at : it->second.second,
+              absl::StrCat("backend \"host\" is for the GPU's five devices together (they share "
+                           "nvmap objects, address spaces and syncpoints): ",
+                           S(dev.path), " must say backend = \"host\" too, or \"deny\""));
+    if (UsesGpuObjects(dev.id) && it != said.end() && it->second.first == Backend::kSimulated)
+      r.Error(it->second.second,
+              absl::StrCat("backend \"simulated\" for ", S(dev.path),
+                           " with the GPU on the host: it would use the host's objects, which the "
+                           "simulator does not have; it can only be \"deny\" (the default then)"));
+  }
 }
 
 void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
+  // Where each device's backend was said, for the checks across devices below.
+  absl::flat_hash_map<abi::DeviceId, std::pair<Backend, toml::source_region>> backend_at;
   for (const auto& [k, v] : t) {
     const abi::DeviceDesc* dev = abi::FindDeviceByPath(S(k.str()));
     if (dev == nullptr) {
@@ -236,15 +270,20 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
     r.OnlyKeys(*d, absl::StrCat("[devices.\"", S(k.str()), "\"]"), {"backend", "ioctls"});
     DeviceRule rule;
     if (const toml::node* n = d->get("backend")) {
-      if (n->value_exact<std::string>() == std::optional<std::string>("host"))
-        r.Error(n->source(),
-                "backend \"host\" (passthrough to a host device) is not available yet: "
-                "it comes with a later release; use \"simulated\" or \"deny\"");
-      else if (auto b = r.OneOf(*n, {"simulated", "deny"})) {
-        rule.backend = *b == "deny" ? Backend::kDeny : Backend::kSimulated;
+      if (auto b = r.OneOf(*n, {"simulated", "deny", "host"})) {
+        rule.backend = *b == "deny"   ? Backend::kDeny
+                       : *b == "host" ? Backend::kHost
+                                      : Backend::kSimulated;
         // Saying "simulated" for a node the guest can never open is a mistake worth naming (a
         // missing debug_mode is not: that node opens and answers NotSupported, as in Switchbrew).
-        if (rule.backend == Backend::kSimulated) CheckOpens(r, *n, *dev, p);
+        if (rule.backend != Backend::kDeny) CheckOpens(r, *n, *dev, p, *b);
+        if (rule.backend == Backend::kHost && !HostCapable(dev->id))
+          r.Error(n->source(),
+                  absl::StrCat("backend \"host\" for ", S(dev->path),
+                               ": the host backend translates only /dev/nvhost-ctrl, /dev/nvmap, "
+                               "/dev/nvhost-as-gpu, /dev/nvhost-ctrl-gpu and /dev/nvhost-gpu; use "
+                               "\"simulated\" or \"deny\""));
+        if (rule.backend != Backend::kDeny) backend_at[dev->id] = {rule.backend, n->source()};
       }
     }
     if (const toml::node* n = d->get("ioctls"))
@@ -252,6 +291,7 @@ void ReadDevices(Reader& r, const toml::table& t, Policy& p) {
         rule.ioctls = *s == "deny" ? Verdict::kDeny : Verdict::kAllow;
     p.devices[dev->id] = rule;
   }
+  CheckHostBackend(r, backend_at, p);
 }
 
 // Every catalogue entry a key names: by name, or by code ("0xC0080014"; a variable ioctl's code

@@ -7,9 +7,40 @@
 
 namespace nvsentry::policy {
 
+bool HostCapable(abi::DeviceId id) {
+  using abi::DeviceId;
+  return id == DeviceId::kNvhostCtrl || id == DeviceId::kNvmap || id == DeviceId::kNvhostAsGpu ||
+         id == DeviceId::kNvhostCtrlGpu || id == DeviceId::kNvhostGpu;
+}
+
+bool UsesGpuObjects(abi::DeviceId id) {
+  using abi::DeviceId;
+  switch (id) {
+    case DeviceId::kNvdispCtrl:
+    case DeviceId::kNvdispDisp0:
+    case DeviceId::kNvdispDisp1:
+    case DeviceId::kNvhostDbgGpu:
+    case DeviceId::kNvhostProfGpu:
+    case DeviceId::kNvhostMsenc:
+    case DeviceId::kNvhostNvdec:
+    case DeviceId::kNvhostNvjpg:
+    case DeviceId::kNvhostVic:
+    case DeviceId::kNvhostDisplay:
+    case DeviceId::kNvhostTsec: return true;
+    default: return false;
+  }
+}
+
+bool Policy::GpuOnHost() const {
+  auto it = devices.find(abi::DeviceId::kNvhostGpu);
+  return it != devices.end() && it->second.backend == Backend::kHost;
+}
+
 const DeviceRule& Policy::Device(abi::DeviceId id) const {
   static const DeviceRule kDefault;
+  static const DeviceRule kDenied{Backend::kDeny, Verdict::kAllow};
   auto it = devices.find(id);
+  if (UsesGpuObjects(id) && GpuOnHost()) return kDenied;
   return it == devices.end() ? kDefault : it->second;
 }
 

@@ -20,7 +20,16 @@ namespace nvsentry::policy {
 enum class Backend : uint8_t {
   kSimulated,  // the built-in simulated GPU
   kDeny,       // the node does not exist for the guest (open fails as for a missing node)
+  kHost,       // forwarded to the host's own device (hostshim/host/, docs/host-passthrough.md)
 };
+
+// The devices the host backend translates: the GPU's five. They share objects (nvmap handles,
+// address spaces, channels, syncpoints), so they are on the host together or not at all.
+bool HostCapable(abi::DeviceId id);
+// The devices that use the GPU's objects (nvmap surfaces, syncpoints) but that the host backend
+// does not translate: the host1x channels, the display, the GPU debuggers. With the GPU on the
+// host they cannot be simulated (their objects would be the host's); they do not open.
+bool UsesGpuObjects(abi::DeviceId id);
 
 enum class Verdict : uint8_t { kAllow, kDeny };
 
@@ -72,7 +81,10 @@ struct Policy {
   // SET_OBJECT, sorted. nullopt: not said, derived from the ALLOC_OBJ_CTX rule (BindableClasses).
   std::optional<std::vector<uint32_t>> channel_classes;
 
+  // A device's rule; with the GPU on the host, the devices that use its objects are "deny".
   const DeviceRule& Device(abi::DeviceId id) const;
+  // Whether the GPU's devices are forwarded to the host (all five say "host").
+  bool GpuOnHost() const;
   // The rule for `desc` on `dev`: its own, or allow/deny from the device's default.
   IoctlRule Ioctl(const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) const;
 };

@@ -177,6 +177,8 @@ std::string RenderToml(const Policy& p, bool comments) {
                        (dev.permission_bit < 0 || (p.permission_mask >> dev.permission_bit) & 1);
     if (it->second.backend == Backend::kDeny)
       absl::StrAppend(&o, "backend = \"deny\"\n");
+    else if (it->second.backend == Backend::kHost)
+      absl::StrAppend(&o, "backend = \"host\"\n");
     else if (opens)
       absl::StrAppend(&o, "backend = \"simulated\"\n");
     absl::StrAppend(&o, "ioctls = \"", it->second.ioctls == Verdict::kDeny ? "deny" : "allow",

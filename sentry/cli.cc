@@ -81,6 +81,12 @@ Options for run:
                      nvdrv:t; its permission mask decides which devices open
   --firmware=V       (without --policy) the firmware version whose ioctl codes apply (default: the latest)
   --debug-mode       (without --policy) let /dev/nvhost-dbg-gpu and /dev/nvhost-prof-gpu open
+  --backend=B        (without --policy) simulated (default) or host: the GPU's five devices
+                     (nvhost-ctrl, nvmap, nvhost-as-gpu, nvhost-ctrl-gpu, nvhost-gpu) are
+                     forwarded to the host's own, translated to the Linux for Tegra ABI; the
+                     host1x, display and debugger devices then do not open
+                     (docs/host-passthrough.md)
+  --host-dev-dir=DIR where the host's device nodes are (default /dev), for --backend=host
   -h, --help         show this text
 )";
 }
@@ -254,6 +260,19 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
       if (auto s = need_value(); !s.ok()) return s;
       if (value.empty()) return absl::InvalidArgumentError("--chdir: missing DIR");
       o.chdir = value;
+    } else if (name == "--backend") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (value != "simulated" && value != "host")
+        return absl::InvalidArgumentError(
+            absl::StrCat("--backend: '", value, "' is not one of simulated, host"));
+      o.backend_host = value == "host";
+      o.shorthand_used = true;
+    } else if (name == "--host-dev-dir") {
+      if (auto s = need_value(); !s.ok()) return s;
+      if (!value.starts_with("/"))
+        return absl::InvalidArgumentError(
+            absl::StrCat("--host-dev-dir: '", value, "' is not an absolute path"));
+      o.host_dev_dir = value;
     } else if (name == "--debug-mode" && !has_value) {
       o.debug_mode = true;
       o.shorthand_used = true;
@@ -265,8 +284,8 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
   for (; i < argc; ++i) o.argv.push_back(argv[i]);
   if (!o.policy_file.empty() && o.shorthand_used)
     return absl::InvalidArgumentError(
-        "--service, --firmware and --debug-mode do not combine with --policy: set them in the "
-        "policy file ([guest] service, firmware, debug_mode)");
+        "--service, --firmware, --debug-mode and --backend do not combine with --policy: set "
+        "them in the policy file ([guest] service, firmware, debug_mode; [devices] backend)");
   if ((o.frames_every != 1 || o.frames_max != 1000) && o.frames_dir.empty())
     return absl::InvalidArgumentError("--frames-every and --frames-max need --frames=DIR");
   if (o.argv.empty())

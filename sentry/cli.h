@@ -44,7 +44,12 @@ struct RunOptions {
   std::string service = "nvdrv";
   std::string firmware;  // empty: the latest the catalogue knows
   bool debug_mode = false;
-  bool shorthand_used = false;  // any of --service, --firmware, --debug-mode
+  // --backend=host: the GPU's five devices forwarded to the host's (policy::HostCapable); a
+  // policy file says it per device instead.
+  bool backend_host = false;
+  bool shorthand_used = false;  // any of --service, --firmware, --debug-mode, --backend
+  // --host-dev-dir=DIR: where the host's device nodes are, for the host backend.
+  std::string host_dev_dir = "/dev";
   // Who the guest is over the host (sentry/identity.h): --uid/--gid choose the host ids its
   // user namespace's root maps to; --host-root runs it without a user namespace, as the host's
   // root.

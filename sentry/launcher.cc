@@ -430,8 +430,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   if (frames) frames->Start();
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(
-      SentryOptions{options.workers, options.sync_wakeup, guest, frames, options.frames_every});
+  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames,
+                                          options.frames_every, options.host_dev_dir});
   if (device_files->has_value()) sentry->ServeDeviceFiles(**std::move(device_files));
   if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
@@ -477,6 +477,10 @@ absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOpt
     if (!mask) return absl::InvalidArgumentError("--service: unknown service " + pol.service);
     pol.permission_mask = *mask;
     pol.debug_mode = options.debug_mode;
+    if (options.backend_host)
+      for (const abi::DeviceDesc& dev : abi::Devices())
+        if (policy::HostCapable(dev.id))
+          pol.devices[dev.id] = policy::DeviceRule{policy::Backend::kHost, policy::Verdict::kAllow};
   }
   // Learning never refuses what the policy would: every violation is only logged.
   if (!options.learn_file.empty()) pol.action = policy::Action::kAudit;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "abi/catalogue.h"
+#include "hostshim/host/host_driver.h"
 #include "hostshim/rate_limited_log.h"
 #include "proxy/device_open.h"
 #include "proxy/enforce.h"
@@ -65,6 +66,17 @@ hostshim::sim::GpuOptions GpuFor(const proxy::GuestConfig& guest,
 
 Sentry::Sentry(const SentryOptions& options)
     : options_(options), gpu_(GpuFor(*options_.guest, options_.frames, options_.frames_every)) {
+  const policy::Policy& rules = options_.guest->policy.rules();
+  if (rules.GpuOnHost()) {
+    hostshim::host::HostOptions h;
+    h.dev_dir = options_.host_dev_dir;
+    h.budget = options_.guest->services.budget;
+    h.nvmap = &gpu_.nvmap();
+    host_ = std::make_unique<hostshim::host::HostDriver>(std::move(h));
+  }
+  driver_ = std::make_unique<hostshim::DriverRouter>(gpu_, host_.get(), [&rules](abi::DeviceId id) {
+    return rules.Device(id).backend == policy::Backend::kHost;
+  });
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
 }
 
@@ -201,7 +213,7 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
   if (!listener_.IdValid(req.id)) return;
   // 3. The session, as the nvdrv Open command makes one: its backend and its open_fds charge.
-  proxy::NewSession made = proxy::MakeSession(guest, *dev, gpu_);
+  proxy::NewSession made = proxy::MakeSession(guest, *dev, *driver_);
   if (!made.session) {
     RefuseOpen(req, np->path, made.refused, abi::NvErrorToErrno(made.refused),
                "the driver cannot keep another (the device's own budget or open_fds)", t0);
@@ -264,7 +276,7 @@ int64_t Sentry::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
   if (abi::NvError verdict = proxy::MayOpen(guest, &dev); verdict != abi::NvError::kSuccess)
     return refuse(verdict, proxy::OpenErrno(verdict), abi::NvErrorName(verdict));
   if (TestHookOn(TestHook::kCrashOnOpen)) CrashForTest();
-  proxy::NewSession made = proxy::MakeSession(guest, dev, gpu_);
+  proxy::NewSession made = proxy::MakeSession(guest, dev, *driver_);
   if (!made.session)
     return refuse(made.refused, abi::NvErrorToErrno(made.refused),
                   "the driver cannot keep another (the device's own budget or open_fds)");

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "hostshim/driver_router.h"
 #include "hostshim/sim/gpu.h"
 #include "proxy/guest_config.h"
 #include "proxy/session.h"
@@ -41,6 +42,7 @@ struct SentryOptions {
   // --frames: where presented frames go (null: nowhere), and --frames-every.
   std::shared_ptr<FrameRecorder> frames;
   uint32_t frames_every = 1;
+  std::string host_dev_dir = "/dev";  // --host-dev-dir, for the host backend
 };
 
 class Sentry final : private DeviceFileHandler {
@@ -85,6 +87,10 @@ class Sentry final : private DeviceFileHandler {
   ParkWatch park_watch_;
   Parking parking_{park_watch_, options_.guest->services.budget};
   hostshim::sim::Gpu gpu_;
+  // The host backend, when the policy forwards the GPU's devices (null otherwise), and the driver
+  // every session comes from: each device's from the backend its policy names.
+  std::unique_ptr<hostshim::Driver> host_;
+  std::unique_ptr<hostshim::DriverRouter> driver_;
   SessionTable sessions_;
   std::unique_ptr<DeviceFs> device_fs_;
   std::unique_ptr<Receiver> receiver_;

@@ -256,10 +256,50 @@ TEST(PolicyParse, FieldRuleMistakes) {
   EXPECT_EQ(ErrorOf("[ioctls.\"0xZZ\"]\nallow = true\n").substr(0, 24), "p.toml:1:9: unknown ioct");
 }
 
-TEST(PolicyParse, HostBackendIsRefusedWithTheReason) {
+constexpr const char* kGpuOnHost =
+    "[devices.\"/dev/nvhost-ctrl\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvmap\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-as-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-ctrl-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"host\"\n";
+
+TEST(PolicyParse, HostBackendForTheGpusFiveDevices) {
+  absl::StatusOr<Policy> p = ParsePolicy(kGpuOnHost, "h.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->GpuOnHost());
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvmap).backend, Backend::kHost);
+  // What uses the GPU's objects without being translated does not open; the rest stays simulated.
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvhostVic).backend, Backend::kDeny);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvdispDisp0).backend, Backend::kDeny);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvhostDbgGpu).backend, Backend::kDeny);
+  EXPECT_EQ(p->Device(abi::DeviceId::kNvschedCtrl).backend, Backend::kSimulated);
+  EXPECT_FALSE(ParsePolicy("", "e.toml")->GpuOnHost());
+}
+
+TEST(PolicyParse, HostBackendMistakesNameTheirPlace) {
+  // One of the five alone: each other one is named, at the "host" that needs it.
   std::string e = ErrorOf("\n[devices.\"/dev/nvhost-gpu\"]\nbackend = \"host\"\n");
-  EXPECT_EQ(e.substr(0, 12), "p.toml:3:11:");
-  EXPECT_NE(e.find("not available yet"), std::string::npos) << e;
+  EXPECT_EQ(e.substr(0, 12), "p.toml:3:11:") << e;
+  EXPECT_NE(e.find("/dev/nvmap must say backend = \"host\" too"), std::string::npos) << e;
+  // One of them simulated: named at its own line.
+  std::string mixed = std::string(kGpuOnHost);
+  mixed.replace(mixed.rfind("\"host\""), 6, "\"simulated\"");
+  e = ErrorOf(mixed);
+  EXPECT_EQ(e.substr(0, 13), "p.toml:10:11:") << e;
+  EXPECT_NE(e.find("/dev/nvhost-gpu must say"), std::string::npos) << e;
+  // A device the host backend does not translate.
+  e = ErrorOf(std::string(kGpuOnHost) + "[devices.\"/dev/nvhost-vic\"]\nbackend = \"host\"\n");
+  EXPECT_EQ(e.substr(0, 13), "p.toml:12:11:") << e;
+  EXPECT_NE(e.find("translates only"), std::string::npos) << e;
+  // One that uses the GPU's objects cannot be simulated beside a host GPU.
+  e = ErrorOf(std::string(kGpuOnHost) +
+              "[devices.\"/dev/nvdisp-disp0\"]\nbackend = \"simulated\"\n");
+  EXPECT_EQ(e.substr(0, 13), "p.toml:12:11:") << e;
+  EXPECT_NE(e.find("can only be \"deny\""), std::string::npos) << e;
+  // "deny" for one of the five is fine: that node does not exist.
+  mixed = std::string(kGpuOnHost);
+  mixed.replace(mixed.find("\"host\""), 6, "\"deny\"");
+  EXPECT_TRUE(ParsePolicy(mixed, "d.toml").ok());
 }
 
 TEST(PolicyParse, AllErrorsInFileOrder) {

@@ -1,0 +1,41 @@
+#include "hostshim/host/host_driver.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "hostshim/host/host_session.h"
+#include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/nvmap_device.h"
+
+namespace nvsentry::hostshim::host {
+
+HostDriver::HostDriver(HostOptions options) : options_(std::move(options)) {}
+HostDriver::~HostDriver() = default;
+
+std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
+                                                abi::NvError& refused) {
+  if (device.id == abi::DeviceId::kNvmap)
+    return std::make_unique<sim::NvmapDevice>(*options_.nvmap);
+  if (!HostSession::Translates(device.id)) {
+    refused = abi::NvError::kNotSupported;
+    return nullptr;
+  }
+  const std::string path = absl::StrCat(options_.dev_dir, std::string(device.path).substr(4));
+  UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd) {
+    const int e = errno;
+    NVS_LOG_LIMITED(spdlog::level::warn, "host backend: cannot open {}: {}", path, strerror(e));
+    refused = abi::NvError::kDeviceNotFound;
+    return nullptr;
+  }
+  return std::make_unique<HostSession>(device, std::move(fd));
+}
+
+std::string HostDriver::Status() const {
+  return absl::StrCat("host backend: nodes under ", options_.dev_dir);
+}
+
+}  // namespace nvsentry::hostshim::host
