@@ -13,7 +13,9 @@ struct Name {
   uint32_t offset;
   const char* name;
 };
-// An engine method, or `count` of them `stride` bytes apart (named with their index).
+// An engine method, or `count` of them `stride` bytes apart, named with their index: in place of
+// a '#' in `name` when it has one ("SET_IN_REF_PIC#_LUMA" -> "SET_IN_REF_PIC3_LUMA", as a header
+// spells out numbered methods), else after it ("SET_PICTURE_LUMA_OFFSET(3)").
 struct EngineMethod {
   uint32_t offset;
   const char* name;
@@ -120,16 +122,124 @@ constexpr EngineMethod kNvdecMethods[] = {
     {0x4b8, "SET_PIC_SCRATCH_BUF_OFFSET"},   {0x500, "H264_SET_MBHIST_BUF_OFFSET"},
 };
 
+// NVJPG (NVE7D0_VIDEO_NVJPG, cle7d0.h in NVIDIA/open-gpu-doc, classes/video: published for
+// Tegra194 together with clc5b0.h and clc5b7.h; Switch clients push these offsets to the Tegra
+// X1's NVJPG, e.g. averne's FFmpeg nvtegra MJPEG decoder).
+constexpr EngineMethod kNvjpgMethods[] = {
+    {0x700, "SET_CONTROL_PARAMS"},   {0x704, "SET_PICTURE_INDEX"},
+    {0x708, "SET_IN_DRV_PIC_SETUP"}, {0x70c, "SET_OUT_STATUS"},
+    {0x710, "SET_BITSTREAM"},        {0x714, "SET_CUR_PIC"},
+    {0x718, "SET_CUR_PIC_CHROMA_U"}, {0x71c, "SET_CUR_PIC_CHROMA_V"},
+};
+
+// MSENC, Tegra's NVENC (NVC5B7_VIDEO_ENCODER, clc5b7.h in NVIDIA/open-gpu-doc, classes/video:
+// published for Tegra194; the Tegra X1's older encoder may know only some of these).
+constexpr EngineMethod kMsencMethods[] = {
+    {0x400, "SET_IN_REF_PIC#_LUMA", 16},
+    {0x440, "SET_IN_REF_PIC#_CHROMA", 16},
+    {0x500, "SET_IN_REF_PIC_LAST_LUMA"},
+    {0x504, "SET_IN_REF_PIC_GOLDEN_LUMA"},
+    {0x508, "SET_IN_REF_PIC_ALTREF_LUMA"},
+    {0x50c, "SET_UCODE_STATE"},
+    {0x510, "SET_IO_VP8_ENC_STATUS"},
+    {0x514, "SET_OUT_BITSTREAM_RES"},
+    {0x518, "SET_IN_REF_PIC_LAST_CHROMA"},
+    {0x51c, "SET_IN_REF_PIC_GOLDEN_CHROMA"},
+    {0x520, "SET_IN_REF_PIC_ALTREF_CHROMA"},
+    {0x524, "SET_OUT_VP9_COUNTER_DATA"},
+    {0x528, "SET_IN_VP9_PROBABILITY_DATA"},
+    {0x52c, "SET_IN_VP9_CUR_TEMPORAL_DATA"},
+    {0x530, "SET_IN_VP9_REF_TEMPORAL_DATA"},
+    {0x534, "SET_IN_VP9_COMBINEDLINE_BUF"},
+    {0x538, "SET_IN_VP9_FILTERLINE_BUF"},
+    {0x53c, "SET_IN_VP9_FILTERCOLLINE_BUF"},
+    {0x544, "SET_IN_VP9_MOCOMP_PIC_LUMA"},
+    {0x548, "SET_IN_VP9_MOCOMP_PIC_CHROMA"},
+    {0x700, "SET_CONTROL_PARAMS"},
+    {0x704, "SET_PICTURE_INDEX"},
+    {0x70c, "SET_IN_RCDATA"},
+    {0x710, "SET_IN_DRV_PIC_SETUP"},
+    {0x714, "SET_IN_CEAHINTS_DATA"},
+    {0x718, "SET_OUT_ENC_STATUS"},
+    {0x71c, "SET_OUT_BITSTREAM"},
+    {0x720, "SET_IOHISTORY"},
+    {0x724, "SET_IO_RC_PROCESS"},
+    {0x728, "SET_IN_COLOC_DATA"},
+    {0x72c, "SET_OUT_COLOC_DATA"},
+    {0x730, "SET_OUT_REF_PIC_LUMA"},
+    {0x734, "SET_IN_CUR_PIC"},
+    {0x738, "SET_IN_MEPRED_DATA"},
+    {0x73c, "SET_OUT_MEPRED_DATA"},
+    {0x740, "SET_IN_CUR_PIC_CHROMA_U"},
+    {0x744, "SET_IN_CUR_PIC_CHROMA_V"},
+    {0x748, "SET_IN_QP_MAP"},
+    {0x74c, "SET_OUT_REF_PIC_CHROMA"},
+    {0x750, "SET_IN_PARTITION_BUF"},
+    {0x758, "SET_IN_CUR_PIC1_TASK_STATUS"},
+    {0x75c, "SET_IN_CUR_PIC2_TASK_STATUS"},
+    {0x760, "SET_OUT_TASK_STATUS"},
+    {0x764, "SET_IN_MV_HINTS_TASK_STATUS"},
+};
+
+// TSEC: no class header is public. These are the methods of its HDCP application
+// (SET_APPLICATION_ID 1), as L4T's nvhost driver sends them through METHOD0/METHOD1
+// (drivers/video/tegra/host/tsec/tsec_methods.h, e.g. in OE4T/linux-tegra-4.9); what another
+// application would read at these offsets is not public.
+constexpr EngineMethod kTsecMethods[] = {
+    {0x500, "HDCP_INIT"},
+    {0x504, "HDCP_CREATE_SESSION"},
+    {0x508, "HDCP_VERIFY_CERT_RX"},
+    {0x50c, "HDCP_GENERATE_EKM"},
+    {0x510, "HDCP_REVOCATION_CHECK"},
+    {0x514, "HDCP_VERIFY_HPRIME"},
+    {0x518, "HDCP_ENCRYPT_PAIRING_INFO"},
+    {0x51c, "HDCP_DECRYPT_PAIRING_INFO"},
+    {0x520, "HDCP_UPDATE_SESSION"},
+    {0x524, "HDCP_GENERATE_LC_INIT"},
+    {0x528, "HDCP_VERIFY_LPRIME"},
+    {0x52c, "HDCP_GENERATE_SKE_INIT"},
+    {0x530, "HDCP_VERIFY_VPRIME"},
+    {0x534, "HDCP_ENCRYPTION_RUN_CTRL"},
+    {0x538, "HDCP_SESSION_CTRL"},
+    {0x53c, "HDCP_COMPUTE_SPRIME"},
+    {0x540, "HDCP_GET_CERT_RX"},
+    {0x544, "HDCP_EXCHANGE_INFO"},
+    {0x548, "HDCP_DECRYPT_KM"},
+    {0x54c, "HDCP_GET_HPRIME"},
+    {0x550, "HDCP_GENERATE_EKH_KM"},
+    {0x554, "HDCP_VERIFY_RTT_CHALLENGE"},
+    {0x558, "HDCP_GET_LPRIME"},
+    {0x55c, "HDCP_DECRYPT_KS"},
+    {0x560, "HDCP_DECRYPT"},
+    {0x564, "HDCP_GET_RRX"},
+    {0x568, "HDCP_DECRYPT_REENCRYPT"},
+    {0x700, "HDCP_VALIDATE_SRM"},
+    {0x704, "HDCP_VALIDATE_STREAM"},
+    {0x708, "HDCP_TEST_SECURE_STATUS"},
+    {0x70c, "HDCP_SET_DCP_KPUB"},
+    {0x710, "HDCP_SET_RX_KPUB"},
+    {0x714, "HDCP_SET_CERT_RX"},
+    {0x718, "HDCP_SET_SCRATCH_BUFFER"},
+    {0x71c, "HDCP_SET_SRM"},
+    {0x720, "HDCP_SET_RECEIVER_ID_LIST"},
+    {0x724, "HDCP_SET_SPRIME"},
+    {0x728, "HDCP_SET_ENC_INPUT_BUFFER"},
+    {0x72c, "HDCP_SET_ENC_OUTPUT_BUFFER"},
+    {0x730, "HDCP_GET_RTT_CHALLENGE"},
+    {0x734, "HDCP_STREAM_MANAGE"},
+    {0x738, "HDCP_READ_CAPS"},
+    {0x73c, "HDCP_ENCRYPT"},
+};
+
 struct EngineClass {
   uint32_t id;
   const char* name;
   std::span<const EngineMethod> methods;  // besides kFalconMethods
 };
-// Host1x class ids: L4T include/linux/host1x.h. NVJPG, MSENC and TSEC: the common methods only.
+// Host1x class ids: L4T include/linux/host1x.h.
 constexpr EngineClass kClasses[] = {
-    {0x5D, "VIC", kVicMethods}, {0xF0, "NVDEC", kNvdecMethods},
-    {0xC0, "NVJPG", {}},        {0x21, "MSENC", {}},
-    {0xE0, "TSEC", {}},
+    {0x5D, "VIC", kVicMethods},     {0xF0, "NVDEC", kNvdecMethods}, {0xC0, "NVJPG", kNvjpgMethods},
+    {0x21, "MSENC", kMsencMethods}, {0xE0, "TSEC", kTsecMethods},
 };
 
 std::string_view Find(std::span<const Name> table, uint32_t offset) {
@@ -143,7 +253,11 @@ std::string Match(const EngineMethod& m, uint32_t offset) {
   if (offset < m.offset || (offset - m.offset) % m.stride != 0) return {};
   const uint32_t i = (offset - m.offset) / m.stride;
   if (i >= m.count) return {};
-  return m.count == 1 ? std::string(m.name) : absl::StrCat(m.name, "(", i, ")");
+  if (m.count == 1) return m.name;
+  std::string name = m.name;
+  if (const size_t hash = name.find('#'); hash != std::string::npos)
+    return name.replace(hash, 1, std::to_string(i));
+  return absl::StrCat(name, "(", i, ")");
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ enum class Host1xSpace : uint8_t { kEngine, kThi, kHost };  // the order summari
 
 // "" when the table has no name for it. `method` is a word offset for kHost and kThi, a byte
 // offset for kEngine; an indexed engine method is named with its index,
-// "SET_PICTURE_LUMA_OFFSET(3)".
+// "SET_PICTURE_LUMA_OFFSET(3)", or "SET_IN_REF_PIC3_LUMA" where the class header numbers the
+// name itself.
 std::string_view Host1xHostMethodName(uint32_t method);
 std::string_view Host1xThiName(uint32_t method);
 std::string Host1xEngineMethodName(uint32_t engine_class, uint32_t byte_offset);

@@ -90,6 +90,32 @@ static int stops(int nvmap, int ctrl, uint32_t handle, int n) {
   return 0;
 }
 
+/* An NVJPG job that writes two of NVJPG's own methods through METHOD0/METHOD1 (THI words
+ * 0x10/0x11; byte offsets typed by hand from cle7d0.h: SET_BITSTREAM 0x710, EXECUTE 0x300), for
+ * the trace to name. */
+static int nvjpg(int nvmap, int ctrl, uint32_t handle, uint32_t* buf) {
+  int ch = open("/dev/nvhost-nvjpg", O_RDWR | O_CLOEXEC);
+  CHECK(ch >= 0, "open nvjpg: %s", strerror(errno));
+  uint32_t fd = (uint32_t)nvmap;
+  CHECK(ioctl(ch, CH_SET_NVMAP_FD, &fd) == 0, "SET_NVMAP_FD: %s", strerror(errno));
+  struct id_value sp = {0, 0};
+  CHECK(ioctl(ch, CH_GET_SYNCPOINT, &sp) == 0, "GET_SYNCPOINT: %s", strerror(errno));
+  struct map_cmd_buffer m = {1, 0, 0, {0}, {{handle, 0}}};
+  CHECK(ioctl(ch, CH_MAP_CMD_BUFFER(sizeof(m)), &m) == 0, "MAP: %s", strerror(errno));
+  buf[0] = SETCLASS(0xC0);
+  buf[1] = IMM(0x10, 0x710 >> 2);
+  buf[2] = IMM(0x11, 0);
+  buf[3] = IMM(0x10, 0x300 >> 2);
+  buf[4] = IMM(0x11, 0);
+  struct submit s = {1, 0, 1, 1, {handle, 0, 5}, {sp.value, 1, {0}}, 0};
+  CHECK(ioctl(ch, CH_SUBMIT(sizeof(s)), &s) == 0, "SUBMIT: %s", strerror(errno));
+  struct nv_wait w = {sp.value, s.fence, 5000};
+  CHECK(ioctl(ctrl, NV_SYNCPT_WAIT, &w) == 0, "SYNCPT_WAIT: %s", strerror(errno));
+  printf("nvjpg_syncpoint=%u\n", sp.value);
+  close(ch);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
   int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
@@ -117,6 +143,7 @@ int main(int argc, char** argv) {
     close(vic); /* gives its syncpoint back for the loop's channels */
     return stops(nvmap, ctrl, cr.handle, atoi(argv[2]));
   }
+  if (argc == 2 && strcmp(argv[1], "nvjpg") == 0) return nvjpg(nvmap, ctrl, cr.handle, buf);
 
   /* The stream: host1x class, INCR_SYNCPT (condition OP_DONE) of the VIC syncpoint; then one VIC
    * method, counted by the simulator. */

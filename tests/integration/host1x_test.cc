@@ -21,6 +21,18 @@ TEST(Host1x, VicSubmitIncrementsItsSyncpointAndTheFenceIsReached) {
   EXPECT_NE(r.err.find("runs past"), std::string::npos) << r.err;
 }
 
+// NVJPG's own methods by name in the trace (cle7d0.h offsets, written through METHOD0/METHOD1).
+// The default identity may not open NVJPG; nvdrv:a may (policy_test.cc).
+TEST(Host1x, TraceNamesNvjpgMethods) {
+  RunResult r = RunSandboxed({"--trace", "--service=nvdrv:a"}, {HOST1X_GUEST_BIN, "nvjpg"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(ParseKeyValues(r.out)["nvjpg_syncpoint"], "55");  // 0x37
+  EXPECT_NE(r.err.find("host1x NVJPG SUBMIT done: 1 command buffer, 5 words; "
+                       "NVJPG: EXECUTE x1, SET_BITSTREAM x1"),
+            std::string::npos)
+      << r.err;
+}
+
 // A guest that stops channel after channel cannot make the sentry log without end: the stop line
 // is rate-limited like every line a guest can cause (before: one line per stop).
 TEST(Host1x, StoppedChannelsLogAFewLinesNotOneEach) {

@@ -305,6 +305,23 @@ TEST_F(SimHost1x, EachJobIsSummarizedByMethodName) {
   EXPECT_EQ(vic->channel().method_count(Host1xSpace::kEngine, 0x304), 0u);
 }
 
+// NVJPG's own methods by name (cle7d0.h: SET_BITSTREAM 0x710, SET_CUR_PIC 0x714).
+TEST_F(SimHost1x, NvjpgJobsNameNvjpgMethods) {
+  auto nvjpg = Open(abi::DeviceId::kNvhostNvjpg);
+  ASSERT_EQ(nvjpg->syncpoint_id(), 0x37u);
+  const uint32_t cb =
+      Object(0x1000, {SetClass(0xC0), Imm(0x10, 0x710 / 4), Imm(0x11, 0), Imm(0x10, 0x714 / 4),
+                      Imm(0x11, 0), Imm(0x10, 0x300 / 4), Imm(0x11, 0), Imm(0, 0x37)});
+  SubmitArgs a;
+  a.cmdbufs = {{cb, 0, 8}};
+  ASSERT_EQ(Submit(*nvjpg, a), NvError::kSuccess);
+  ASSERT_TRUE(Eventually([&] { return Notes().size() == 1; }));
+  EXPECT_EQ(
+      Notes()[0],
+      absl::StrCat(caller_.tid(), " host1x NVJPG SUBMIT done: 1 command buffer, 8 words; ",
+                   "NVJPG: EXECUTE x1, SET_BITSTREAM x1, SET_CUR_PIC x1; THI: INCR_SYNCPT x1"));
+}
+
 TEST_F(SimHost1x, CommandBufferPastItsObjectStopsTheChannel) {
   auto vic = Open();
   const uint32_t cb = Object(0x1000, {SetClass(1)});

@@ -126,6 +126,34 @@ TEST(Host1xMethods, TablesNameEachEnginesMethods) {
   EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x720), "");
   EXPECT_EQ(Host1xEngineMethodName(0x5D, 0x302), "");
   EXPECT_EQ(Host1xHostMethodName(0x09), "WAIT_SYNCPT_BASE");
+}
+
+// Offsets typed by hand from the public headers: NVJPG from cle7d0.h and MSENC from clc5b7.h
+// (NVIDIA/open-gpu-doc, classes/video), TSEC's HDCP methods from L4T's nvhost tsec_methods.h.
+TEST(Host1xMethods, NvjpgMsencAndTsecHaveTablesOfTheirOwn) {
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x700), "SET_CONTROL_PARAMS");
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x710), "SET_BITSTREAM");
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x71C), "SET_CUR_PIC_CHROMA_V");
+  EXPECT_EQ(Host1xEngineMethodName(0xC0, 0x400), "");  // MSENC's, not NVJPG's
+  // MSENC's numbered reference pictures: the index goes where the header puts it.
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x400), "SET_IN_REF_PIC0_LUMA");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x40C), "SET_IN_REF_PIC3_LUMA");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x47C), "SET_IN_REF_PIC15_CHROMA");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x504), "SET_IN_REF_PIC_GOLDEN_LUMA");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x71C), "SET_OUT_BITSTREAM");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x764), "SET_IN_MV_HINTS_TASK_STATUS");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x540), "");  // gaps in the header stay unnamed
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x754), "");
+  EXPECT_EQ(Host1xEngineMethodName(0x21, 0x200), "SET_APPLICATION_ID");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x500), "HDCP_INIT");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x568), "HDCP_DECRYPT_REENCRYPT");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x718), "HDCP_SET_SCRATCH_BUFFER");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x738), "HDCP_READ_CAPS");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x56C), "");
+  EXPECT_EQ(Host1xEngineMethodName(0xE0, 0x300), "EXECUTE");
+}
+
+TEST(Host1xMethods, HostThiAndClassNames) {
   EXPECT_EQ(Host1xThiName(0x11), "METHOD1");
   EXPECT_EQ(Host1xClassName(0x21), "MSENC");
   EXPECT_EQ(Host1xClassName(0x30), "class 0x30");
