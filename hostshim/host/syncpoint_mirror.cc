@@ -1,0 +1,82 @@
+#include "hostshim/host/syncpoint_mirror.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace nvsentry::hostshim::host {
+
+SyncpointMirror::SyncpointMirror(sim::Syncpoints& mirror, ReadHost read_host,
+                                 std::function<void()> before_advance)
+    : mirror_(mirror),
+      read_host_(std::move(read_host)),
+      before_advance_(std::move(before_advance)) {
+  mirror_.SetParkListener([this](uint32_t id) { Watch(id); });
+  poller_ = std::thread([this] { PollLoop(); });
+}
+
+SyncpointMirror::~SyncpointMirror() {
+  {
+    absl::MutexLock l(&mu_);
+    stopping_ = true;
+    wake_.Signal();
+  }
+  poller_.join();
+}
+
+absl::StatusOr<uint32_t> SyncpointMirror::Refresh(uint32_t id) {
+  if (!sim::Syncpoints::ValidId(id)) return absl::InvalidArgumentError("no such syncpoint");
+  host_reads_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<uint32_t> v = read_host_(id);
+  if (v.ok()) Advance(id, *v);
+  return v;
+}
+
+void SyncpointMirror::Advance(uint32_t id, uint32_t host_value) {
+  absl::MutexLock l(&advance_mu_);
+  const uint32_t have = mirror_.Read(id);
+  const uint32_t ahead = host_value - have;
+  // Host syncpoints only move forward; a value "behind" the mirror (by the wrap-safe comparison)
+  // is a stale read that lost a race with a newer one.
+  if (ahead == 0 || static_cast<int32_t>(ahead) < 0) return;
+  if (before_advance_) before_advance_();
+  mirror_.IncrementBy(id, ahead);
+}
+
+void SyncpointMirror::Watch(uint32_t id) {
+  absl::MutexLock l(&mu_);
+  watched_.insert(id);
+  fresh_ = true;
+  wake_.Signal();
+}
+
+void SyncpointMirror::PollLoop() {
+  absl::Duration interval = kMinPoll;
+  absl::MutexLock l(&mu_);
+  while (!stopping_) {
+    if (watched_.empty()) {
+      wake_.Wait(&mu_);
+      interval = kMinPoll;
+      continue;
+    }
+    if (fresh_) interval = kMinPoll;
+    fresh_ = false;
+    std::vector<uint32_t> ids(watched_.begin(), watched_.end());
+    bool moved = false;
+    mu_.Unlock();
+    std::vector<uint32_t> idle;
+    for (uint32_t id : ids) {
+      const uint32_t before = mirror_.Read(id);
+      absl::StatusOr<uint32_t> v = Refresh(id);
+      if (v.ok() && *v != before) moved = true;
+      if (!mirror_.Waiting(id)) idle.push_back(id);
+    }
+    mu_.Lock();
+    // Nothing parked there any more: stop polling it (a new park watches it again).
+    for (uint32_t id : idle)
+      if (!mirror_.Waiting(id)) watched_.erase(id);
+    interval = moved ? kMinPoll : std::min(interval * 2, kMaxPoll);
+    if (!stopping_ && !fresh_) wake_.WaitWithTimeout(&mu_, interval);
+  }
+}
+
+}  // namespace nvsentry::hostshim::host
