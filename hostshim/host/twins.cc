@@ -1,0 +1,136 @@
+#include "hostshim/host/twins.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace nvsentry::hostshim::host {
+namespace {
+
+// The guest's side of an object: its own memory, through the sim object's accessors.
+class GuestSide : public ObjectSide {
+ public:
+  explicit GuestSide(sim::NvmapObject& o) : o_(o) {}
+  absl::Status Read(uint64_t offset, std::span<uint8_t> out) override {
+    if (o_.Read(offset, out)) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("nvmap object ", o_.id(), ": guest memory gone"));
+  }
+  absl::Status Write(uint64_t offset, std::span<const uint8_t> data) override {
+    if (o_.Write(offset, data)) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("nvmap object ", o_.id(), ": guest memory gone"));
+  }
+
+ private:
+  sim::NvmapObject& o_;
+};
+
+class HostSide : public ObjectSide {
+ public:
+  HostSide(HostNvmap& h, uint32_t handle) : h_(h), handle_(handle) {}
+  absl::Status Read(uint64_t offset, std::span<uint8_t> out) override {
+    return h_.Read(handle_, offset, out);
+  }
+  absl::Status Write(uint64_t offset, std::span<const uint8_t> data) override {
+    return h_.Write(handle_, offset, data);
+  }
+
+ private:
+  HostNvmap& h_;
+  uint32_t handle_;
+};
+
+}  // namespace
+
+Twins::~Twins() {
+  absl::MutexLock l(&mu_);
+  for (auto& [_, t] : twins_) host_.Free(t->handle);
+}
+
+absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>& object) {
+  Sweep();
+  {
+    absl::MutexLock l(&mu_);
+    if (auto it = twins_.find(object.get());
+        it != twins_.end() && it->second->object.lock() == object)
+      return it->second->handle;
+  }
+  const sim::NvmapObject::Attributes attr = object->attributes();
+  if (!attr.allocated) return absl::FailedPreconditionError("nvmap object has no memory yet");
+  absl::StatusOr<uint32_t> handle = host_.Make(object->size(), attr);
+  if (!handle.ok()) return handle.status();
+  auto twin = std::make_shared<Twin>(object, *handle, object->size());
+  SyncCounts c;
+  if (absl::Status s = SyncOne(*twin, *object, Direction::kPush, &c); !s.ok()) {
+    host_.Free(*handle);
+    return s;
+  }
+  absl::MutexLock l(&mu_);
+  auto [it, added] = twins_.emplace(object.get(), twin);
+  if (!added) {  // another call made one meanwhile: keep the first
+    host_.Free(*handle);
+    return it->second->handle;
+  }
+  return *handle;
+}
+
+absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c) {
+  GuestSide guest(object);
+  HostSide host(host_, t.handle);
+  absl::MutexLock l(&t.mu);
+  absl::StatusOr<SyncCounts> r =
+      d == Direction::kPush ? t.mirror.Push(guest, host) : t.mirror.Pull(guest, host);
+  if (!r.ok()) return r.status();
+  c->bytes_read += r->bytes_read;
+  c->bytes_moved += r->bytes_moved;
+  c->writes += r->writes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TwinCounts> Twins::PushAll() { return SyncAll(Direction::kPush); }
+absl::StatusOr<TwinCounts> Twins::PullAll() { return SyncAll(Direction::kPull); }
+
+absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
+  std::vector<std::shared_ptr<Twin>> all;
+  {
+    absl::MutexLock l(&mu_);
+    all.reserve(twins_.size());
+    for (auto& [_, t] : twins_) all.push_back(t);
+  }
+  TwinCounts counts;
+  for (const std::shared_ptr<Twin>& t : all) {
+    std::shared_ptr<sim::NvmapObject> object = t->object.lock();
+    if (object == nullptr) continue;  // freed: Sweep drops it
+    absl::Status s = SyncOne(*t, *object, d, &counts.moved);
+    if (!s.ok()) {
+      // A guest whose memory went away under a live object: the push is the guest's error (the
+      // submission fails); a pull skips it (nothing the guest can still read).
+      if (d == Direction::kPush) return s;
+      continue;
+    }
+    ++counts.twins;
+  }
+  return counts;
+}
+
+void Twins::Sweep() {
+  std::vector<uint32_t> gone;
+  {
+    absl::MutexLock l(&mu_);
+    for (auto it = twins_.begin(); it != twins_.end();) {
+      if (it->second->object.expired()) {
+        gone.push_back(it->second->handle);
+        twins_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (uint32_t h : gone) host_.Free(h);
+}
+
+size_t Twins::size() const {
+  absl::MutexLock l(&mu_);
+  return twins_.size();
+}
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,74 @@
+// The host twins of the guest's nvmap objects: a host nvmap object of the same size for each guest
+// object the host GPU has been given (mapped into a host address space, named as a notifier), its
+// contents kept coherent with the guest's by an ObjectMirror (object_mirror.h). A twin goes when
+// its guest object does (the last guest handle freed): Sweep frees the host object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/host/object_mirror.h"
+#include "hostshim/sim/nvmap.h"
+
+namespace nvsentry::hostshim::host {
+
+// The host's /dev/nvmap as the twins use it (l4t_nvmap.h speaks the L4T ABI; tests fake it).
+class HostNvmap {
+ public:
+  virtual ~HostNvmap() = default;
+  // A new object of `size` bytes with its memory; its host handle.
+  virtual absl::StatusOr<uint32_t> Make(uint64_t size,
+                                        const sim::NvmapObject::Attributes& attr) = 0;
+  virtual absl::Status Read(uint32_t handle, uint64_t offset, std::span<uint8_t> out) = 0;
+  virtual absl::Status Write(uint32_t handle, uint64_t offset, std::span<const uint8_t> data) = 0;
+  virtual void Free(uint32_t handle) = 0;
+};
+
+struct TwinCounts {
+  uint64_t twins = 0;
+  SyncCounts moved;
+};
+
+class Twins {
+ public:
+  explicit Twins(HostNvmap& host) : host_(host) {}
+  ~Twins();
+  Twins(const Twins&) = delete;
+  Twins& operator=(const Twins&) = delete;
+
+  // The host handle of `object`'s twin, made and filled from the guest on first use. An error
+  // when the host refuses the object or the guest's memory behind it is gone.
+  absl::StatusOr<uint32_t> HandleOf(const std::shared_ptr<sim::NvmapObject>& object);
+  // Guest -> host for every twin: before a submission reaches the host.
+  absl::StatusOr<TwinCounts> PushAll();
+  // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
+  // guest memory is gone is skipped (its object is being freed).
+  absl::StatusOr<TwinCounts> PullAll();
+  // Frees the host objects of twins whose guest object is gone.
+  void Sweep();
+  size_t size() const;
+
+ private:
+  struct Twin {
+    Twin(std::weak_ptr<sim::NvmapObject> o, uint32_t h, uint64_t size)
+        : object(std::move(o)), handle(h), mirror(size) {}
+    std::weak_ptr<sim::NvmapObject> object;
+    const uint32_t handle;
+    absl::Mutex mu;
+    ObjectMirror mirror ABSL_GUARDED_BY(mu);
+  };
+  enum class Direction { kPush, kPull };
+  absl::StatusOr<TwinCounts> SyncAll(Direction d);
+  absl::Status SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c);
+
+  HostNvmap& host_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<Twin>> twins_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nvsentry::hostshim::host
