@@ -127,7 +127,8 @@ struct UserPtrDesc {
   Dir dir;                 // kIn: the driver reads the memory; kOut: writes it; kInOut: both
   PtrCount count_from;
   uint16_t count = 0;         // kElements, kBytes, kStrided: offset of the count field
-  uint32_t max_count = 0;     // a bound for copies, far above real use (elements; kStrided atoms)
+  uint32_t max_count = 0;     // elements (kStrided: atoms); kBytes: the most the driver writes;
+                              // otherwise a bound for copies, far above real use
   bool nullable = false;      // a null pointer means "none" (the driver skips it)
   uint16_t elem_size_at = 0;  // kStrided: offset of the u32 atom size
   uint16_t stride_at = 0;     // kStrided: offset of the u32 stride in the caller's memory
