@@ -107,6 +107,33 @@ struct ArrayDesc {
   uint32_t max_count;  // default limit, far above what real clients use; policy may lower it
 };
 
+// Where the element count of a user pointer's memory comes from (UserPtrDesc).
+enum class PtrCount : uint8_t {
+  kElements,  // the u32/u64 field at `count` holds the number of elements
+  kBytes,     // the u32/u64 field at `count` holds the memory's size in bytes; the driver touches
+              // min(that, max_count elements) and writes back its own size there
+  kStrided,   // nvmap READ/WRITE: `count` atoms of `elem_size_at` bytes, `stride_at` bytes apart
+  kImplied,   // no field: the driver knows (e.g. one entry per SM); at most `max_count` elements
+};
+
+// An argument member that holds the address of memory in the caller (a "user pointer", the host
+// ABI's way to pass arrays, where the guest ABI carries them inline or in Ioctl2/3 buffers). The
+// member itself is an ordinary u64 field of the table; this says what it points at, so that a
+// translation can build the memory and a fake device can read or write it in the caller.
+struct UserPtrDesc {
+  std::string_view name;   // what the memory holds
+  uint16_t ptr;            // offset of the u64 pointer field
+  const StructDesc* elem;  // one element's layout
+  Dir dir;                 // kIn: the driver reads the memory; kOut: writes it; kInOut: both
+  PtrCount count_from;
+  uint16_t count = 0;         // kElements, kBytes, kStrided: offset of the count field
+  uint32_t max_count = 0;     // elements (kStrided: atoms); kBytes: the most the driver writes;
+                              // otherwise a bound for copies, far above real use
+  bool nullable = false;      // a null pointer means "none" (the driver skips it)
+  uint16_t elem_size_at = 0;  // kStrided: offset of the u32 atom size
+  uint16_t stride_at = 0;     // kStrided: offset of the u32 stride in the caller's memory
+};
+
 enum IoctlFlags : uint32_t {
   kMayBlock = 1u << 0,  // may park the calling thread (a wait)
   // Changes no driver state: only reads it. The engine then skips the liveness check that must
@@ -124,6 +151,9 @@ enum IoctlFlags : uint32_t {
   // A Timeout answer carries outputs too (the syncpoint event waits name the armed event in
   // `value`): the engine writes them back on Timeout as on Success.
   kOutputsOnTimeout = 1u << 7,
+  // The ioctl's third argument is a value, not an address (the host's nvmap FREE takes the handle
+  // itself); `fields` is empty and the code's size is 0.
+  kArgIsValue = 1u << 8,
 };
 
 // A code a public client sends for an ioctl with other direction bits than Switchbrew's (same
@@ -147,6 +177,7 @@ struct IoctlDesc {
   NvError answer = NvError::kSuccess;       // kFixedAnswer only
   std::string_view summary = {};            // one line for docs and `nvsentry abi show`
   std::span<const CodeAlias> aliases = {};  // fixed-size ioctls only
+  std::span<const UserPtrDesc> user_ptrs = {};  // host ABI only: fields that point at memory
 
   constexpr bool variable() const { return (flags & kVariable) != 0; }
   // Bytes of the fixed part: the code's size, or the header of a variable ioctl.

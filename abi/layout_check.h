@@ -52,6 +52,34 @@ constexpr bool ArraysSound(const IoctlDesc& d) {
   return true;
 }
 
+constexpr const Field* FieldAtOffset(std::span<const Field> fields, uint32_t offset) {
+  for (const Field& f : fields)
+    if (f.offset == offset && !f.alt) return &f;
+  return nullptr;
+}
+
+// Each user pointer is a u64 field the caller writes; its count (when it has one) is a u32 or
+// u64 field; strided ones name u32 size and stride fields; its element layout is sound.
+constexpr bool UserPtrsSound(const IoctlDesc& d) {
+  for (const UserPtrDesc& p : d.user_ptrs) {
+    if (p.elem == nullptr || p.elem->size == 0 || !FieldsFit(p.elem->fields, p.elem->size))
+      return false;
+    if (p.max_count == 0) return false;
+    const Field* ptr = FieldAtOffset(d.fields, p.ptr);
+    if (ptr == nullptr || ptr->type != FieldType::kU64 || ptr->count != 1 || !DirHasIn(ptr->dir))
+      return false;
+    if (p.count_from == PtrCount::kImplied) continue;
+    const Field* n = FieldAtOffset(d.fields, p.count);
+    if (n == nullptr || n->count != 1 || !DirHasIn(n->dir) ||
+        (n->type != FieldType::kU32 && n->type != FieldType::kU64))
+      return false;
+    if (p.count_from == PtrCount::kStrided &&
+        (!HasU32At(d.fields, p.elem_size_at) || !HasU32At(d.fields, p.stride_at)))
+      return false;
+  }
+  return true;
+}
+
 // An alias differs from its entry's code in the direction bits only (a fixed-size ioctl).
 constexpr bool AliasesSound(const IoctlDesc& d) {
   for (const CodeAlias& a : d.aliases)
@@ -68,7 +96,8 @@ constexpr bool IoctlIsSound(const IoctlDesc& d) {
   if ((d.flags & kFixedAnswer) != 0 && d.answer == NvError::kSuccess && !d.fields.empty() &&
       DirHasOut(d.dir()))
     return false;  // a fixed success answer would return whatever the guest passed in
-  return ArraysSound(d);
+  if ((d.flags & kArgIsValue) != 0 && (!d.fields.empty() || d.size() != 0)) return false;
+  return ArraysSound(d) && UserPtrsSound(d);
 }
 
 constexpr bool TableIsSound(std::span<const IoctlDesc> table) {
