@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "hostshim/host/host_context.h"
 #include "hostshim/host/host_session.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/nvmap_device.h"
@@ -15,23 +16,39 @@ namespace nvsentry::hostshim::host {
 HostDriver::HostDriver(HostOptions options) : options_(std::move(options)) {}
 HostDriver::~HostDriver() = default;
 
+HostContext* HostDriver::Context(abi::NvError& refused) {
+  absl::MutexLock l(&mu_);
+  if (context_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<HostContext>> c = HostContext::Make(options_);
+    if (!c.ok()) {
+      NVS_LOG_LIMITED(spdlog::level::warn, "host backend: {}", c.status().ToString());
+      refused = abi::NvError::kDeviceNotFound;
+      return nullptr;
+    }
+    context_ = *std::move(c);
+  }
+  return context_.get();
+}
+
 std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
                                                 abi::NvError& refused) {
   if (device.id == abi::DeviceId::kNvmap)
     return std::make_unique<sim::NvmapDevice>(*options_.nvmap);
-  if (!HostSession::Translates(device.id)) {
+  if (!HostNodeOf(device.id)) {
     refused = abi::NvError::kNotSupported;
     return nullptr;
   }
+  HostContext* ctx = Context(refused);
+  if (ctx == nullptr) return nullptr;
   const std::string path = absl::StrCat(options_.dev_dir, std::string(device.path).substr(4));
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd) {
     const int e = errno;
     NVS_LOG_LIMITED(spdlog::level::warn, "host backend: cannot open {}: {}", path, strerror(e));
-    refused = abi::NvError::kDeviceNotFound;
+    refused = e == ENOENT ? abi::NvError::kDeviceNotFound : NvErrorOfHostErrno(e);
     return nullptr;
   }
-  return std::make_unique<HostSession>(device, std::move(fd));
+  return MakeHostSession(*ctx, device, std::move(fd));
 }
 
 std::string HostDriver::Status() const {

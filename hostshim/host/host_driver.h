@@ -11,8 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
+#include "hostshim/host/host_call.h"
 
 namespace nvsentry::hostshim::sim {
 class Nvmap;
@@ -24,7 +27,10 @@ struct HostOptions {
   std::string dev_dir = "/dev";  // where the host's nodes are (--host-dev-dir)
   std::shared_ptr<BudgetAccount> budget;
   sim::Nvmap* nvmap = nullptr;  // the guest's nvmap table; outlives the driver
+  HostNote note;                // --trace: each host call after the guest's (null: none)
 };
+
+class HostContext;
 
 class HostDriver : public Driver {
  public:
@@ -42,7 +48,12 @@ class HostDriver : public Driver {
   std::string Status() const override;
 
  private:
+  // The shared state, made at the first open (null while the host's nodes cannot be opened).
+  HostContext* Context(abi::NvError& refused);
+
   HostOptions options_;
+  absl::Mutex mu_;
+  std::unique_ptr<HostContext> context_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nvsentry::hostshim::host

@@ -1,28 +1,57 @@
 // One guest session of a host-backed device: the sentry's own fd on the host's node and the
-// translation of each call the guest makes on it. A call the translation does not cover answers
-// NotSupported with a log line; it never reaches the host untranslated.
+// translation of each call the guest makes on it, one subclass per device (ctrl_session.h,
+// ctrl_gpu_session.h, as_session.h, channel_session.h). A call a translation does not cover
+// answers NotSupported with a log line; it never reaches the host untranslated.
 #pragma once
 
+#include <memory>
+#include <span>
+
+#include "abi/l4t/nodes.h"
 #include "hostshim/backend.h"
+#include "hostshim/host/host_call.h"
 #include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim::host {
 
+class HostContext;
+
 class HostSession : public DeviceBackend {
  public:
-  // Whether the host backend has a session kind for `id` (the four host nodes; nvmap is the
-  // guest's own table).
-  static bool Translates(abi::DeviceId id);
-
-  HostSession(const abi::DeviceDesc& device, UniqueFd host_fd)
-      : device_(device), fd_(std::move(host_fd)) {}
-  Result Ioctl(Call& call) override;
+  HostSession(HostContext& ctx, const abi::DeviceDesc& device, abi::l4t::L4tNode node,
+              UniqueFd host_fd)
+      : ctx_(ctx), device_(device), node_(node), fd_(std::move(host_fd)) {}
 
   int host_fd() const { return fd_.get(); }
+  const abi::DeviceDesc& device() const { return device_; }
+
+ protected:
+  // The host ioctl `code` on this session's fd with `arg` in the host's layout, traced as part of
+  // `call`.
+  HostCallResult Host(const Call& call, uint32_t code, std::span<uint8_t> arg);
+  template <typename T>
+  HostCallResult HostOf(const Call& call, uint32_t code, T& arg) {
+    return Host(call, code, {reinterpret_cast<uint8_t*>(&arg), sizeof arg});
+  }
+  // NotSupported, with a (rate-limited) log line naming the call.
+  Result NotTranslated(const Call& call);
+  // The host session behind guest fd `fd` of the caller (BIND_CHANNEL's channel), if it is one of
+  // this backend's sessions of `device`.
+  static HostSession* SessionOf(const Call& call, int32_t fd, abi::DeviceId device);
+
+  HostContext& ctx_;
 
  private:
   const abi::DeviceDesc& device_;
+  const abi::l4t::L4tNode node_;
   UniqueFd fd_;
 };
+
+// The L4T node a guest device is forwarded to, if the backend translates it (nvmap is the
+// guest's own table: not a host session).
+std::optional<abi::l4t::L4tNode> HostNodeOf(abi::DeviceId id);
+// A session of `device` on `host_fd`.
+std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::DeviceDesc& device,
+                                             UniqueFd host_fd);
 
 }  // namespace nvsentry::hostshim::host

@@ -41,6 +41,11 @@ class SyncpointMirror {
   // Reads `id` from the host and moves the mirror up to it; the host's value, or the host's error
   // (the mirror then keeps what it had).
   absl::StatusOr<uint32_t> Refresh(uint32_t id);
+  // The host said `id` is at `host_value` (a read the caller made itself): moves the mirror there
+  // (after before_advance) unless it is already as far.
+  void Observe(uint32_t id, uint32_t host_value) {
+    if (sim::Syncpoints::ValidId(id)) Advance(id, host_value);
+  }
   // Polls `id` soon and until nothing waits on it (callable under the table's lock: only notes).
   void Watch(uint32_t id);
   // Work went to the host that will move `id` (a submission's fence): poll it fast again.

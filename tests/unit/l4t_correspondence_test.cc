@@ -94,7 +94,12 @@ TEST(L4tCorrespondence, KnownRows) {
 
   const Correspondence* waitex = FindCorrespondence(DeviceId::kNvhostCtrl, 0xC0100019);
   ASSERT_NE(waitex, nullptr);
-  EXPECT_EQ(waitex->host()[0].code, 0xC0104806u);
+  // Parked in the sentry's mirror, which reads the host (SYNCPT_READ 0xC0084801); never the
+  // host's blocking WAITEX.
+  EXPECT_EQ(waitex->host()[0].code, 0xC0084801u);
+  const Correspondence* mutex = FindCorrespondence(DeviceId::kNvhostCtrl, 0x40080017);
+  ASSERT_NE(mutex, nullptr);
+  EXPECT_EQ(mutex->plan, HostPlan::kSentry) << "a host mlock must never be held by a guest";
 
   const Correspondence* host1x = FindCorrespondence(DeviceId::kNvhostGpu, 0xC0000001);
   ASSERT_NE(host1x, nullptr);

@@ -1,0 +1,79 @@
+#include "hostshim/host/ctrl_session.h"
+
+#include "abi/devices/nvhost_ctrl.h"
+#include "abi/l4t/nvhost_ctrl.h"
+#include "hostshim/host/host_context.h"
+#include "hostshim/rate_limited_log.h"
+
+namespace nvsentry::hostshim::host {
+
+namespace g = abi::nvhost_ctrl;
+namespace l4t = abi::l4t::nvhost_ctrl;
+using abi::NvError;
+
+CtrlSession::CtrlSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd)
+    : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostCtrl, std::move(host_fd)),
+      sim_(ctx.syncpoints(), ctx.mutexes(), ctx.options().budget) {}
+
+NvError CtrlSession::Refresh(const Call& call, uint32_t id) {
+  l4t::SyncptRead r{id, 0};
+  if (HostCallResult res = HostOf(call, l4t::kSyncptRead, r); res.err != 0) return res.nv();
+  ctx_.mirror().Observe(id, r.value);
+  return NvError::kSuccess;
+}
+
+Result CtrlSession::Ioctl(Call& call) {
+  switch (call.desc.code) {
+    case g::kSyncptRead: {
+      auto& a = ArgAs<g::SyncptIdValue>(call.arg);
+      if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
+      l4t::SyncptRead r{a.id, 0};
+      if (HostCallResult res = HostOf(call, l4t::kSyncptRead, r); res.err != 0)
+        return Result::Done(res.nv());
+      ctx_.mirror().Observe(a.id, r.value);
+      a.value = r.value;
+      return Result::Done(NvError::kSuccess);
+    }
+    case g::kSyncptReadMax: {
+      auto& a = ArgAs<g::SyncptIdValue>(call.arg);
+      if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
+      l4t::SyncptRead r{a.id, 0};
+      if (HostCallResult res = HostOf(call, l4t::kSyncptReadMax, r); res.err != 0)
+        return Result::Done(res.nv());
+      a.value = r.value;
+      return Result::Done(NvError::kSuccess);
+    }
+    case g::kSyncptIncr: {
+      auto& a = ArgAs<g::SyncptIncr>(call.arg);
+      if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
+      if (!ctx_.OwnsSyncpoint(a.id)) {
+        NVS_LOG_LIMITED(spdlog::level::warn,
+                        "host backend: SYNCPT_INCR of syncpoint {}, which no channel of the guest "
+                        "owns, refused (it would move a fence outside the sandbox)",
+                        a.id);
+        return Result::Done(NvError::kAccessDenied);
+      }
+      l4t::SyncptIncr r{a.id};
+      if (HostCallResult res = HostOf(call, l4t::kSyncptIncr, r); res.err != 0)
+        return Result::Done(res.nv());
+      return Result::Done(Refresh(call, a.id));
+    }
+    case g::kSyncptWait:
+    case g::kSyncptWaitEx:
+    case g::kSyncptWaitEvent:
+    case g::kSyncptWaitEventEx: {
+      // Every one of these starts with {id, thresh}: the mirror must hold the host's value before
+      // the simulator's wait compares the threshold with it.
+      const uint32_t id = ArgAs<g::SyncptWait>(call.arg).id;
+      if (sim::Syncpoints::ValidId(id))
+        if (NvError e = Refresh(call, id); e != NvError::kSuccess) return Result::Done(e);
+      return sim_.Ioctl(call);
+    }
+    case g::kModuleRegRdWr: return NotTranslated(call);
+    default:
+      // MODULE_MUTEX, GET_CONFIG, the event slots, GET_SHIFT: the sentry's own answers.
+      return sim_.Ioctl(call);
+  }
+}
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,68 @@
+#include "hostshim/host/host_context.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "abi/l4t/nvhost_ctrl.h"
+#include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
+
+namespace nvsentry::hostshim::host {
+
+absl::StatusOr<std::unique_ptr<HostContext>> HostContext::Make(const HostOptions& options) {
+  auto open_node = [&](std::string_view name) -> absl::StatusOr<UniqueFd> {
+    const std::string path = absl::StrCat(options.dev_dir, "/", std::string(name));
+    UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", strerror(errno)));
+    return fd;
+  };
+  absl::StatusOr<UniqueFd> nvmap = open_node("nvmap");
+  if (!nvmap.ok()) return nvmap.status();
+  absl::StatusOr<UniqueFd> ctrl = open_node("nvhost-ctrl");
+  if (!ctrl.ok()) return ctrl.status();
+  return std::unique_ptr<HostContext>(
+      new HostContext(options, *std::move(nvmap), *std::move(ctrl)));
+}
+
+HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd)
+    : options_(options),
+      nvmap_fd_(std::move(nvmap_fd)),
+      ctrl_fd_(std::move(ctrl_fd)),
+      host_nvmap_(nvmap_fd_.get()),
+      twins_(host_nvmap_) {
+  const int ctrl = ctrl_fd_.get();
+  mirror_ = std::make_unique<SyncpointMirror>(
+      syncpoints_,
+      [ctrl](uint32_t id) -> absl::StatusOr<uint32_t> {
+        abi::l4t::nvhost_ctrl::SyncptRead r{id, 0};
+        HostCallResult res = HostIoctlOf(ctrl, abi::l4t::L4tNode::kNvhostCtrl,
+                                         abi::l4t::nvhost_ctrl::kSyncptRead, r);
+        if (res.err != 0)
+          return absl::UnavailableError(absl::StrCat("host SYNCPT_READ: ", strerror(res.err)));
+        return r.value;
+      },
+      [this] { PullGuestMemory(); });
+}
+
+HostContext::~HostContext() {
+  mirror_.reset();  // its thread first
+}
+
+abi::NvError HostContext::PushGuestMemory() {
+  absl::StatusOr<TwinCounts> c = twins_.PushAll();
+  if (c.ok()) return abi::NvError::kSuccess;
+  NVS_LOG_LIMITED(spdlog::level::warn, "host backend: guest memory to the host: {}",
+                  c.status().ToString());
+  return abi::NvError::kInvalidAddress;
+}
+
+void HostContext::PullGuestMemory() {
+  absl::StatusOr<TwinCounts> c = twins_.PullAll();
+  if (!c.ok())
+    NVS_LOG_LIMITED(spdlog::level::warn, "host backend: host memory to the guest: {}",
+                    c.status().ToString());
+}
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,69 @@
+// What the host backend's sessions share, one per guest: the sentry's own opens of the host's
+// nvmap (for the twins and SET_NVMAP_FD) and nvhost-ctrl (for the syncpoint mirror), the twins,
+// the mirrored syncpoints, and the options. Made at the first open of a host-backed device.
+#pragma once
+
+#include <memory>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/host/host_call.h"
+#include "hostshim/host/host_driver.h"
+#include "hostshim/host/l4t_nvmap.h"
+#include "hostshim/host/syncpoint_mirror.h"
+#include "hostshim/host/twins.h"
+#include "hostshim/sim/module_mutexes.h"
+#include "hostshim/sim/syncpoints.h"
+#include "hostshim/unique_fd.h"
+
+namespace nvsentry::hostshim::host {
+
+class HostContext {
+ public:
+  // Opens the host's nvmap and nvhost-ctrl under options.dev_dir; an error naming the node when
+  // the host has none or refuses it.
+  static absl::StatusOr<std::unique_ptr<HostContext>> Make(const HostOptions& options);
+  ~HostContext();
+
+  const HostOptions& options() const { return options_; }
+  int nvmap_fd() const { return nvmap_fd_.get(); }
+  Twins& twins() { return twins_; }
+  sim::Syncpoints& syncpoints() { return syncpoints_; }
+  SyncpointMirror& mirror() { return *mirror_; }
+  sim::ModuleMutexes& mutexes() { return mutexes_; }
+  sim::Nvmap& nvmap() { return *options_.nvmap; }
+  BudgetAccount* budget() { return options_.budget.get(); }
+  const HostNote& note() const { return options_.note; }
+
+  // The syncpoints the guest's host channels use: the only ones its SYNCPT_INCR may move.
+  void OwnSyncpoint(uint32_t id) {
+    absl::MutexLock l(&owned_mu_);
+    owned_.insert(id);
+  }
+  bool OwnsSyncpoint(uint32_t id) {
+    absl::MutexLock l(&owned_mu_);
+    return owned_.contains(id);
+  }
+
+  // Guest -> host for every twin (before a submission); the NvError the submission answers when
+  // a twin cannot be filled (its guest memory is gone).
+  abi::NvError PushGuestMemory();
+
+ private:
+  HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd);
+  void PullGuestMemory();
+
+  HostOptions options_;
+  UniqueFd nvmap_fd_;
+  UniqueFd ctrl_fd_;
+  L4tNvmap host_nvmap_;
+  Twins twins_;
+  sim::ModuleMutexes mutexes_;
+  absl::Mutex owned_mu_;
+  absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
+  sim::Syncpoints syncpoints_;
+  std::unique_ptr<SyncpointMirror> mirror_;  // last: its poll thread uses the rest
+};
+
+}  // namespace nvsentry::hostshim::host
