@@ -112,6 +112,26 @@ absl::StatusOr<FilterProgram> BuildGuestFilter(bool trap_opens) {
         !s.ok())
       return s;
   }
+  // A userfaultfd that holds kernel faults too would let the guest stall any sentry thread that
+  // reads its memory (an ioctl argument, a pushbuffer), for as long as it likes: only one for the
+  // guest's own faults (UFFD_USER_MODE_ONLY, 1) is allowed, by the system call and by
+  // /dev/userfaultfd's USERFAULTFD_IOC_NEW (_IO(0xAA, 0), whose argument is the flags), whatever
+  // the host's vm.unprivileged_userfaultfd says.
+  constexpr uint64_t kUffdUserModeOnly = 1;
+  constexpr uint64_t kUserfaultfdIocNew = 0xAA00;
+  if (int uffd = seccomp_syscall_resolve_name("userfaultfd"); uffd != __NR_SCMP_ERROR) {
+    if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), uffd, 1,
+                                        SCMP_A0(SCMP_CMP_MASKED_EQ, kUffdUserModeOnly, 0)),
+                       "userfaultfd");
+        !s.ok())
+      return s;
+  }
+  if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 2,
+                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, kUserfaultfdIocNew),
+                                      SCMP_A2(SCMP_CMP_MASKED_EQ, kUffdUserModeOnly, 0)),
+                     "ioctl");
+      !s.ok())
+    return s;
   for (auto [name, arg] : {std::pair{"mknod", 1u}, std::pair{"mknodat", 2u}}) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;

@@ -282,6 +282,32 @@ TEST(LauncherTasks, TheDefaultLimitHoldsAndZeroLiftsIt) {
 }
 
 // The opt-out really restores the host's root (so the probes above can see a privilege).
+// A userfaultfd that handles kernel faults lets the guest hold a sentry thread that reads its
+// memory (an ioctl argument, a pushbuffer) for as long as it likes; the stall watch then starts
+// another receiving thread, and the guest can do it again. The kernel refuses such a userfaultfd
+// to an unprivileged guest only while vm.unprivileged_userfaultfd is 0 (the default since 5.11;
+// distributions and older kernels set 1): the filter refuses it whatever the host says.
+TEST(LauncherPrivileges, UserfaultfdForKernelFaultsIsRefusedWhateverTheHostAllows) {
+  if (geteuid() != 0) GTEST_SKIP() << "sets vm.unprivileged_userfaultfd";
+  const char* knob = "/proc/sys/vm/unprivileged_userfaultfd";
+  std::string before;
+  {
+    std::ifstream in(knob);
+    if (!(in >> before)) GTEST_SKIP() << "no " << knob;
+  }
+  auto set = [&](const std::string& v) {
+    std::ofstream out(knob);
+    out << v;
+    return static_cast<bool>(out.flush());
+  };
+  ASSERT_TRUE(set("1"));
+  Targets t;
+  auto kv = Probe({}, t);
+  set(before);
+  EXPECT_EQ(kv["uffd_kernel"], "-1/" + std::to_string(EPERM));
+  EXPECT_EQ(kv["uffd_user"], "0/0") << "a userfaultfd for the guest's own faults is harmless";
+}
+
 TEST(LauncherPrivileges, HostRootOptOutGivesThemBack) {
   if (geteuid() != 0) GTEST_SKIP() << "--host-root needs root";
   Targets t;

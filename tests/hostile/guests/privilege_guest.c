@@ -9,6 +9,9 @@
  *   ro_clone   clone its read-only /dev with the read-only flag cleared (open_tree_attr, Linux
  *              6.15), then ro_write: create a file through the clone
  *   fspick     pick /dev's filesystem for reconfiguration
+ *   uffd_kernel  a userfaultfd that also holds the kernel's own faults on its pages (a sentry
+ *              thread reading the guest's memory would wait on the guest); uffd_user: one for
+ *              the guest's own faults only (UFFD_USER_MODE_ONLY)
  * plus nnp=PR_GET_NO_NEW_PRIVS, uid=getuid() and own_userns (1: its user namespace is not its
  * init's, so every mount it inherited is locked). Usage: privilege_guest DIR HOSTPID */
 #define _GNU_SOURCE
@@ -95,6 +98,14 @@ int main(int argc, char** argv) {
   if (clone < 0) errno = EBADF;
   report("ro_write", fd);
   report("fspick", syscall(SYS_fspick, AT_FDCWD, "/dev", 1 /* FSPICK_CLOEXEC */));
+  {
+    long u = syscall(SYS_userfaultfd, O_CLOEXEC);
+    report("uffd_kernel", u);
+    if (u >= 0) close((int)u);
+    u = syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* UFFD_USER_MODE_ONLY */);
+    report("uffd_user", u);
+    if (u >= 0) close((int)u);
+  }
 
   /* Its user namespace's map: "0 0 1" over its init's (which it may not look at itself). */
   FILE* f = fopen("/proc/self/uid_map", "re");
