@@ -16,7 +16,8 @@ case "$build_type" in
   Release|RelWithDebInfo) ;;
   *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
 esac
-targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench)
+targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench
+  host_mirror_bench)
 [ -f "$BUILD_DIR/bench/CMakeFiles/gpu_bench.dir/build.make" ] && targets+=(gpu_bench)
 cmake --build "$BUILD_DIR" --target "${targets[@]}" -j"$(nproc)" >&2
 out=$(mktemp -d)
@@ -37,6 +38,9 @@ echo "## Parked waits (5,000 SYNCPT_WAITEX parked in the sentry)"
 echo
 echo "## Unmap and teardown at scale (in process)"
 "$BUILD_DIR/bench/teardown_bench"
+echo
+echo "## The host backend's memory coherence (in process)"
+"$BUILD_DIR/bench/host_mirror_bench"
 echo
 echo "## The performance table (docs/benchmarks.md): every row with its target, PASS or MISS"
 sed -n '/^6 /,$p' "$out/driver" | tail -n +2

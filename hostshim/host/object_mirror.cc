@@ -33,7 +33,7 @@ absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& hos
   if (agreed_ != nullptr) return Move(guest, host);
   // Nothing agreed yet: every byte goes (a host driver need not hand out zeroed memory), and
   // what went is the agreement. On a failure nothing is agreed and the next push starts over.
-  auto agreed = std::make_unique<uint8_t[]>(size_);
+  auto agreed = std::make_unique_for_overwrite<uint8_t[]>(size_);  // read over at once
   SyncCounts counts;
   for (uint64_t off = 0; off < size_; off += kChunk) {
     std::span<uint8_t> chunk(agreed.get() + off, std::min<uint64_t>(kChunk, size_ - off));
