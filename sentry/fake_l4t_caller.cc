@@ -31,10 +31,10 @@ bool Move(pid_t tid, std::span<const hostshim::fake_l4t::CallerPiece> pieces, bo
   size_t want = 0;
   auto flush = [&]() {
     if (local.empty()) return true;
-    const ssize_t n = to_caller ? process_vm_writev(tid, local.data(), local.size(), remote.data(),
-                                                    remote.size(), 0)
-                                : process_vm_readv(tid, local.data(), local.size(), remote.data(),
-                                                   remote.size(), 0);
+    const ssize_t n =
+        to_caller
+            ? process_vm_writev(tid, local.data(), local.size(), remote.data(), remote.size(), 0)
+            : process_vm_readv(tid, local.data(), local.size(), remote.data(), remote.size(), 0);
     const bool ok = n >= 0 && static_cast<size_t>(n) == want;
     local.clear();
     remote.clear();

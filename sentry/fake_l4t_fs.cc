@@ -38,8 +38,8 @@ using abi::l4t::L4tNode;
 constexpr fuse_ino_t kRootIno = FUSE_ROOT_ID;
 constexpr double kForever = 86400.0 * 365;
 // The five nodes, inode 2 + index.
-constexpr L4tNode kNodes[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu,
-                              L4tNode::kNvhostAsGpu, L4tNode::kNvhostGpu, L4tNode::kNvmap};
+constexpr L4tNode kNodes[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu, L4tNode::kNvhostAsGpu,
+                              L4tNode::kNvhostGpu, L4tNode::kNvmap};
 
 std::string_view NameOf(L4tNode n) { return abi::l4t::Node(n).path.substr(5); }  // after /dev/
 
@@ -244,7 +244,7 @@ FakeL4tFs::~FakeL4tFs() {
 }
 
 absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& dir,
-                                                           FakeJetson& fake) {
+                                                            FakeJetson& fake) {
   absl::StatusOr<FuseMount> m = MakeFuseMount("fake-l4t");
   if (!m.ok()) return m.status();
   auto impl = std::make_unique<Impl>(Impl{fake, *std::move(m)});

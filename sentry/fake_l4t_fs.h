@@ -26,7 +26,7 @@ class FakeL4tFs {
   // Makes the filesystem and attaches it at `dir` (an existing directory); needs CAP_SYS_ADMIN
   // and /dev/fuse.
   static absl::StatusOr<std::unique_ptr<FakeL4tFs>> Mount(const std::string& dir,
-                                                         hostshim::fake_l4t::FakeJetson& fake);
+                                                          hostshim::fake_l4t::FakeJetson& fake);
   ~FakeL4tFs();
   FakeL4tFs(const FakeL4tFs&) = delete;
   FakeL4tFs& operator=(const FakeL4tFs&) = delete;

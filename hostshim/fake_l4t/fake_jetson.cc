@@ -16,8 +16,8 @@ namespace {
 
 using abi::l4t::L4tNode;
 
-constexpr L4tNode kServed[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu,
-                               L4tNode::kNvhostAsGpu, L4tNode::kNvhostGpu, L4tNode::kNvmap};
+constexpr L4tNode kServed[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu, L4tNode::kNvhostAsGpu,
+                               L4tNode::kNvhostGpu, L4tNode::kNvmap};
 
 // The guest device whose sim backend serves an L4T node.
 abi::DeviceId GuestDevice(L4tNode node) {
@@ -43,9 +43,8 @@ abi::NvError MakeAddressSpace(DeviceBackend& as) {
   SelfCaller caller;
   GuestCallSpec g{abi::DeviceId::kNvhostAsGpu, abi::nvhost_as_gpu::kAllocAs,
                   Bytes(abi::nvhost_as_gpu::AllocAs{})};
-  RunGuestCall(as, std::move(g), caller, [&](abi::NvError err, std::span<uint8_t>) {
-    result = err;
-  });
+  RunGuestCall(as, std::move(g), caller,
+               [&](abi::NvError err, std::span<uint8_t>) { result = err; });
   return result;
 }
 
@@ -142,9 +141,8 @@ std::string FakeJetson::Status() const {
   for (size_t i = 0; i < std::size(kServed); ++i)
     absl::StrAppend(&line, " ", std::string(abi::l4t::Node(kServed[i]).path.substr(5)), "=",
                     per_node[i]);
-  absl::StrAppend(&line, "; memory ", state_->memory.count(), " regions ",
-                  state_->memory.bytes(), " bytes; parked ", ParkedGuestCalls(), "; ",
-                  state_->gpu.Status());
+  absl::StrAppend(&line, "; memory ", state_->memory.count(), " regions ", state_->memory.bytes(),
+                  " bytes; parked ", ParkedGuestCalls(), "; ", state_->gpu.Status());
   return line;
 }
 

@@ -76,13 +76,13 @@ size_t ParkedGuestCalls() { return g_parked.load(std::memory_order_relaxed); }
 
 void RunGuestCall(DeviceBackend& backend, GuestCallSpec spec, SelfCaller& caller, GuestDone done) {
   const abi::IoctlDesc* desc = abi::FindIoctl(abi::Device(spec.device), spec.code);
-  const bool size_ok = desc != nullptr &&
-                       (desc->variable() ? spec.arg.size() >= desc->fixed_size() &&
-                                               spec.array_offset == desc->fixed_size()
-                                         : spec.arg.size() == desc->fixed_size());
+  const bool size_ok =
+      desc != nullptr && (desc->variable() ? spec.arg.size() >= desc->fixed_size() &&
+                                                 spec.array_offset == desc->fixed_size()
+                                           : spec.arg.size() == desc->fixed_size());
   if (!size_ok) {
-    NVS_LOG_LIMITED(spdlog::level::err, "fake-l4t: guest call 0x{:08X} is not one of the catalogue's",
-                    spec.code);
+    NVS_LOG_LIMITED(spdlog::level::err,
+                    "fake-l4t: guest call 0x{:08X} is not one of the catalogue's", spec.code);
     done(abi::NvError::kBadParameter, spec.arg);
     return;
   }

@@ -37,10 +37,10 @@ inline constexpr size_t kMaxParkedCalls = 1024;
 
 struct GuestCallSpec {
   abi::DeviceId device;
-  uint32_t code;                // the guest catalogue's code (variable ones: with the size bits)
-  std::vector<uint8_t> arg;     // the guest layout: fixed part, then any inline array
-  size_t array_offset = 0;      // variable ioctls: where the inline array starts in `arg`
-  bool may_park = false;        // a wait: the call may park (counted against kMaxParkedCalls)
+  uint32_t code;             // the guest catalogue's code (variable ones: with the size bits)
+  std::vector<uint8_t> arg;  // the guest layout: fixed part, then any inline array
+  size_t array_offset = 0;   // variable ioctls: where the inline array starts in `arg`
+  bool may_park = false;     // a wait: the call may park (counted against kMaxParkedCalls)
   std::function<bool()> abandoned = [] { return false; };
 };
 

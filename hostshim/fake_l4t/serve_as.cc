@@ -36,8 +36,7 @@ void MapBufferEx(L4tCall& c) {
   if (int e = MapBufferExToGuest(a.flags, a.compr_kind, a.incompr_kind, &g.flags, &kind); e != 0)
     return c.Answer(e);
   // page_size: 0 (best fit) or one the address space has; the sim picks by alignment itself.
-  if (a.page_size != 0 && a.page_size != 0x1000 && a.page_size != 0x10000 &&
-      a.page_size != 0x20000)
+  if (a.page_size != 0 && a.page_size != 0x1000 && a.page_size != 0x10000 && a.page_size != 0x20000)
     return c.Answer(EINVAL);
   g.kind = static_cast<uint32_t>(kind);
   g.mem_id = a.dmabuf_fd;  // the fake's handles are nvmap ids

@@ -54,8 +54,7 @@ void Submit(L4tCall& c) {
   std::vector<uint8_t> arg(sizeof h + size_t{a.num_entries} * sizeof(hch::GpfifoEntry));
   std::memcpy(arg.data(), &h, sizeof h);
   // The entries, at the caller's `gpfifo`: the same two words as the guest's.
-  if (a.num_entries > 0 &&
-      !c.req.caller.Read(a.gpfifo, std::span<uint8_t>(arg).subspan(sizeof h)))
+  if (a.num_entries > 0 && !c.req.caller.Read(a.gpfifo, std::span<uint8_t>(arg).subspan(sizeof h)))
     return c.Answer(EFAULT);
   // The code's 14 size bits cannot hold a large submission; the sim reads the array's own size.
   const uint32_t size_bits = static_cast<uint32_t>(std::min<size_t>(arg.size(), 0x3FFF)) << 16;

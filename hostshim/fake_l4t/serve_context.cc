@@ -33,7 +33,8 @@ void Forward(L4tCall& c, ForwardSpec spec) {
     g.abandoned = [reply = c.reply] { return reply->Abandoned(); };
   }
   const size_t out_size = std::min(c.arg.size(), c.req.out_size);
-  GuestDone done = [l4t = std::move(c.arg), reply = c.reply, back = std::move(spec.back), out_size](abi::NvError err, std::span<uint8_t> guest) mutable {
+  GuestDone done = [l4t = std::move(c.arg), reply = c.reply, back = std::move(spec.back), out_size](
+                       abi::NvError err, std::span<uint8_t> guest) mutable {
     const int e = back(err, guest, l4t);
     if (e != 0) {
       reply->Send(e, {});
@@ -66,7 +67,8 @@ std::shared_ptr<Session> SessionOfFd(L4tCall& c, int32_t fd, abi::l4t::L4tNode n
 }
 
 void NotServed(L4tCall& c) {
-  NVS_LOG_LIMITED(spdlog::level::info, "fake-l4t: {} (0x{:08X}) is not served: ENOTTY", c.desc.name, c.desc.code);
+  NVS_LOG_LIMITED(spdlog::level::info, "fake-l4t: {} (0x{:08X}) is not served: ENOTTY", c.desc.name,
+                  c.desc.code);
   c.Answer(ENOTTY);
 }
 

@@ -62,17 +62,17 @@ struct L4tCall {
 };
 
 // Fills the L4T argument from the guest's answer; returns the errno to answer (0: success).
-using Back = std::function<int(abi::NvError err, std::span<const uint8_t> guest,
-                               std::span<uint8_t> l4t)>;
+using Back =
+    std::function<int(abi::NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t)>;
 
 struct ForwardSpec {
   abi::DeviceId device;
   uint32_t guest_code;
   std::vector<uint8_t> guest_arg;
-  Back back = {};  // set by the caller before Forward
-  size_t array_offset = 0;      // variable guest ioctls
-  bool may_park = false;        // a wait
-  bool syncpoint_wait = false;  // Timeout answers EAGAIN (nvhost_syncpt.c)
+  Back back = {};                // set by the caller before Forward
+  size_t array_offset = 0;       // variable guest ioctls
+  bool may_park = false;         // a wait
+  bool syncpoint_wait = false;   // Timeout answers EAGAIN (nvhost_syncpt.c)
   SelfCaller* caller = nullptr;  // with the fds the call names (null: none)
 };
 
@@ -80,7 +80,8 @@ struct ForwardSpec {
 // parked call completes. Consumes the call's argument.
 void Forward(L4tCall& c, ForwardSpec spec);
 // The same layout in both ABIs: the L4T argument is the guest's; only the code differs.
-void ForwardSame(L4tCall& c, abi::DeviceId device, uint32_t guest_code, bool syncpoint_wait = false);
+void ForwardSame(L4tCall& c, abi::DeviceId device, uint32_t guest_code,
+                 bool syncpoint_wait = false);
 // Copies a struct's bytes into a new guest argument.
 template <typename T>
 std::vector<uint8_t> Bytes(const T& v) {

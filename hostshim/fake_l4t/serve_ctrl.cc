@@ -173,7 +173,8 @@ void ServeCtrlGpu(L4tCall& c) {
     case hg::kSetMmuDebugMode: return ForwardSame(c, kCtrlGpu, gg::kSetMmuDebugMode);
     case hg::kSetSmDebugMode: return SetSmDebugMode(c);
     case hg::kWaitForPause: return WaitForPause(c);
-    case hg::kGetTpcExceptionEnStatus: return ForwardSame(c, kCtrlGpu, gg::kGetTpcExceptionEnStatus);
+    case hg::kGetTpcExceptionEnStatus:
+      return ForwardSame(c, kCtrlGpu, gg::kGetTpcExceptionEnStatus);
     case hg::kNumVsms: return ForwardSame(c, kCtrlGpu, gg::kNumVsms);
     case hg::kVsmsMapping: return VsmsMapping(c);
     case hg::kGetCpuTimeCorrelationInfo:

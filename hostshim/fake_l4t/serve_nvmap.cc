@@ -106,7 +106,7 @@ void ReadWrite(L4tCall& c, bool to_caller) {
   const auto rw = c.As<hm::RwHandle>();
   if (!Holds(c.session, rw.handle)) return c.Answer(EINVAL);
   std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), rw.handle);
-  std::shared_ptr<Region> region = c.state.memory.Find(rw.handle);  // held during the copy
+  std::shared_ptr<Region> region = c.state.memory.Find(rw.handle);   // held during the copy
   if (obj == nullptr || region == nullptr) return c.Answer(EINVAL);  // not allocated
   std::vector<RwAtom> atoms;
   if (int e = PlanRw(rw, region->bytes().size(), &atoms); e != 0) return c.Answer(e);

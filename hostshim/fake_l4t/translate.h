@@ -38,7 +38,8 @@ int MapBufferExToGuest(uint32_t l4t_flags, int16_t compr_kind, int16_t incompr_k
 // nvmap READ/WRITE: `count` atoms of `elem_size` bytes, `hmem_stride` apart in the object from
 // `offset`, `user_stride` apart in the caller from `addr`. Checked: elem_size and count nonzero,
 // every atom inside the object (no overflow), the total at most kMaxRwBytes and the atoms at
-// most kMaxRwAtoms (bounds of the fake: a serving thread must not copy without end). Contiguous atoms on both sides merge into one.
+// most kMaxRwAtoms (bounds of the fake: a serving thread must not copy without end). Contiguous
+// atoms on both sides merge into one.
 struct RwAtom {
   uint64_t object_offset;
   uint64_t caller_addr;

@@ -27,8 +27,12 @@
 #define NVMAP_IOC_READ 0x40204E07u
 #define NVMAP_IOC_GET_ID 0xC0084E0Du
 #define NVMAP_IOC_PARAMETERS 0x80384E1Bu
-struct nvmap_create_handle { uint32_t size, handle; };
-struct nvmap_alloc_handle { uint32_t handle, heap_mask, flags, align; };
+struct nvmap_create_handle {
+  uint32_t size, handle;
+};
+struct nvmap_alloc_handle {
+  uint32_t handle, heap_mask, flags, align;
+};
 struct nvmap_rw_handle {
   uint64_t addr;
   uint32_t handle, offset, elem_size, hmem_stride, user_stride, count;
@@ -42,8 +46,14 @@ struct nvmap_handle_parameters {
 /* nvhost_ioctl.h */
 #define NVHOST_IOCTL_CTRL_SYNCPT_READ 0xC0084801u
 #define NVHOST_IOCTL_CTRL_SYNCPT_WAITEX 0xC0104806u
-struct nvhost_ctrl_syncpt_read_args { uint32_t id, value; };
-struct nvhost_ctrl_syncpt_waitex_args { uint32_t id, thresh; int32_t timeout; uint32_t value; };
+struct nvhost_ctrl_syncpt_read_args {
+  uint32_t id, value;
+};
+struct nvhost_ctrl_syncpt_waitex_args {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};
 
 /* nvgpu.h */
 #define NVGPU_GPU_IOCTL_GET_CHARACTERISTICS 0xC0104705u
@@ -56,25 +66,45 @@ struct nvhost_ctrl_syncpt_waitex_args { uint32_t id, thresh; int32_t timeout; ui
 #define NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX 0x4020487Bu
 #define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
-struct nvgpu_gpu_get_characteristics { uint64_t buf_size, buf_addr; };
-struct nvgpu_as_bind_channel_args { uint32_t channel_fd; };
+struct nvgpu_gpu_get_characteristics {
+  uint64_t buf_size, buf_addr;
+};
+struct nvgpu_as_bind_channel_args {
+  uint32_t channel_fd;
+};
 struct nvgpu_as_map_buffer_ex_args {
   uint32_t flags;
   int16_t compr_kind, incompr_kind;
   uint32_t dmabuf_fd, page_size;
   uint64_t buffer_offset, mapping_size, offset;
 };
-struct nvgpu_as_va_region { uint64_t offset; uint32_t page_size, reserved; uint64_t pages; };
-struct nvgpu_as_get_va_regions_args { uint64_t buf_addr; uint32_t buf_size, reserved; };
-struct nvgpu_set_nvmap_fd_args { uint32_t fd; };
-struct nvgpu_gpfifo_entry { uint32_t entry0, entry1; };
-struct nvgpu_fence { uint32_t id, value; };
+struct nvgpu_as_va_region {
+  uint64_t offset;
+  uint32_t page_size, reserved;
+  uint64_t pages;
+};
+struct nvgpu_as_get_va_regions_args {
+  uint64_t buf_addr;
+  uint32_t buf_size, reserved;
+};
+struct nvgpu_set_nvmap_fd_args {
+  uint32_t fd;
+};
+struct nvgpu_gpfifo_entry {
+  uint32_t entry0, entry1;
+};
+struct nvgpu_fence {
+  uint32_t id, value;
+};
 struct nvgpu_submit_gpfifo_args {
   uint64_t gpfifo;
   uint32_t num_entries, flags;
   struct nvgpu_fence fence;
 };
-struct nvgpu_alloc_obj_ctx_args { uint32_t class_num, flags; uint64_t obj_id; };
+struct nvgpu_alloc_obj_ctx_args {
+  uint32_t class_num, flags;
+  uint64_t obj_id;
+};
 struct nvgpu_alloc_gpfifo_ex_args {
   uint32_t num_entries, num_inflight_jobs, flags, reserved[5];
 };
@@ -108,14 +138,16 @@ static int open_node(const char* name) {
 static void expect_errno(int fd, unsigned long code, void* arg, int err, const char* what) {
   errno = 0;
   if (ioctl(fd, code, arg) == 0 || errno != err) {
-    fprintf(stderr, "l4t_client: %s: expected %s, got %s\n", what, strerror(err),
-            strerror(errno));
+    fprintf(stderr, "l4t_client: %s: expected %s, got %s\n", what, strerror(err), strerror(errno));
     exit(1);
   }
   printf("%s: %s as expected\n", what, strerror(err));
 }
 
-struct buffer { uint32_t handle; uint64_t gpu; };
+struct buffer {
+  uint32_t handle;
+  uint64_t gpu;
+};
 
 static struct buffer make_buffer(int nvmap, int as, uint32_t size) {
   struct buffer b = {0, 0};
@@ -141,8 +173,8 @@ static struct buffer make_buffer(int nvmap, int as, uint32_t size) {
 static void nvmap_rw(int nvmap, unsigned long code, uint32_t handle, void* buf, uint32_t offset,
                      uint32_t elem, uint32_t hstride, uint32_t ustride, uint32_t count,
                      const char* what) {
-  struct nvmap_rw_handle rw = {(uint64_t)(uintptr_t)buf, handle, offset, elem, hstride, ustride,
-                               count};
+  struct nvmap_rw_handle rw = {
+      (uint64_t)(uintptr_t)buf, handle, offset, elem, hstride, ustride, count};
   if (ioctl(nvmap, code, &rw) != 0) fail(what);
 }
 
@@ -163,8 +195,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 16; i++) rows[r][i] = (uint8_t)(r * 16 + i + 1);
   nvmap_rw(nvmap, NVMAP_IOC_WRITE, scratch.handle, rows, 0, 16, 32, 16, 4, "WRITE");
   memset(back, 0xEE, sizeof back);
-  nvmap_rw(nvmap, NVMAP_IOC_READ, scratch.handle, back, 0, sizeof back, sizeof back, sizeof back,
-           1, "READ");
+  nvmap_rw(nvmap, NVMAP_IOC_READ, scratch.handle, back, 0, sizeof back, sizeof back, sizeof back, 1,
+           "READ");
   for (int r = 0; r < 4; r++) {
     expect(memcmp(back + 32 * r, rows[r], 16) == 0, "READ: a written row differs");
     for (int i = 16; i < 32; i++) expect(back[32 * r + i] == 0, "READ: a gap is not zero");
@@ -227,18 +259,21 @@ int main(int argc, char** argv) {
   /* 5. A pushbuffer that releases the 3D report semaphore, written through nvmap WRITE. */
   const uint32_t sequence = 0x5EED0001u;
   uint32_t words[] = {
-      (1u << 29) | (1u << 16) | (0u << 13) | (0x000 >> 2), CLASS_3D, /* SetObject, subch 0 */
-      (1u << 29) | (4u << 16) | (0u << 13) | (0x1B00 >> 2),          /* SEMAPHORE_A..D */
-      (uint32_t)(sema.gpu >> 32), (uint32_t)sema.gpu, sequence,
+      (1u << 29) | (1u << 16) | (0u << 13) | (0x000 >> 2),
+      CLASS_3D,                                             /* SetObject, subch 0 */
+      (1u << 29) | (4u << 16) | (0u << 13) | (0x1B00 >> 2), /* SEMAPHORE_A..D */
+      (uint32_t)(sema.gpu >> 32),
+      (uint32_t)sema.gpu,
+      sequence,
       0u /* release */ | (1u << 4) /* fence */ | (0xFu << 12) /* unit */ | (1u << 28) /* 1 word */,
   };
   const uint32_t nwords = sizeof words / 4;
-  nvmap_rw(nvmap, NVMAP_IOC_WRITE, push.handle, words, 0, sizeof words, sizeof words,
-           sizeof words, 1, "WRITE pushbuffer");
+  nvmap_rw(nvmap, NVMAP_IOC_WRITE, push.handle, words, 0, sizeof words, sizeof words, sizeof words,
+           1, "WRITE pushbuffer");
   struct nvgpu_gpfifo_entry entry = {(uint32_t)push.gpu & ~3u,
                                      ((uint32_t)(push.gpu >> 32) & 0xFF) | (nwords << 10)};
-  struct nvgpu_submit_gpfifo_args sub = {(uint64_t)(uintptr_t)&entry, 1,
-                                         NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET, {0, 0}};
+  struct nvgpu_submit_gpfifo_args sub = {
+      (uint64_t)(uintptr_t)&entry, 1, NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET, {0, 0}};
   struct nvgpu_submit_gpfifo_args sub_bad = sub;
   sub_bad.gpfifo = BAD_POINTER;
   expect_errno(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &sub_bad, EFAULT,

@@ -38,8 +38,7 @@ class FakeL4t : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     fake_ = std::make_unique<Child>(RunSpec{{NvsentryPath(), "fake-l4t", dir_}, {}, 120000});
-    ASSERT_TRUE(fake_->WaitForOutput("fake-l4t: ready " + dir_, 20000))
-        << fake_->Finish(1000).err;
+    ASSERT_TRUE(fake_->WaitForOutput("fake-l4t: ready " + dir_, 20000)) << fake_->Finish(1000).err;
   }
   void TearDown() override {
     if (fake_ == nullptr) return;
@@ -47,7 +46,8 @@ class FakeL4t : public ::testing::Test {
     RunResult r = fake_->Finish(20000);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("fake-l4t: stopped"), std::string::npos) << r.out;
-    struct stat st {}, parent {};
+    struct stat st {
+    }, parent{};
     ASSERT_EQ(stat(dir_.c_str(), &st), 0);
     ASSERT_EQ(stat("/tmp", &parent), 0);
     EXPECT_EQ(st.st_dev, parent.st_dev) << "DIR is still mounted";
@@ -89,8 +89,9 @@ TEST_F(FakeL4t, ClosingAnOpenFreesWhatItMade) {
   ASSERT_EQ(ioctl(nvmap, 0xC0084E00u, create), 0) << strerror(errno);
   uint32_t alloc[4] = {create[1], 1, 0, 4096};  // nvmap_alloc_handle
   ASSERT_EQ(ioctl(nvmap, 0x40104E03u, alloc), 0) << strerror(errno);
-  EXPECT_TRUE(StatusShows("nvhost-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; parked 0; gpu: 1 "
-                          "nvmap objects"));
+  EXPECT_TRUE(
+      StatusShows("nvhost-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; parked 0; gpu: 1 "
+                  "nvmap objects"));
   EXPECT_TRUE(StatusShows("channels 1/64"));
   close(ch);
   close(nvmap);
@@ -113,7 +114,7 @@ TEST_F(FakeL4t, AParkedWaitIsInterruptedWithEintr) {
   std::thread t([&] {
     waiter = pthread_self();
     uint32_t wait[3] = {1, 0x7FFFFFFF, static_cast<uint32_t>(-1)};  // id 1, far, forever
-    result = ioctl(ctrl, 0x400C4803u, wait);                         // SYNCPT_WAIT
+    result = ioctl(ctrl, 0x400C4803u, wait);                        // SYNCPT_WAIT
     err = errno;
   });
   ASSERT_TRUE(StatusShows("parked 1;"));  // the thread is inside the ioctl, parked
