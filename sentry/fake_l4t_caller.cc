@@ -6,15 +6,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "hostshim/rate_limited_log.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/device_fs.h"
+#include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
 namespace {
@@ -86,6 +90,13 @@ bool FakeL4tCaller::Transfer(std::span<const hostshim::fake_l4t::CallerPiece> pi
 
 uint64_t FakeL4tCaller::SessionOf(int32_t fd) {
   if (tid_ <= 0 || fd < 0) return 0;
+  static std::atomic<int> identifying{0};
+  if (identifying.fetch_add(1) >= kMaxIdentifying) {
+    identifying.fetch_sub(1);
+    NVS_LOG_LIMITED(spdlog::level::warn, "fake-l4t: too many fds being identified at once");
+    return 0;
+  }
+  const absl::Cleanup done = [] { identifying.fetch_sub(1); };
   const pid_t tgid = TgidOf(tid_);
   if (tgid <= 0) return 0;
   const hostshim::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));

@@ -11,6 +11,10 @@
 
 namespace nvsentry::sentry {
 
+// Identifications at once (each holds a serving thread until another answers its lseek); past
+// it an fd is refused as no open of the fake, with a log line, rather than the server starving.
+inline constexpr int kMaxIdentifying = 32;
+
 class FakeL4tCaller : public hostshim::fake_l4t::L4tCaller {
  public:
   // `tid`: the request's thread (0 when the kernel could not name it); `dev`: the mount's st_dev.
@@ -19,6 +23,7 @@ class FakeL4tCaller : public hostshim::fake_l4t::L4tCaller {
   bool Read(uint64_t addr, std::span<uint8_t> dst) override;
   bool Write(uint64_t addr, std::span<const uint8_t> src) override;
   bool Transfer(std::span<const hostshim::fake_l4t::CallerPiece> pieces, bool to_caller) override;
+  // 0 also when kMaxIdentifying identifications are under way.
   uint64_t SessionOf(int32_t fd) override;
 
  private:

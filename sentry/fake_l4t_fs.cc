@@ -1,6 +1,6 @@
 #include "sentry/fake_l4t_fs.h"
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312  // fuse_loop_cfg_*: the serving threads' bound
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <sys/stat.h>
@@ -279,11 +279,15 @@ absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& d
 
 int FakeL4tFs::Serve() {
   // Several threads: a call that names an fd is identified by another serving thread, and no
-  // call holds the others up.
-  fuse_loop_config config{};
-  config.clone_fd = 0;
-  config.max_idle_threads = 4;
-  return fuse_session_loop_mt(impl_->session, &config);
+  // call holds the others up. At most kMaxIdentifying threads wait for an identification, so
+  // as many others are always left to answer them.
+  fuse_loop_config* config = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(config, 0);
+  fuse_loop_cfg_set_idle_threads(config, 4);
+  fuse_loop_cfg_set_max_threads(config, 2 * kMaxIdentifying);
+  const int rc = fuse_session_loop_mt(impl_->session, config);
+  fuse_loop_cfg_destroy(config);
+  return rc;
 }
 
 }  // namespace nvsentry::sentry
