@@ -40,6 +40,7 @@ struct GuestCallSpec {
   uint32_t code;             // the guest catalogue's code (variable ones: with the size bits)
   std::vector<uint8_t> arg;  // the guest layout: fixed part, then any inline array
   size_t array_offset = 0;   // variable ioctls: where the inline array starts in `arg`
+                             // (the array may be longer than the code's 14 size bits say)
   bool may_park = false;     // a wait: the call may park (counted against kMaxParkedCalls)
   std::function<bool()> abandoned = [] { return false; };
 };
