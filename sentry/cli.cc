@@ -19,6 +19,7 @@ Usage:
   nvsentry abi list [DEVICE] | abi show NAME|CODE | abi docs
   nvsentry policy check FILE | show FILE [--effective] | init --service S [--firmware V]
                   | diff A B
+  nvsentry fake-l4t [--log-level=LEVEL] DIR
   nvsentry --help | --version
 
 The program runs with your stdio, environment and working directory in a sandbox: its own PID,
@@ -88,6 +89,15 @@ Options for run:
                      (docs/host-passthrough.md)
   --host-dev-dir=DIR where the host's device nodes are (default /dev), for --backend=host
   -h, --help         show this text
+
+fake-l4t (docs/host-passthrough.md, "The simulated Jetson"): serve the simulated GPU as the
+five Linux for Tegra r32.7 nodes nvhost-ctrl, nvhost-ctrl-gpu, nvhost-as-gpu, nvhost-gpu and
+nvmap, files of a FUSE filesystem attached at the existing directory DIR, with the L4T ioctl
+codes and layouts (nvmap handles are ids), so that --backend=host --host-dev-dir=DIR can be
+tried without a Jetson. Needs root (/dev/fuse, and mounting needs CAP_SYS_ADMIN). Prints
+"fake-l4t: ready DIR" on standard output once the files answer, and its status line on
+SIGUSR1; runs until SIGINT or SIGTERM (then unmounts DIR) or until DIR is unmounted.
+  --log-level=LEVEL  trace, debug, info (default), warn, error, off; to standard error
 )";
 }
 
@@ -108,6 +118,31 @@ absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
   if (sub == "policy") {
     cmd.kind = Command::kPolicy;
     for (int i = 2; i < argc; ++i) cmd.policy_args.push_back(argv[i]);
+    return cmd;
+  }
+  if (sub == "fake-l4t") {
+    cmd.kind = Command::kFakeL4t;
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "-h" || arg == "--help") {
+        cmd.kind = Command::kHelp;
+        return cmd;
+      }
+      if (arg.starts_with("--log-level=")) {
+        cmd.fake_l4t.log_level = arg.substr(12);
+        bool known = false;
+        for (const char* l : kLevels) known |= cmd.fake_l4t.log_level == l;
+        if (!known) return absl::InvalidArgumentError("fake-l4t: unknown --log-level " + arg);
+      } else if (arg.starts_with("-") || !cmd.fake_l4t.dir.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("fake-l4t: unexpected '", arg,
+                                                       "'; usage: nvsentry fake-l4t "
+                                                       "[--log-level=LEVEL] DIR"));
+      } else {
+        cmd.fake_l4t.dir = arg;
+      }
+    }
+    if (cmd.fake_l4t.dir.empty())
+      return absl::InvalidArgumentError("fake-l4t: missing DIR; usage: nvsentry fake-l4t DIR");
     return cmd;
   }
   if (sub != "run")

@@ -68,9 +68,16 @@ struct RunOptions {
   uint32_t max_tasks = 4096;
 };
 
+// `nvsentry fake-l4t [--log-level=L] DIR` (sentry/fake_l4t_cmd.h).
+struct FakeL4tOptions {
+  std::string dir;
+  std::string log_level = "info";
+};
+
 struct Command {
-  enum Kind { kHelp, kVersion, kRun, kAbi, kPolicy } kind = kHelp;
+  enum Kind { kHelp, kVersion, kRun, kAbi, kPolicy, kFakeL4t } kind = kHelp;
   RunOptions run;
+  FakeL4tOptions fake_l4t;
   std::vector<std::string> abi_args;     // `nvsentry abi ARGS...`
   std::vector<std::string> policy_args;  // `nvsentry policy ARGS...`
 };

@@ -13,16 +13,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/fuse_mount.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
 namespace {
-
-// <linux/mount.h>'s constants (that header clashes with <sys/mount.h>, which others include).
-constexpr unsigned kFsopenCloexec = 0x1;
-constexpr unsigned kFsconfigSetFlag = 0, kFsconfigSetString = 1, kFsconfigCmdCreate = 6;
-constexpr unsigned kFsmountCloexec = 0x1;
-constexpr unsigned kMountAttrNosuid = 0x2, kMountAttrNodev = 0x4, kMountAttrNoexec = 0x8;
 
 constexpr fuse_ino_t kRootIno = FUSE_ROOT_ID;
 // Names and attributes never change while the filesystem lives: the kernel may keep them.
@@ -134,8 +129,7 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int, void*, fuse_file_info*, uns
 // threads get it; a guest's SEEK_DATA fails as on a device without data. Never ENOSYS: the
 // kernel would stop asking for good.
 void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
-  const std::string task = absl::StrCat("/proc/self/task/", fuse_req_ctx(req)->pid);
-  if (whence != SEEK_DATA || fuse_req_ctx(req)->pid == 0 || access(task.c_str(), F_OK) != 0) {
+  if (whence != SEEK_DATA || !FromOwnThread(fuse_req_ctx(req)->pid)) {
     fuse_reply_err(req, ENXIO);
     return;
   }
@@ -181,10 +175,6 @@ void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_i
   FillDir(req, size, off, true);
 }
 
-absl::Status FsError(const char* what) {
-  return absl::ErrnoToStatus(errno, absl::StrCat("device files (FUSE): ", what));
-}
-
 }  // namespace
 
 std::vector<std::string> DeviceFileNames() {
@@ -193,35 +183,7 @@ std::vector<std::string> DeviceFileNames() {
   return names;
 }
 
-absl::StatusOr<DeviceFsMount> MakeDeviceFs() {
-  DeviceFsMount m;
-  m.connection.Reset(open("/dev/fuse", O_RDWR | O_CLOEXEC));
-  if (!m.connection) return FsError("opening /dev/fuse");
-  const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "fuse", kFsopenCloexec)));
-  if (!fs) return FsError("fsopen");
-  auto set = [&](const char* key, const std::string* value) {
-    return syscall(SYS_fsconfig, fs.get(), value ? kFsconfigSetString : kFsconfigSetFlag, key,
-                   value ? value->c_str() : nullptr, 0) == 0;
-  };
-  const std::string fd = absl::StrCat(m.connection.get()), dir_mode = "40000", zero = "0";
-  // allow_other: the guest's processes are not the sentry's uid; default_permissions: the
-  // kernel checks the modes above, so the filesystem never sees a request it would refuse.
-  if (!set("fd", &fd) || !set("rootmode", &dir_mode) || !set("user_id", &zero) ||
-      !set("group_id", &zero) || !set("allow_other", nullptr) ||
-      !set("default_permissions", nullptr))
-    return FsError("fsconfig");
-  if (syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0)
-    return FsError("creating the filesystem");
-  m.mount.Reset(static_cast<int>(syscall(SYS_fsmount, fs.get(), kFsmountCloexec,
-                                         kMountAttrNosuid | kMountAttrNodev | kMountAttrNoexec)));
-  if (!m.mount) return FsError("fsmount");
-  // Without asking the filesystem, which nobody serves yet.
-  struct statx stx {};
-  if (statx(m.mount.get(), "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) != 0)
-    return FsError("statx");
-  m.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-  return m;
-}
+absl::StatusOr<DeviceFsMount> MakeDeviceFs() { return MakeFuseMount("device files"); }
 
 struct DeviceFs::Impl {
   fuse_session* session = nullptr;

@@ -26,6 +26,7 @@
 #include "abi/catalogue.h"
 #include "absl/status/statusor.h"
 #include "hostshim/unique_fd.h"
+#include "sentry/fuse_mount.h"
 
 namespace nvsentry::sentry {
 
@@ -42,11 +43,7 @@ class DeviceFileHandler {
 };
 
 // The filesystem before anyone serves it: the FUSE connection and the detached mount.
-struct DeviceFsMount {
-  hostshim::UniqueFd connection;  // /dev/fuse, bound to the filesystem
-  hostshim::UniqueFd mount;       // for init's move_mount (O_CLOEXEC)
-  dev_t dev = 0;                  // its files' st_dev
-};
+using DeviceFsMount = FuseMount;
 
 // Makes the filesystem (one file per device of the catalogue that lives directly in /dev). An
 // error when this process may not (no CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).

@@ -12,6 +12,7 @@
 #include "sentry/abi_cmd.h"
 #include "sentry/cli.h"
 #include "sentry/crash.h"
+#include "sentry/fake_l4t_cmd.h"
 #include "sentry/launcher.h"
 #include "sentry/policy_cmd.h"
 #include "spdlog/sinks/basic_file_sink.h"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     case Command::kAbi: return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
     case Command::kPolicy: return nvsentry::sentry::RunPolicyCommand(cmd->policy_args);
     case Command::kVersion: puts("nvsentry 0.1.0"); return 0;
+    case Command::kFakeL4t: return nvsentry::sentry::RunFakeL4t(cmd->fake_l4t);
     case Command::kRun: {
       absl::StatusOr<int> crash_fd = SetUpLogging(cmd->run);
       if (!crash_fd.ok()) {

@@ -1,0 +1,54 @@
+// The simulated GM20B as a Linux for Tegra r32.7 host would show it: sessions of the five L4T
+// nodes (/dev/nvhost-ctrl, -ctrl-gpu, -as-gpu, -gpu, /dev/nvmap) that take L4T calls (abi/l4t:
+// codes, layouts, user pointers) and serve each with the simulator's own device backends
+// (hostshim/sim) through the guest ABI, then answer in the L4T layout with an errno. What makes
+// it reachable by real ioctl(2) calls is `nvsentry fake-l4t` (sentry/fake_l4t_fs.h); this is the
+// part without a kernel interface, so it is unit-tested with an in-memory caller.
+//
+// Semantics (docs/host-passthrough.md, "The simulated Jetson"): opening nvhost-as-gpu makes an
+// address space with the default big page size, opening nvhost-gpu a channel; nvmap handles are
+// the sim's object ids, counted per open and freed when the open closes; objects are backed by
+// this process's memory. Calls that return new fds (ALLOC_AS, OPEN_CHANNEL, OPEN_TSG, GET_FD,
+// POLL_FD_CREATE, SYNC_FENCE_CREATE, EVENT_ID_CTRL) and the rest the fake does not serve answer
+// ENOTTY with a log line; unknown codes ENOTTY; a short argument EINVAL; a bad user pointer
+// EFAULT.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "abi/l4t/nodes.h"
+#include "hostshim/fake_l4t/request.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+
+struct FakeState;
+
+class FakeJetson {
+ public:
+  FakeJetson();
+  ~FakeJetson();
+  FakeJetson(const FakeJetson&) = delete;
+  FakeJetson& operator=(const FakeJetson&) = delete;
+
+  // A new open of `node` (one of the five): the session's handle (> 0), or -errno (ENODEV for
+  // another node; the sim's refusal, e.g. ENOMEM when no syncpoint is left for a channel).
+  int64_t Open(abi::l4t::L4tNode node);
+  // The open `handle` is gone: what it made goes (an nvmap open's handles, a channel, an address
+  // space once nothing uses it).
+  void Release(uint64_t handle);
+  // Serves one ioctl on session `handle`; `reply` is answered exactly once, now or (a wait) from
+  // the thread that completes it.
+  void Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L4tReply> reply);
+
+  // One line: open sessions per node, nvmap objects and the fake's memory behind them, parked
+  // calls, and the sim's own status.
+  std::string Status() const;
+  size_t session_count() const;
+
+ private:
+  std::unique_ptr<FakeState> state_;
+};
+
+}  // namespace nvsentry::hostshim::fake_l4t

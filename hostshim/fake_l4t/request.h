@@ -1,0 +1,58 @@
+// One L4T ioctl as the fake Jetson (fake_jetson.h) receives it: the argument bytes the kernel
+// copied (FUSE's restricted ioctls copy _IOC_SIZE(code) bytes each way), the caller whose memory
+// the argument's user pointers name and whose fd table its fds are numbers in, and the way to
+// answer it, now or later from another thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace nvsentry::hostshim::fake_l4t {
+
+// One piece of a scatter/gather copy between the caller's memory and the fake's.
+struct CallerPiece {
+  uint64_t caller_addr;
+  uint8_t* local;
+  size_t len;
+};
+
+class L4tCaller {
+ public:
+  virtual ~L4tCaller() = default;
+  virtual pid_t tid() const = 0;
+  // Copies between the caller's memory at `addr` and ours; false when any byte of the range is
+  // not the caller's to read (write): the call then answers EFAULT.
+  virtual bool Read(uint64_t addr, std::span<uint8_t> dst) = 0;
+  virtual bool Write(uint64_t addr, std::span<const uint8_t> src) = 0;
+  // The same for many pieces at once (nvmap READ and WRITE): into our memory when !to_caller.
+  virtual bool Transfer(std::span<const CallerPiece> pieces, bool to_caller) = 0;
+  // The fake's session behind the caller's fd `fd` (a file of the fake's own mount), or 0.
+  virtual uint64_t SessionOf(int32_t fd) = 0;
+};
+
+// Answers one request exactly once. Send after an earlier Send (or after the request was
+// interrupted and answered EINTR) does nothing.
+class L4tReply {
+ public:
+  virtual ~L4tReply() = default;
+  // err 0: success with `out` (at most the request's out_size bytes); otherwise an errno.
+  virtual void Send(int err, std::span<const uint8_t> out) = 0;
+  // True once the request was answered without us (interrupted): a parked call forgets it.
+  virtual bool Abandoned() = 0;
+  // For calls that may park: called before the call can be completed elsewhere, so that an
+  // interrupt that arrives from then on answers EINTR.
+  virtual void AllowInterrupt() {}
+};
+
+struct L4tRequest {
+  uint32_t code;
+  std::span<const uint8_t> in;  // the argument's bytes the kernel copied in (may be empty)
+  uint64_t arg;                 // the raw third argument: the argument's address, or a value
+  size_t out_size;              // the bytes the kernel copies back on success
+  L4tCaller& caller;
+};
+
+}  // namespace nvsentry::hostshim::fake_l4t

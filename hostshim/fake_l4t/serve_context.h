@@ -1,0 +1,106 @@
+// What the fake Jetson's per-node servers (serve_*.cc) share: the sessions, the simulated GPU,
+// one call in flight, and the ways to hand it to the sim's backend in the guest ABI and answer
+// it in the L4T one. Internal to hostshim/fake_l4t.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "abi/catalogue.h"
+#include "abi/l4t/nodes.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/backend.h"
+#include "hostshim/fake_l4t/guest_call.h"
+#include "hostshim/fake_l4t/nvmap_memory.h"
+#include "hostshim/fake_l4t/request.h"
+#include "hostshim/sim/gpu.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+
+// One open of a node: the sim's device session behind it, and for /dev/nvmap the handles this
+// open holds (the sim keeps every handle in the fake's one process client; L4T clients are per
+// open, so the fake counts each open's own and frees them when it closes).
+struct Session {
+  abi::l4t::L4tNode node;
+  std::shared_ptr<DeviceBackend> backend;
+  absl::Mutex mu;
+  absl::flat_hash_map<uint32_t, uint32_t> handles ABSL_GUARDED_BY(mu);  // handle -> references
+};
+
+struct FakeState {
+  sim::Gpu gpu;
+  NvmapMemory memory;
+  mutable absl::Mutex mu;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
+  uint64_t next_handle ABSL_GUARDED_BY(mu) = 1;
+
+  std::shared_ptr<Session> Find(uint64_t handle) const;
+};
+
+// One L4T ioctl being served. `arg` is the argument in the L4T layout (the code's size: what
+// the kernel copied in, zeros where it copied nothing); answering sends its first out_size bytes.
+struct L4tCall {
+  FakeState& state;
+  Session& session;
+  const abi::IoctlDesc& desc;  // the L4T table's row
+  const L4tRequest& req;
+  std::vector<uint8_t> arg;
+  std::shared_ptr<L4tReply> reply;
+
+  template <typename T>
+  T& As() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return *reinterpret_cast<T*>(arg.data());
+  }
+  // Answers err (0: success with the argument's outputs).
+  void Answer(int err);
+};
+
+// Fills the L4T argument from the guest's answer; returns the errno to answer (0: success).
+using Back =
+    std::function<int(abi::NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t)>;
+
+struct ForwardSpec {
+  abi::DeviceId device;
+  uint32_t guest_code;
+  std::vector<uint8_t> guest_arg;
+  Back back = {};                // set by the caller before Forward
+  size_t array_offset = 0;       // variable guest ioctls
+  bool may_park = false;         // a wait
+  bool syncpoint_wait = false;   // Timeout answers EAGAIN (nvhost_syncpt.c)
+  SelfCaller* caller = nullptr;  // with the fds the call names (null: none)
+};
+
+// Runs the guest call on the session's backend and answers with `back`'s errno, now or when a
+// parked call completes. Consumes the call's argument.
+void Forward(L4tCall& c, ForwardSpec spec);
+// The same layout in both ABIs: the L4T argument is the guest's; only the code differs.
+void ForwardSame(L4tCall& c, abi::DeviceId device, uint32_t guest_code,
+                 bool syncpoint_wait = false);
+// Copies a struct's bytes into a new guest argument.
+template <typename T>
+std::vector<uint8_t> Bytes(const T& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  return {p, p + sizeof v};
+}
+
+// The fake's session named by the caller's fd `fd`, if it is an open of `node`; null otherwise.
+std::shared_ptr<Session> SessionOfFd(L4tCall& c, int32_t fd, abi::l4t::L4tNode node);
+
+// A call the fake does not serve: ENOTTY with a log line.
+void NotServed(L4tCall& c);
+
+void ServeCtrl(L4tCall& c);
+void ServeCtrlGpu(L4tCall& c);
+void ServeAs(L4tCall& c);
+void ServeChannel(L4tCall& c);
+void ServeNvmap(L4tCall& c);
+// Drops every handle an nvmap open holds (its last close).
+void ReleaseNvmapHandles(FakeState& state, Session& session);
+
+}  // namespace nvsentry::hostshim::fake_l4t

@@ -1,0 +1,112 @@
+#include "hostshim/fake_l4t/translate.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "abi/l4t/nvgpu_as.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+namespace l4t = abi::l4t;
+
+int ErrnoOf(abi::NvError err, bool syncpoint_wait) {
+  if (err == abi::NvError::kSuccess) return 0;
+  if (syncpoint_wait && err == abi::NvError::kTimeout) return EAGAIN;
+  return abi::NvErrorToErrno(err);
+}
+
+l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
+    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g) {
+  l4t::nvgpu_ctrl::GpuCharacteristics h;
+  std::memset(&h, 0, sizeof h);
+  // The first 56 bytes are the same members in the same order.
+  h.arch = g.arch;
+  h.impl = g.impl;
+  h.rev = g.rev;
+  h.num_gpc = g.num_gpc;
+  h.l2_cache_size = g.l2_cache_size;
+  h.on_board_video_memory_size = g.on_board_video_memory_size;
+  h.num_tpc_per_gpc = g.num_tpc_per_gpc;
+  h.bus_type = g.bus_type;
+  h.big_page_size = g.big_page_size;
+  h.compression_page_size = g.compression_page_size;
+  h.pde_coverage_bit_count = g.pde_coverage_bit_count;
+  h.available_big_page_sizes = g.available_big_page_sizes;
+  // Then another order.
+  h.flags = g.flags;
+  h.twod_class = g.twod_class;
+  h.threed_class = g.threed_class;
+  h.compute_class = g.compute_class;
+  h.gpfifo_class = g.gpfifo_class;
+  h.inline_to_memory_class = g.inline_to_memory_class;
+  h.dma_copy_class = g.dma_copy_class;
+  h.gpc_mask = g.gpc_mask;
+  h.sm_arch_sm_version = g.sm_arch_sm_version;
+  h.sm_arch_spa_version = g.sm_arch_spa_version;
+  h.sm_arch_warp_count = g.sm_arch_warp_count;
+  h.gpu_va_bit_count = static_cast<uint8_t>(g.gpu_va_bit_count);
+  h.max_fbps_count = g.max_fbps_count;
+  h.fbp_en_mask = g.fbp_en_mask;
+  h.max_ltc_per_fbp = g.max_ltc_per_fbp;
+  h.max_lts_per_ltc = g.max_lts_per_ltc;
+  h.max_tex_per_tpc = g.max_tex_per_tpc;
+  h.max_gpc_count = g.max_gpc_count;
+  h.rop_l2_en_mask_deprecated[0] = g.rop_l2_en_mask_0;
+  h.rop_l2_en_mask_deprecated[1] = g.rop_l2_en_mask_1;
+  static_assert(sizeof h.chipname == sizeof g.chipname);
+  std::memcpy(h.chipname, &g.chipname, sizeof h.chipname);  // both little-endian ASCII
+  h.gr_compbit_store_base_hw = g.gr_compbit_store_base_hw;
+  return h;
+}
+
+int SubmitFlagsToGuest(uint32_t l4t_flags, uint32_t* guest_flags) {
+  // nvgpu.h: FENCE_WAIT 0, FENCE_GET 1, HW_FORMAT 2, SYNC_FENCE 3, SUPPRESS_WFI 4,
+  // SKIP_BUFFER_REFCOUNTING 5, RESCHEDULE_RUNLIST 6.
+  constexpr uint32_t kSyncFence = 1u << 3, kKnown = 0x7F, kPassed = 0x17;
+  if ((l4t_flags & ~kKnown) != 0 || (l4t_flags & kSyncFence) != 0) return EINVAL;
+  *guest_flags = l4t_flags & kPassed;
+  return 0;
+}
+
+int MapBufferExToGuest(uint32_t l4t_flags, int16_t compr_kind, int16_t incompr_kind,
+                       uint32_t* guest_flags, int32_t* kind) {
+  namespace as = l4t::nvgpu_as;
+  if (!(l4t_flags & as::kMapDirectKindCtrl)) return EINVAL;
+  if (compr_kind == as::kKindInvalid && incompr_kind == as::kKindInvalid) return EINVAL;
+  const int16_t k = compr_kind != as::kKindInvalid ? compr_kind : incompr_kind;
+  if (k < 0) return EINVAL;
+  *kind = k;
+  *guest_flags = l4t_flags & (as::kMapFixedOffset | as::kMapCacheable);
+  return 0;
+}
+
+int PlanRw(const l4t::nvmap::RwHandle& rw, uint64_t object_size, std::vector<RwAtom>* atoms) {
+  atoms->clear();
+  if (rw.elem_size == 0 || rw.count == 0) return EINVAL;
+  const uint64_t n = rw.count, elem = rw.elem_size;
+  if (n * elem > kMaxRwBytes) return EINVAL;  // both below 2^32: no overflow
+  // The last atom ends at offset + (n-1)*stride + elem: every factor below 2^32, so below 2^65
+  // only through the product, which is below 2^64.
+  const uint64_t last_end = uint64_t{rw.offset} + (n - 1) * rw.hmem_stride + elem;
+  if (last_end > object_size) return EINVAL;
+  const uint64_t caller_span = (n - 1) * uint64_t{rw.user_stride} + elem;
+  if (rw.addr + caller_span < rw.addr) return EINVAL;  // wraps the caller's address space
+  if (rw.hmem_stride == rw.elem_size && rw.user_stride == rw.elem_size) {
+    atoms->push_back({rw.offset, rw.addr, n * elem});  // one contiguous run on both sides
+    return 0;
+  }
+  if (n > kMaxRwAtoms) return EINVAL;
+  for (uint64_t i = 0; i < n; ++i) {
+    const RwAtom a{rw.offset + i * rw.hmem_stride, rw.addr + i * rw.user_stride, elem};
+    if (!atoms->empty()) {
+      RwAtom& b = atoms->back();
+      if (b.object_offset + b.len == a.object_offset && b.caller_addr + b.len == a.caller_addr) {
+        b.len += a.len;
+        continue;
+      }
+    }
+    atoms->push_back(a);
+  }
+  return 0;
+}
+
+}  // namespace nvsentry::hostshim::fake_l4t

@@ -1,0 +1,310 @@
+/*
+ * A Linux for Tegra r32.7 client of the five nodes in DIR (argv[1]), speaking the L4T ABI
+ * directly (codes and layouts of nvgpu.h, nvmap.h and nvhost_ioctl.h, typed in here): the
+ * fake Jetson's integration test (tests/integration/fake_l4t_test.cc) runs it against
+ * `nvsentry fake-l4t DIR`. Each step prints one line; any failure exits 1 naming it.
+ *
+ * nvmap CREATE/ALLOC/WRITE/READ (strided) round trip; GET_CHARACTERISTICS by pointer; an
+ * address space (the node's open) with MAP_BUFFER_EX; a channel bound to it, SET_NVMAP_FD,
+ * ALLOC_GPFIFO_EX, ALLOC_OBJ_CTX, a pushbuffer that releases a 3D report semaphore submitted with
+ * FENCE_GET, SYNCPT_WAITEX on the fence, the semaphore read back; a wait that times out (EAGAIN);
+ * bad pointers (EFAULT), a bad fd (EINVAL), an unknown code (ENOTTY).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* nvmap.h */
+#define NVMAP_IOC_CREATE 0xC0084E00u
+#define NVMAP_IOC_ALLOC 0x40104E03u
+#define NVMAP_IOC_FREE 0x00004E04u
+#define NVMAP_IOC_WRITE 0x40204E06u
+#define NVMAP_IOC_READ 0x40204E07u
+#define NVMAP_IOC_GET_ID 0xC0084E0Du
+#define NVMAP_IOC_PARAMETERS 0x80384E1Bu
+struct nvmap_create_handle {
+  uint32_t size, handle;
+};
+struct nvmap_alloc_handle {
+  uint32_t handle, heap_mask, flags, align;
+};
+struct nvmap_rw_handle {
+  uint64_t addr;
+  uint32_t handle, offset, elem_size, hmem_stride, user_stride, count;
+};
+struct nvmap_handle_parameters {
+  uint8_t contig, pad0[3];
+  uint32_t import_id, handle, heap_number, access_flags, pad1;
+  uint64_t heap, align, coherency, size;
+};
+
+/* nvhost_ioctl.h */
+#define NVHOST_IOCTL_CTRL_SYNCPT_READ 0xC0084801u
+#define NVHOST_IOCTL_CTRL_SYNCPT_WAITEX 0xC0104806u
+struct nvhost_ctrl_syncpt_read_args {
+  uint32_t id, value;
+};
+struct nvhost_ctrl_syncpt_waitex_args {
+  uint32_t id, thresh;
+  int32_t timeout;
+  uint32_t value;
+};
+
+/* nvgpu.h */
+#define NVGPU_GPU_IOCTL_GET_CHARACTERISTICS 0xC0104705u
+#define NVGPU_AS_IOCTL_BIND_CHANNEL 0xC0044101u
+#define NVGPU_AS_IOCTL_MAP_BUFFER_EX 0xC0284107u
+#define NVGPU_AS_IOCTL_GET_VA_REGIONS 0xC0104108u
+#define NVGPU_IOCTL_CHANNEL_SET_NVMAP_FD 0x40044805u
+#define NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO 0xC018486Bu
+#define NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX 0xC010486Cu
+#define NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX 0x4020487Bu
+#define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
+#define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
+struct nvgpu_gpu_get_characteristics {
+  uint64_t buf_size, buf_addr;
+};
+struct nvgpu_as_bind_channel_args {
+  uint32_t channel_fd;
+};
+struct nvgpu_as_map_buffer_ex_args {
+  uint32_t flags;
+  int16_t compr_kind, incompr_kind;
+  uint32_t dmabuf_fd, page_size;
+  uint64_t buffer_offset, mapping_size, offset;
+};
+struct nvgpu_as_va_region {
+  uint64_t offset;
+  uint32_t page_size, reserved;
+  uint64_t pages;
+};
+struct nvgpu_as_get_va_regions_args {
+  uint64_t buf_addr;
+  uint32_t buf_size, reserved;
+};
+struct nvgpu_set_nvmap_fd_args {
+  uint32_t fd;
+};
+struct nvgpu_gpfifo_entry {
+  uint32_t entry0, entry1;
+};
+struct nvgpu_fence {
+  uint32_t id, value;
+};
+struct nvgpu_submit_gpfifo_args {
+  uint64_t gpfifo;
+  uint32_t num_entries, flags;
+  struct nvgpu_fence fence;
+};
+struct nvgpu_alloc_obj_ctx_args {
+  uint32_t class_num, flags;
+  uint64_t obj_id;
+};
+struct nvgpu_alloc_gpfifo_ex_args {
+  uint32_t num_entries, num_inflight_jobs, flags, reserved[5];
+};
+
+#define CLASS_3D 0xB197u
+#define BAD_POINTER 8u /* never mapped */
+
+static const char* dir;
+
+static void fail(const char* what) {
+  fprintf(stderr, "l4t_client: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static void expect(int ok, const char* what) {
+  if (!ok) {
+    fprintf(stderr, "l4t_client: %s\n", what);
+    exit(1);
+  }
+}
+
+static int open_node(const char* name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) fail(path);
+  return fd;
+}
+
+/* An ioctl that must fail with `err`. */
+static void expect_errno(int fd, unsigned long code, void* arg, int err, const char* what) {
+  errno = 0;
+  if (ioctl(fd, code, arg) == 0 || errno != err) {
+    fprintf(stderr, "l4t_client: %s: expected %s, got %s\n", what, strerror(err), strerror(errno));
+    exit(1);
+  }
+  printf("%s: %s as expected\n", what, strerror(err));
+}
+
+struct buffer {
+  uint32_t handle;
+  uint64_t gpu;
+};
+
+static struct buffer make_buffer(int nvmap, int as, uint32_t size) {
+  struct buffer b = {0, 0};
+  struct nvmap_create_handle c = {size, 0};
+  if (ioctl(nvmap, NVMAP_IOC_CREATE, &c) != 0) fail("CREATE");
+  struct nvmap_alloc_handle a = {c.handle, 1u << 0, 0, 4096};
+  if (ioctl(nvmap, NVMAP_IOC_ALLOC, &a) != 0) fail("ALLOC");
+  b.handle = c.handle;
+  if (as >= 0) {
+    struct nvgpu_as_map_buffer_ex_args m;
+    memset(&m, 0, sizeof m);
+    m.flags = NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL;
+    m.compr_kind = -1;
+    m.incompr_kind = 0; /* pitch */
+    m.dmabuf_fd = c.handle;
+    if (ioctl(as, NVGPU_AS_IOCTL_MAP_BUFFER_EX, &m) != 0) fail("MAP_BUFFER_EX");
+    expect(m.offset != 0, "MAP_BUFFER_EX gave no address");
+    b.gpu = m.offset;
+  }
+  return b;
+}
+
+static void nvmap_rw(int nvmap, unsigned long code, uint32_t handle, void* buf, uint32_t offset,
+                     uint32_t elem, uint32_t hstride, uint32_t ustride, uint32_t count,
+                     const char* what) {
+  struct nvmap_rw_handle rw = {
+      (uint64_t)(uintptr_t)buf, handle, offset, elem, hstride, ustride, count};
+  if (ioctl(nvmap, code, &rw) != 0) fail(what);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: l4t_client DIR\n");
+    return 2;
+  }
+  dir = argv[1];
+  int nvmap = open_node("nvmap");
+  int ctrl = open_node("nvhost-ctrl");
+  int ctrl_gpu = open_node("nvhost-ctrl-gpu");
+
+  /* 1. nvmap: a strided WRITE, then READ the object back whole. */
+  struct buffer scratch = make_buffer(nvmap, -1, 4096);
+  uint8_t rows[4][16], back[128];
+  for (int r = 0; r < 4; r++)
+    for (int i = 0; i < 16; i++) rows[r][i] = (uint8_t)(r * 16 + i + 1);
+  nvmap_rw(nvmap, NVMAP_IOC_WRITE, scratch.handle, rows, 0, 16, 32, 16, 4, "WRITE");
+  memset(back, 0xEE, sizeof back);
+  nvmap_rw(nvmap, NVMAP_IOC_READ, scratch.handle, back, 0, sizeof back, sizeof back, sizeof back, 1,
+           "READ");
+  for (int r = 0; r < 4; r++) {
+    expect(memcmp(back + 32 * r, rows[r], 16) == 0, "READ: a written row differs");
+    for (int i = 16; i < 32; i++) expect(back[32 * r + i] == 0, "READ: a gap is not zero");
+  }
+  printf("nvmap: strided WRITE and READ round trip ok\n");
+  struct nvmap_create_handle id = {0, scratch.handle};
+  if (ioctl(nvmap, NVMAP_IOC_GET_ID, &id) != 0) fail("GET_ID");
+  struct nvmap_handle_parameters par;
+  memset(&par, 0, sizeof par);
+  par.handle = scratch.handle;
+  if (ioctl(nvmap, NVMAP_IOC_PARAMETERS, &par) != 0) fail("PARAMETERS");
+  expect(par.size == 4096, "PARAMETERS: size");
+  printf("nvmap: handle %u id %u size %llu\n", scratch.handle, id.size,
+         (unsigned long long)par.size);
+  if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)scratch.handle) != 0) fail("FREE");
+  expect_errno(nvmap, NVMAP_IOC_FREE, (void*)(uintptr_t)scratch.handle, EINVAL, "FREE twice");
+
+  /* 2. The GPU, by pointer. */
+  uint8_t chars[256];
+  struct nvgpu_gpu_get_characteristics gc = {sizeof chars, (uint64_t)(uintptr_t)chars};
+  if (ioctl(ctrl_gpu, NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, &gc) != 0) fail("GET_CHARACTERISTICS");
+  expect(gc.buf_size == 256, "GET_CHARACTERISTICS: size");
+  expect(memcmp(chars + 148, "gm20b", 5) == 0, "GET_CHARACTERISTICS: chipname");
+  uint32_t threed;
+  memcpy(&threed, chars + 68, 4);
+  expect(threed == CLASS_3D, "GET_CHARACTERISTICS: 3D class");
+  printf("gpu: %s, 3D class 0x%X\n", (const char*)chars + 148, threed);
+  struct nvgpu_gpu_get_characteristics bad = {sizeof chars, BAD_POINTER};
+  expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, &bad, EFAULT,
+               "GET_CHARACTERISTICS at a bad pointer");
+
+  /* 3. An address space (opening the node makes it) and buffers mapped in it. */
+  int as = open_node("nvhost-as-gpu");
+  struct nvgpu_as_va_region regions[2];
+  struct nvgpu_as_get_va_regions_args va = {(uint64_t)(uintptr_t)regions, sizeof regions, 0};
+  if (ioctl(as, NVGPU_AS_IOCTL_GET_VA_REGIONS, &va) != 0) fail("GET_VA_REGIONS");
+  printf("as: regions at 0x%llx (%u) and 0x%llx (%u)\n", (unsigned long long)regions[0].offset,
+         regions[0].page_size, (unsigned long long)regions[1].offset, regions[1].page_size);
+  struct buffer sema = make_buffer(nvmap, as, 4096);
+  struct buffer push = make_buffer(nvmap, as, 4096);
+  printf("as: semaphore at 0x%llx, pushbuffer at 0x%llx\n", (unsigned long long)sema.gpu,
+         (unsigned long long)push.gpu);
+
+  /* 4. A channel in it. */
+  int ch = open_node("nvhost-gpu");
+  struct nvgpu_as_bind_channel_args bind_bad = {(uint32_t)nvmap};
+  expect_errno(as, NVGPU_AS_IOCTL_BIND_CHANNEL, &bind_bad, EINVAL, "BIND_CHANNEL of an nvmap fd");
+  struct nvgpu_as_bind_channel_args bind = {(uint32_t)ch};
+  if (ioctl(as, NVGPU_AS_IOCTL_BIND_CHANNEL, &bind) != 0) fail("BIND_CHANNEL");
+  struct nvgpu_set_nvmap_fd_args snf = {(uint32_t)nvmap};
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SET_NVMAP_FD, &snf) != 0) fail("SET_NVMAP_FD");
+  struct nvgpu_alloc_gpfifo_ex_args gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 128;
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX, &gp) != 0) fail("ALLOC_GPFIFO_EX");
+  struct nvgpu_alloc_obj_ctx_args obj = {CLASS_3D, 0, 0};
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, &obj) != 0) fail("ALLOC_OBJ_CTX");
+  printf("channel: bound, 128 entries, 3D object\n");
+
+  /* 5. A pushbuffer that releases the 3D report semaphore, written through nvmap WRITE. */
+  const uint32_t sequence = 0x5EED0001u;
+  uint32_t words[] = {
+      (1u << 29) | (1u << 16) | (0u << 13) | (0x000 >> 2),
+      CLASS_3D,                                             /* SetObject, subch 0 */
+      (1u << 29) | (4u << 16) | (0u << 13) | (0x1B00 >> 2), /* SEMAPHORE_A..D */
+      (uint32_t)(sema.gpu >> 32),
+      (uint32_t)sema.gpu,
+      sequence,
+      0u /* release */ | (1u << 4) /* fence */ | (0xFu << 12) /* unit */ | (1u << 28) /* 1 word */,
+  };
+  const uint32_t nwords = sizeof words / 4;
+  nvmap_rw(nvmap, NVMAP_IOC_WRITE, push.handle, words, 0, sizeof words, sizeof words, sizeof words,
+           1, "WRITE pushbuffer");
+  struct nvgpu_gpfifo_entry entry = {(uint32_t)push.gpu & ~3u,
+                                     ((uint32_t)(push.gpu >> 32) & 0xFF) | (nwords << 10)};
+  struct nvgpu_submit_gpfifo_args sub = {
+      (uint64_t)(uintptr_t)&entry, 1, NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET, {0, 0}};
+  struct nvgpu_submit_gpfifo_args sub_bad = sub;
+  sub_bad.gpfifo = BAD_POINTER;
+  expect_errno(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &sub_bad, EFAULT,
+               "SUBMIT_GPFIFO with entries at a bad pointer");
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &sub) != 0) fail("SUBMIT_GPFIFO");
+  printf("submit: fence {%u, %u}\n", sub.fence.id, sub.fence.value);
+
+  /* 6. Wait for the fence, then read the semaphore back. */
+  struct nvhost_ctrl_syncpt_waitex_args w = {sub.fence.id, sub.fence.value, 10000, 0};
+  if (ioctl(ctrl, NVHOST_IOCTL_CTRL_SYNCPT_WAITEX, &w) != 0) fail("SYNCPT_WAITEX");
+  uint32_t got = 0;
+  nvmap_rw(nvmap, NVMAP_IOC_READ, sema.handle, &got, 0, 4, 4, 4, 1, "READ semaphore");
+  expect(got == sequence, "the semaphore does not hold the sequence");
+  printf("fence reached (value %u); semaphore 0x%08X\n", w.value, got);
+
+  /* 7. Refusals. */
+  struct nvhost_ctrl_syncpt_waitex_args never = {sub.fence.id, sub.fence.value + 1000, 20, 0};
+  expect_errno(ctrl, NVHOST_IOCTL_CTRL_SYNCPT_WAITEX, &never, EAGAIN, "a wait that times out");
+  uint32_t x = 0;
+  struct nvmap_rw_handle rw_bad = {BAD_POINTER, sema.handle, 0, 4, 4, 4, 1};
+  expect_errno(nvmap, NVMAP_IOC_READ, &rw_bad, EFAULT, "READ to a bad pointer");
+  struct nvmap_rw_handle rw_out = {(uint64_t)(uintptr_t)&x, sema.handle, 4096, 4, 4, 4, 1};
+  expect_errno(nvmap, NVMAP_IOC_READ, &rw_out, EINVAL, "READ past the object");
+  expect_errno(ctrl, 0xC0084899u, &x, ENOTTY, "an unknown code");
+
+  /* 8. Everything closes; the fake frees what these opens made. */
+  close(ch);
+  close(as);
+  close(ctrl_gpu);
+  close(ctrl);
+  close(nvmap);
+  printf("l4t_client: ok\n");
+  return 0;
+}

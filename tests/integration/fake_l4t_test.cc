@@ -1,0 +1,144 @@
+// `nvsentry fake-l4t DIR` (sentry/fake_l4t_fs.h): the simulated GM20B as the five L4T r32.7
+// nodes in DIR, driven over real ioctl(2) calls by an L4T client (tests/guests/l4t_client.c) and
+// by this test itself. Needs root (FUSE, mounting).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tests/integration/run_util.h"
+
+namespace nvsentry::testing {
+namespace {
+
+// The status line once nothing is open and nothing is held.
+constexpr char kNothingHeld[] =
+    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 nvmap=0; "
+    "memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects; budgets in use: open_fds 0/1024 "
+    "nvmap_objects 0/65536 channels 0/64 address_spaces 0/16 pinned_bytes 0/";
+
+// A fake Jetson on a fresh directory, stopped (and checked to stop cleanly) at the end.
+class FakeL4t : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
+    char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    fake_ = std::make_unique<Child>(RunSpec{{NvsentryPath(), "fake-l4t", dir_}, {}, 120000});
+    ASSERT_TRUE(fake_->WaitForOutput("fake-l4t: ready " + dir_, 20000)) << fake_->Finish(1000).err;
+  }
+  void TearDown() override {
+    if (fake_ == nullptr) return;
+    kill(fake_->pid(), SIGTERM);
+    RunResult r = fake_->Finish(20000);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("fake-l4t: stopped"), std::string::npos) << r.out;
+    struct stat st {
+    }, parent{};
+    ASSERT_EQ(stat(dir_.c_str(), &st), 0);
+    ASSERT_EQ(stat("/tmp", &parent), 0);
+    EXPECT_EQ(st.st_dev, parent.st_dev) << "DIR is still mounted";
+    rmdir(dir_.c_str());
+  }
+  std::string Node(const char* name) const { return dir_ + "/" + name; }
+  // Asks for the status until `text` shows in the output (releases reach the fake after the
+  // closes return: the kernel sends them asynchronously).
+  bool StatusShows(const std::string& text, int timeout_ms = 20000) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    int wait_ms = 20;
+    while (std::chrono::steady_clock::now() < deadline) {
+      kill(fake_->pid(), SIGUSR1);
+      if (fake_->WaitForOutput(text, wait_ms)) return true;
+      wait_ms = std::min(wait_ms * 2, 1000);
+    }
+    return false;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Child> fake_;
+};
+
+TEST_F(FakeL4t, AnL4tClientRunsAndItsObjectsAreFreedWhenItsFilesClose) {
+  RunResult r = RunProgram({{L4T_CLIENT_BIN, dir_}, {}, 60000});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("semaphore 0x5EED0001"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("l4t_client: ok"), std::string::npos) << r.out;
+  EXPECT_TRUE(StatusShows(kNothingHeld)) << fake_->Finish(1000).out;
+}
+
+// nvmap CREATE/ALLOC and a channel through this test's own fds: counted while open, gone after.
+TEST_F(FakeL4t, ClosingAnOpenFreesWhatItMade) {
+  const int nvmap = open(Node("nvmap").c_str(), O_RDWR | O_CLOEXEC);
+  const int ch = open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(nvmap, 0);
+  ASSERT_GE(ch, 0);
+  uint32_t create[2] = {1 << 20, 0};  // nvmap_create_handle {size, handle}
+  ASSERT_EQ(ioctl(nvmap, 0xC0084E00u, create), 0) << strerror(errno);
+  uint32_t alloc[4] = {create[1], 1, 0, 4096};  // nvmap_alloc_handle
+  ASSERT_EQ(ioctl(nvmap, 0x40104E03u, alloc), 0) << strerror(errno);
+  EXPECT_TRUE(
+      StatusShows("nvhost-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; parked 0; gpu: 1 "
+                  "nvmap objects"));
+  EXPECT_TRUE(StatusShows("channels 1/64"));
+  close(ch);
+  close(nvmap);
+  EXPECT_TRUE(StatusShows(kNothingHeld)) << fake_->Finish(1000).out;
+}
+
+void NoOp(int) {}
+
+// A wait without a timeout parks in the fake; a signal to the waiting thread interrupts it (FUSE
+// INTERRUPT), and the fake answers EINTR.
+TEST_F(FakeL4t, AParkedWaitIsInterruptedWithEintr) {
+  struct sigaction sa {};
+  sa.sa_handler = NoOp;  // no SA_RESTART: the ioctl returns EINTR
+  struct sigaction old {};
+  ASSERT_EQ(sigaction(SIGUSR2, &sa, &old), 0);
+  const int ctrl = open(Node("nvhost-ctrl").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(ctrl, 0);
+  std::atomic<int> result{1}, err{0};
+  std::atomic<pthread_t> waiter{};
+  std::thread t([&] {
+    waiter = pthread_self();
+    uint32_t wait[3] = {1, 0x7FFFFFFF, static_cast<uint32_t>(-1)};  // id 1, far, forever
+    result = ioctl(ctrl, 0x400C4803u, wait);                        // SYNCPT_WAIT
+    err = errno;
+  });
+  ASSERT_TRUE(StatusShows("parked 1;"));  // the thread is inside the ioctl, parked
+  pthread_kill(waiter.load(), SIGUSR2);
+  t.join();
+  EXPECT_EQ(result.load(), -1);
+  EXPECT_EQ(err.load(), EINTR);
+  close(ctrl);
+  EXPECT_TRUE(StatusShows(kNothingHeld)) << fake_->Finish(1000).out;
+  sigaction(SIGUSR2, &old, nullptr);
+}
+
+TEST(FakeL4tRefusal, WithoutRootItSaysSoAndFails) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run the fake as another user";
+  char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  RunResult r = RunProgram({{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             NvsentryPath(), "fake-l4t", tmpl},
+                            {},
+                            20000});
+  rmdir(tmpl);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
