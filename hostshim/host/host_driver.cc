@@ -21,7 +21,7 @@ HostContext* HostDriver::Context(abi::NvError& refused) {
   if (context_ == nullptr) {
     absl::StatusOr<std::unique_ptr<HostContext>> c = HostContext::Make(options_);
     if (!c.ok()) {
-      NVS_LOG_LIMITED(spdlog::level::warn, "host backend: {}", c.status().ToString());
+      NVS_LOG_LIMITED(spdlog::level::warn, "host backend: {}", std::string(c.status().message()));
       refused = abi::NvError::kDeviceNotFound;
       return nullptr;
     }

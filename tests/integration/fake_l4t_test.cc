@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/integration/run_util.h"
+#include "tests/integration/fake_jetson.h"
 
 namespace nvsentry::testing {
 namespace {
@@ -29,47 +29,7 @@ constexpr char kNothingHeld[] =
     "memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects; budgets in use: open_fds 0/1024 "
     "nvmap_objects 0/65536 channels 0/64 address_spaces 0/16 pinned_bytes 0/";
 
-// A fake Jetson on a fresh directory, stopped (and checked to stop cleanly) at the end.
-class FakeL4t : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
-    char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    fake_ = std::make_unique<Child>(RunSpec{{NvsentryPath(), "fake-l4t", dir_}, {}, 120000});
-    ASSERT_TRUE(fake_->WaitForOutput("fake-l4t: ready " + dir_, 20000)) << fake_->Finish(1000).err;
-  }
-  void TearDown() override {
-    if (fake_ == nullptr) return;
-    kill(fake_->pid(), SIGTERM);
-    RunResult r = fake_->Finish(20000);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("fake-l4t: stopped"), std::string::npos) << r.out;
-    struct stat st {
-    }, parent{};
-    ASSERT_EQ(stat(dir_.c_str(), &st), 0);
-    ASSERT_EQ(stat("/tmp", &parent), 0);
-    EXPECT_EQ(st.st_dev, parent.st_dev) << "DIR is still mounted";
-    rmdir(dir_.c_str());
-  }
-  std::string Node(const char* name) const { return dir_ + "/" + name; }
-  // Asks for the status until `text` shows in the output (releases reach the fake after the
-  // closes return: the kernel sends them asynchronously).
-  bool StatusShows(const std::string& text, int timeout_ms = 20000) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    int wait_ms = 20;
-    while (std::chrono::steady_clock::now() < deadline) {
-      kill(fake_->pid(), SIGUSR1);
-      if (fake_->WaitForOutput(text, wait_ms)) return true;
-      wait_ms = std::min(wait_ms * 2, 1000);
-    }
-    return false;
-  }
-
-  std::string dir_;
-  std::unique_ptr<Child> fake_;
-};
+using FakeL4t = FakeJetsonTest;
 
 TEST_F(FakeL4t, AnL4tClientRunsAndItsObjectsAreFreedWhenItsFilesClose) {
   RunResult r = RunProgram({{L4T_CLIENT_BIN, dir_}, {}, 60000});

@@ -1,0 +1,130 @@
+// The host backend (docs/host-passthrough.md) proved against a simulated Jetson: the GPU suite's
+// guests run with --backend=host over `nvsentry fake-l4t DIR`, through real ioctl(2) calls on the
+// fake's L4T nodes, and answer what they answer on the simulated backend. Needs root (the fake's
+// FUSE mount).
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/integration/fake_jetson.h"
+
+namespace nvsentry::testing {
+namespace {
+
+constexpr char kGpuOnHost[] =
+    "[devices.\"/dev/nvhost-ctrl\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvmap\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-as-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-ctrl-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"host\"\n";
+
+class HostBackend : public FakeJetsonTest {
+ protected:
+  std::vector<std::string> Host(std::vector<std::string> more = {}) const {
+    std::vector<std::string> o = {"--backend=host", "--host-dev-dir=" + dir_};
+    o.insert(o.end(), more.begin(), more.end());
+    return o;
+  }
+  std::string Policy(const std::string& name, const std::string& toml) const {
+    std::string path =
+        ::testing::TempDir() + "nvsentry_host_" + std::to_string(getpid()) + "_" + name + ".toml";
+    std::ofstream(path) << toml;
+    return "--policy=" + path;
+  }
+  // The fake holds nothing once every guest file is closed.
+  void ExpectFakeHoldsNothing() {
+    EXPECT_TRUE(
+        StatusShows("sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 "
+                    "nvhost-gpu=0 nvmap=0; memory 0 regions 0 bytes; parked 0"))
+        << fake_->Finish(1000).out;
+  }
+};
+
+void ExpectDemoPassed(const RunResult& r) {
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["demo"], "ok") << r.out << r.err;
+  EXPECT_EQ(kv["copy_mismatch"], "0");
+  EXPECT_EQ(kv["fill_mismatch"], "0");
+}
+
+TEST_F(HostBackend, TheDemoRunsOnTheSimulatedJetsonThroughNvdrv) {
+  ExpectDemoPassed(RunSandboxed(Host(), {GPU_DEMO_BIN}));
+  ExpectFakeHoldsNothing();
+}
+
+TEST_F(HostBackend, TheDemoRunsOnTheSimulatedJetsonThroughTheLinuxNodes) {
+  ExpectDemoPassed(RunSandboxed(Host(), {GPU_DEMO_BIN}, {"NVC_DIRECT=1"}));
+}
+
+// --trace shows each guest call and, under it, the host call it became, in the L4T layout.
+TEST_F(HostBackend, TraceShowsBothSides) {
+  RunResult r = RunSandboxed(Host({"--trace"}), {GPU_DEMO_BIN});
+  ExpectDemoPassed(r);
+  for (const char* host : {"host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO",
+                           "host ioctl(/dev/nvhost-as-gpu, NVGPU_AS_IOCTL_MAP_BUFFER_EX",
+                           "host ioctl(/dev/nvhost-ctrl, NVHOST_IOCTL_CTRL_SYNCPT_READ"})
+    EXPECT_NE(r.err.find(host), std::string::npos) << host << "\n" << r.err;
+  // The host's submit follows the guest's.
+  const size_t guest = r.err.find("NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO");
+  const size_t host = r.err.find("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO");
+  ASSERT_NE(guest, std::string::npos);
+  EXPECT_LT(guest, host);
+}
+
+// The GPU suite's guests answer on the host backend what they answer on the simulated GPU, key by
+// key (their keys are results and errors, never addresses).
+TEST_F(HostBackend, TheGpuSuitesGuestsAnswerAsOnTheSimulator) {
+  const std::string bit9 = "[guest]\nservice = \"nvdrv\"\npermission_mask = 0xAA3B\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string policy;  // empty: the default policy
+  };
+  const std::vector<Case> cases = {
+      {{"nvmap"}, ""},          {{"multi"}, ""},          {{"as"}, ""},
+      {{"fault-unmapped"}, ""}, {{"bad-subchannel"}, ""}, {{"share"}, bit9}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    std::vector<std::string> argv = {GPU_GUEST_BIN};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult sim = c.policy.empty() ? RunSandboxed({}, argv)
+                                     : RunSandboxed({Policy(c.args[0] + "_sim", c.policy)}, argv);
+    RunResult host = c.policy.empty()
+                         ? RunSandboxed(Host(), argv)
+                         : RunSandboxed({Policy(c.args[0] + "_host", c.policy + kGpuOnHost),
+                                         "--host-dev-dir=" + dir_},
+                                        argv);
+    ASSERT_EQ(sim.exit_code, 0) << sim.out << sim.err;
+    EXPECT_EQ(host.exit_code, 0) << host.out << host.err;
+    auto ks = ParseKeyValues(sim.out), kh = ParseKeyValues(host.out);
+    EXPECT_EQ(ks["done"], "1") << sim.out;
+    for (const auto& [k, v] : ks)
+      EXPECT_EQ(kh[k], v) << "key " << k << "\n" << host.out << host.err;
+  }
+  ExpectFakeHoldsNothing();
+}
+
+// SYNCPT_INCR of a syncpoint no channel of the guest uses would move another host client's
+// fence: refused, and said so.
+TEST_F(HostBackend, IncrementOfASyncpointTheGuestDoesNotOwnIsRefused) {
+  RunResult r = RunSandboxed(Host(), {CTRL_GUEST_BIN, "basic"});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.err.find("SYNCPT_INCR of syncpoint 7, which no channel of the guest owns"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(HostBackend, AHostWithoutTheNodesIsAClearError) {
+  RunResult r =
+      RunSandboxed({"--backend=host", "--host-dev-dir=/nonexistent-host-dev"}, {GPU_DEMO_BIN});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot open /nonexistent-host-dev/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("open /dev/nvhost-ctrl failed: DeviceNotFound"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace nvsentry::testing
