@@ -1,5 +1,6 @@
 #include "hostshim/host/channel_session.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "abi/device_events.h"
@@ -8,6 +9,7 @@
 #include "abi/l4t/nvgpu_channel.h"
 #include "hostshim/host/channel_xlate.h"
 #include "hostshim/host/host_context.h"
+#include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/twin_handle.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/gpu_clock.h"
@@ -240,8 +242,9 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
 
 NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
   l4t::U32Arg t{};
-  if (HostCallResult r = HostOf(call, l4t::kGetTimedout, t); r.err != 0) return r.nv();
-  std::optional<sim::NotifierRecord> record;
+  HostCallResult r = HostOf(call, l4t::kGetTimedout, t);
+  // A host without GET_TIMEDOUT still writes the notifier: ENOTTY leaves the record to say it.
+  if (r.err != 0 && r.err != ENOTTY) return r.nv();
   std::shared_ptr<sim::NvmapObject> obj;
   uint64_t offset;
   {
@@ -249,10 +252,19 @@ NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
     obj = notifier_;
     offset = notifier_offset_;
   }
-  sim::NotifierRecord rec;
-  if (obj != nullptr && obj->Read(offset, {reinterpret_cast<uint8_t*>(&rec), sizeof rec}))
-    record = rec;
-  *e = ChannelErrorOf(t.value != 0, record);
+  // The host's own copy of the record: the guest's reaches it only at the next pull, and a failed
+  // channel's syncpoint, which would cause one, does not move.
+  std::optional<sim::NotifierRecord> record;
+  uint32_t twin = 0;
+  if (obj != nullptr && TwinHandle(ctx_.twins(), obj, &twin) == NvError::kSuccess) {
+    sim::NotifierRecord rec;
+    L4tNvmap host_nvmap(ctx_.nvmap_fd());
+    if (host_nvmap.Read(twin, offset, {reinterpret_cast<uint8_t*>(&rec), sizeof rec}).ok())
+      record = rec;
+  }
+  *e = ChannelErrorOf(r.err == 0 && t.value != 0, record);
+  // The host's channel events are not seen: the error event fires when the sentry learns of it.
+  if (e->failed) events_.Signal(sim::kEventErrorNotifier);
   return NvError::kSuccess;
 }
 

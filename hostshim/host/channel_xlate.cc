@@ -27,9 +27,9 @@ NvError AllocGpfifoToHost(uint32_t n, bool ex, l4t::AllocGpfifoEx* h) {
 }
 
 HostChannelError ChannelErrorOf(bool timed_out, std::optional<sim::NotifierRecord> record) {
-  if (!timed_out) return {};
   if (record && record->status == sim::kNotifierStatusError && record->info32 != 0)
     return {true, record->info32};
+  if (!timed_out) return {};
   return {true, sim::kNotifierIdleTimeout};
 }
 

@@ -31,9 +31,9 @@ abi::NvError SubmitFlagsToHost(uint32_t guest_flags, uint32_t* host_flags);
 abi::NvError AllocGpfifoToHost(uint32_t num_entries, bool ex,
                                abi::l4t::nvgpu_channel::AllocGpfifoEx* h);
 
-// What GET_ERROR_NOTIFICATION and GET_ERROR_INFO report once the host said the channel timed out
-// (GET_TIMEDOUT): the notifier record the host wrote, when the guest gave one and it holds an
-// error, else an idle timeout.
+// What GET_ERROR_NOTIFICATION and GET_ERROR_INFO report: the channel failed when the host's
+// GET_TIMEDOUT says so or the notifier record the host wrote holds an error (r32.7.4 does both
+// when a channel faults); the code is the record's, else an idle timeout.
 struct HostChannelError {
   bool failed = false;
   uint32_t info32 = 0;  // the notifier code

@@ -43,7 +43,10 @@ TEST(HostChannelXlate, AllocGpfifoPassesEntriesOnly) {
 }
 
 TEST(HostChannelXlate, ErrorsComeFromTheHostsTimeoutAndNotifier) {
-  EXPECT_FALSE(ChannelErrorOf(false, sim::NotifierRecord{1, 31, 0, 0xFFFF}).failed);
+  EXPECT_FALSE(ChannelErrorOf(false, std::nullopt).failed);
+  EXPECT_FALSE(ChannelErrorOf(false, sim::NotifierRecord{}).failed);
+  EXPECT_EQ(ChannelErrorOf(false, sim::NotifierRecord{1, 31, 0, 0xFFFF}).info32, 31u)
+      << "the record alone says the channel failed";
   HostChannelError idle = ChannelErrorOf(true, std::nullopt);
   EXPECT_TRUE(idle.failed);
   EXPECT_EQ(idle.info32, 8u);  // NVGPU_ERR_NOTIFIER_FIFO_ERROR_IDLE_TIMEOUT
