@@ -263,6 +263,10 @@ NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
       record = rec;
   }
   *e = ChannelErrorOf(r.err == 0 && t.value != 0, record);
+  // What the host wrote reaches the guest's copy now, as the simulated channel writes it at once
+  // (the same bytes a later pull brings).
+  if (record && record->status == sim::kNotifierStatusError)
+    obj->Write(offset, {reinterpret_cast<const uint8_t*>(&*record), sizeof *record});
   // The host's channel events are not seen: the error event fires when the sentry learns of it.
   if (e->failed) events_.Signal(sim::kEventErrorNotifier);
   return NvError::kSuccess;
