@@ -8,7 +8,6 @@
 #include "abi/l4t/nvgpu_as.h"
 #include "abi/l4t/nvgpu_channel.h"
 #include "abi/l4t/nvgpu_ctrl.h"
-#include "abi/l4t/nvgpu_tsg.h"
 #include "abi/l4t/nvhost_channel.h"
 #include "abi/l4t/nvhost_ctrl.h"
 #include "abi/l4t/nvmap.h"
@@ -29,7 +28,6 @@ constexpr HostCall Gpu(uint32_t code) { return {N::kNvhostCtrlGpu, code}; }
 constexpr HostCall As(uint32_t code) { return {N::kNvhostAsGpu, code}; }
 constexpr HostCall Ch(uint32_t code) { return {N::kNvhostGpu, code}; }
 constexpr HostCall Map(uint32_t code) { return {N::kNvmap, code}; }
-constexpr HostCall Tsg(uint32_t code) { return {N::kTsg, code}; }
 constexpr HostCall H1x(uint32_t code) { return {N::kHost1xChannel, code}; }
 
 constexpr std::string_view kSwitchbrewNs = "Switchbrew's fixed answer is NotSupported";
@@ -184,22 +182,27 @@ const Correspondence kRows[] = {
      kForward,
      {As(nvgpu_as::kMapBufferEx)},
      kCode | kLayout | kHandle,
-     "r32.7.4 has no MAP_BUFFER; MAP_BUFFER_EX with DIRECT_KIND_CTRL"},
+     "r32.7.4 has no MAP_BUFFER; MAP_BUFFER_EX with DIRECT_KIND_CTRL and the object's kind"},
     {kAs, g::nvhost_as_gpu::kUnmapBuffer, kForward, {As(nvgpu_as::kUnmapBuffer)}, kSameCall},
     {kAs,
      g::nvhost_as_gpu::kMapBufferEx,
      kForward,
      {As(nvgpu_as::kMapBufferEx)},
-     kCode | kLayout | kHandle,
-     "s32 kind -> s16 compr_kind/incompr_kind with DIRECT_KIND_CTRL (required on r32.7.4); "
-     "nvmap id -> dma-buf fd; page_size where the guest has a reserved word"},
+     kCode | kLayout | kHandle | kSemantics,
+     "s32 kind -> s16 incompr_kind with DIRECT_KIND_CTRL (required on r32.7.4) and compr_kind "
+     "invalid: comptags are the host GPU's, shared by all its clients, and never asked for; "
+     "nvmap id -> the twin's dma-buf fd; page_size (where the guest has a reserved word) 0, the "
+     "host's best fit; an anywhere mapping's alignment is checked, not passed; the guest's modify "
+     "flag (the host's bit 8 is DIRECT_KIND_CTRL) answers NotSupported"},
     {kAs,
      g::nvhost_as_gpu::kAllocAs,
      kForward,
-     {Gpu(nvgpu_ctrl::kAllocAs)},
+     {As(nvgpu_as::kGetVaRegions)},
      kCode | kSemantics,
      "on the host an address space comes from opening the node (default big pages) or from "
-     "nvhost-ctrl-gpu's ALLOC_AS, which returns a new fd"},
+     "nvhost-ctrl-gpu's ALLOC_AS, which returns a new fd (a FUSE-served host cannot): the "
+     "session's open is the address space, adopted when its layout (read with GET_VA_REGIONS) "
+     "has the big page size asked for; NotSupported otherwise"},
     {kAs,
      g::nvhost_as_gpu::kGetVaRegions,
      kForward,
@@ -209,9 +212,10 @@ const Correspondence kRows[] = {
     {kAs,
      g::nvhost_as_gpu::kAllocAsEx,
      kForward,
-     {Gpu(nvgpu_ctrl::kAllocAs)},
+     {As(nvgpu_as::kGetVaRegions)},
      kCode | kLayout | kSemantics,
-     "r32.7.4's ALLOC_AS takes no VA range"},
+     "as ALLOC_AS; r32.7.4 takes no VA range, so a range other than all zero must be exactly the "
+     "host's layout (NotSupported otherwise)"},
     {kAs,
      g::nvhost_as_gpu::kMapBufferEx2,
      kForward,
@@ -238,14 +242,18 @@ const Correspondence kRows[] = {
      kSameCall},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kZbcSetTable,
-     kForward,
-     {Gpu(nvgpu_ctrl::kZbcSetTable)},
-     kSameCall},
+     kSentry,
+     {},
+     kSemantics,
+     "the host's ZBC table is the GPU's, shared by every host client (a guest could fill its "
+     "slots or read other clients' clear values): the sentry's own table, as simulated; the "
+     "guest's clears then just find no ZBC slot on the host"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kZbcQueryTable,
-     kForward,
-     {Gpu(nvgpu_ctrl::kZbcQueryTable)},
-     kSameCall},
+     kSentry,
+     {},
+     kSemantics,
+     "as ZBC_SET_TABLE: the sentry's own table"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kGetCharacteristics,
      kForward,
@@ -272,9 +280,11 @@ const Correspondence kRows[] = {
      "not in r32.7.4's nvgpu.h"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kSetMmuDebugMode,
-     kForward,
-     {Gpu(nvgpu_ctrl::kSetMmuDebugMode)},
-     kCode},
+     kSentry,
+     {},
+     kSemantics,
+     "r32.7.4 sets the MMU debug mode of the whole GPU (every host client's faults): kept in the "
+     "sentry, as simulated"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kSetSmDebugMode,
      kForward,
@@ -282,16 +292,17 @@ const Correspondence kRows[] = {
      kCode | kFd},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kWaitForPauseV1,
-     kForward,
-     {Gpu(nvgpu_ctrl::kWaitForPause)},
-     kPointer,
-     "same code; the pointer must name sentry memory, not the guest's"},
+     kSentry,
+     {},
+     kPointer | kSemantics,
+     "the host's locks down every SM of the GPU (stalling other host clients) and reports every "
+     "client's warps: answered as simulated (no warps paused), written to the guest's pointer"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kWaitForPause,
-     kForward,
-     {Gpu(nvgpu_ctrl::kWaitForPause)},
-     kCode | kPointer,
-     "one warpstate per SM by pointer; the guest's two inline"},
+     kSentry,
+     {},
+     kCode | kPointer | kSemantics,
+     "as WAIT_FOR_PAUSE before 6.1.0: answered as simulated"},
     {kCtrlGpu,
      g::nvhost_ctrl_gpu::kGetTpcExceptionEnStatus,
      kForward,
@@ -411,10 +422,11 @@ const Correspondence kRows[] = {
      kHost1xOnly},
     {kGpu,
      g::channel::kSetTimeoutEx,
-     kForward,
-     {Ch(nvgpu_channel::kSetTimeoutEx)},
+     kNotSupported,
+     {},
      kCode | kLayout,
-     "the host's takes {timeout, flags}; nvgpu and host1x share the code"},
+     "the guest's code carries no argument (the host's takes {timeout, flags}): nothing to "
+     "forward; the simulated channel does not serve it either"},
     {kGpu,
      g::channel::kGetClkRateV1,
      kForward,
@@ -453,7 +465,13 @@ const Correspondence kRows[] = {
      kCode | kFd,
      "r32.7.4 accepts and ignores it"},
     {kGpu, g::channel::kSetTimeout, kForward, {Ch(nvgpu_channel::kSetTimeout)}, kCode},
-    {kGpu, g::channel::kAllocGpfifo, kForward, {Ch(nvgpu_channel::kAllocGpfifo)}, kCode},
+    {kGpu,
+     g::channel::kAllocGpfifo,
+     kForward,
+     {Ch(nvgpu_channel::kAllocGpfifo)},
+     kCode | kSemantics,
+     "entries checked and rounded up as simulated; flags 0 (L4T's bit 0 asks for protected video "
+     "memory)"},
     {kGpu,
      g::channel::kWait,
      kForward,
@@ -470,9 +488,18 @@ const Correspondence kRows[] = {
      g::channel::kSubmitGpfifo,
      kForward,
      {Ch(nvgpu_channel::kSubmitGpfifo)},
-     kCode | kPointer,
-     "entries read at `gpfifo` (the guest's follow the header)"},
-    {kGpu, g::channel::kAllocObjCtx, kForward, {Ch(nvgpu_channel::kAllocObjCtx)}, kCode},
+     kCode | kPointer | kSemantics,
+     "entries read at `gpfifo` (the guest's follow the header); guest memory pushed first; "
+     "FENCE_GET always (the guest gets a fence, as simulated, and the sentry learns the "
+     "channel's syncpoint); SYNC_FENCE never (fence.id would name an fd of the sentry's); the "
+     "guest's increment-by-value bit 8 answers NotSupported (the host tracks its syncpoint's max)"},
+    {kGpu,
+     g::channel::kAllocObjCtx,
+     kForward,
+     {Ch(nvgpu_channel::kAllocObjCtx)},
+     kCode | kSemantics,
+     "the class checked and one context per channel, as simulated; flags 0 (L4T's are "
+     "preemption modes)"},
     {kGpu,
      g::channel::kFreeObjCtx,
      kSentry,
@@ -484,25 +511,33 @@ const Correspondence kRows[] = {
      g::channel::kSetErrorNotifier,
      kForward,
      {Ch(nvgpu_channel::kSetErrorNotifier)},
-     kCode | kHandle,
-     "`mem` is a dma-buf fd on the host"},
+     kCode | kHandle | kSemantics,
+     "`mem` is the twin's dma-buf fd on the host; a value that is no handle of the caller (libnx "
+     "passes 1) enables the notifier without memory, as simulated, and reaches no host"},
     {kGpu,
      g::channel::kSetPriority,
-     kForward,
-     {Tsg(nvgpu_tsg::kSetRunlistInterleave)},
+     kSentry,
+     {},
      kCode | kLayout | kSemantics,
-     "the guest's code is nvhost's SET_PRIORITY, which r32.7.4 nvgpu does not dispatch: the "
-     "channel's TSG runlist interleave level stands in"},
+     "the guest's code is nvhost's SET_PRIORITY, which r32.7.4 nvgpu does not dispatch; the "
+     "nearest, a TSG's runlist interleave, needs a TSG fd from OPEN_TSG (a FUSE-served host "
+     "cannot hand one out): kept in the sentry, as simulated"},
     {kGpu, g::channel::kEnable, kForward, {Ch(nvgpu_channel::kEnable)}, kCode},
     {kGpu, g::channel::kDisable, kForward, {Ch(nvgpu_channel::kDisable)}, kCode},
     {kGpu, g::channel::kPreempt, kForward, {Ch(nvgpu_channel::kPreempt)}, kCode},
-    {kGpu, g::channel::kForceReset, kForward, {Ch(nvgpu_channel::kForceReset)}, kCode},
+    {kGpu,
+     g::channel::kForceReset,
+     kForward,
+     {Ch(nvgpu_channel::kForceReset)},
+     kCode | kSemantics,
+     "r32.7.4 marks the channel dead (later calls answer Timeout); the simulated channel restarts"},
     {kGpu,
      g::channel::kEventIdControl,
-     kForward,
-     {Tsg(nvgpu_tsg::kEventIdCtrl)},
+     kSentry,
+     {},
      kCode | kLayout | kSemantics,
-     "on the channel's TSG; the host returns an event fd, the guest's events are nvdrv's"},
+     "r32.7.4 serves it on a TSG fd and answers an event fd; the guest's events are nvdrv's: the "
+     "sentry's own, as simulated (the host's channel events are not seen)"},
     {kGpu,
      g::channel::kCycleStatsSnapshot,
      kNotSupported,
@@ -526,7 +561,10 @@ const Correspondence kRows[] = {
      kForward,
      {Ch(nvgpu_channel::kAllocGpfifoEx)},
      kCode | kSemantics,
-     "same 32 bytes; the host returns no fence (the sentry makes it)"},
+     "same 32 bytes, entries only (flags and in-flight jobs 0); the host returns no fence and "
+     "r32.7.4 has no call that names a gm20b channel's syncpoint before its first submission "
+     "(GET_USER_SYNCPOINT makes another, and only with NVGPU_SUPPORT_USER_SYNCPOINT): the fence "
+     "is {0, 0}, already reached"},
     {kGpu,
      g::channel::kSubmitGpfifoRetry,
      kForward,
@@ -553,10 +591,11 @@ const Correspondence kRows[] = {
      "as SUBMIT_GPFIFO2"},
     {kGpu,
      g::channel::kSetTimeslice,
-     kForward,
-     {Tsg(nvgpu_tsg::kSetTimeslice)},
-     kCode | kLayout,
-     "on the channel's TSG, {timeslice_us, reserved}"},
+     kSentry,
+     {},
+     kCode | kLayout | kSemantics,
+     "r32.7.4 serves it on a TSG fd ({timeslice_us, reserved}), which a FUSE-served host cannot "
+     "hand out: kept in the sentry, as simulated"},
     {kGpu, g::channel::kSetUserData, kSentry, {}, kSameCall, "no host counterpart"},
     {kGpu, g::channel::kGetUserData, kSentry, {}, kSameCall, "no host counterpart"},
 };

@@ -1,6 +1,16 @@
-// The guest's as sessions forwarded to the host (docs/host-passthrough.md).
+// The guest's as sessions forwarded to the host (docs/host-passthrough.md). On L4T r32.7 opening
+// /dev/nvhost-as-gpu makes an address space with the host's default layout (nvhost-ctrl-gpu's
+// ALLOC_AS, the other way, hands back a new fd, which a FUSE-served host cannot): the guest's
+// ALLOC_AS(_EX) adopts the session's host open when it asks for that layout (its big page size,
+// or its exact VA range; NotSupported otherwise) and charges the address_spaces budget then. Until
+// then every other call answers NotInitialized, as simulated. The address space itself
+// (host_address_space.h) outlives the session while a channel bound to it lives.
 #pragma once
 
+#include <memory>
+
+#include "absl/synchronization/mutex.h"
+#include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
 
 namespace nvsentry::hostshim::host {
@@ -10,6 +20,19 @@ class AsSession : public HostSession {
   AsSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd)
       : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostAsGpu, std::move(host_fd)) {}
   Result Ioctl(Call& call) override;
+
+  // The address space, once ALLOC_AS(_EX) made it (null before).
+  std::shared_ptr<HostAddressSpace> address_space() const;
+
+ private:
+  abi::NvError AllocAs(Call& call, uint32_t big_page_size, uint64_t start, uint64_t split,
+                       uint64_t end);
+  abi::NvError BindChannel(Call& call, HostAddressSpace& space);
+  abi::NvError Map(Call& call, HostAddressSpace& space);
+  abi::NvError GetVaRegions(Call& call, HostAddressSpace& space);
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<HostAddressSpace> space_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nvsentry::hostshim::host

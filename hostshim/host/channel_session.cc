@@ -1,9 +1,319 @@
 #include "hostshim/host/channel_session.h"
 
+#include <cerrno>
+#include <cstring>
+
+#include "abi/device_events.h"
+#include "abi/devices/channel.h"
+#include "abi/gpu_classes.h"
+#include "abi/l4t/nvgpu_channel.h"
+#include "hostshim/host/channel_xlate.h"
 #include "hostshim/host/host_context.h"
+#include "hostshim/host/l4t_nvmap.h"
+#include "hostshim/host/twin_handle.h"
+#include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/gpu_clock.h"
+#include "hostshim/sim/nvmap_device.h"
 
 namespace nvsentry::hostshim::host {
 
-Result ChannelSession::Ioctl(Call& call) { return NotTranslated(call); }
+namespace ch = abi::channel;
+namespace l4t = abi::l4t::nvgpu_channel;
+using abi::NvError;
+
+namespace {
+
+// [offset, offset + len) inside an object of `size` bytes, without overflow.
+bool Inside(uint64_t offset, uint64_t len, uint64_t size) {
+  return len <= size && offset <= size - len;
+}
+
+pid_t Tgid(const Call& call) { return call.caller ? call.caller->tgid() : -1; }
+
+}  // namespace
+
+ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd,
+                               std::unique_ptr<BudgetHold> charge)
+    : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostGpu, std::move(host_fd)),
+      charge_(std::move(charge)),
+      events_(ctx.budget()) {}
+
+ChannelSession::~ChannelSession() {
+  // The host may give the syncpoint to another client once the channel closes (after this body):
+  // the guest's SYNCPT_INCR must not reach it then.
+  absl::MutexLock l(&mu_);
+  if (syncpoint_) ctx_.DisownSyncpoint(*syncpoint_);
+}
+
+std::optional<uint32_t> ChannelSession::syncpoint() const {
+  absl::MutexLock l(&mu_);
+  return syncpoint_;
+}
+
+NvError ChannelSession::QueryEvent(uint32_t id, int* eventfd) {
+  if (NvError v = abi::EventIdVerdict(abi::Device(abi::DeviceId::kNvhostGpu), id);
+      v != NvError::kSuccess)
+    return v;
+  // The sentry's eventfds, as simulated; the host's channel has no events to forward.
+  const int fd = events_.Get(id);
+  if (fd < 0) return NvError::kInsufficientMemory;
+  *eventfd = fd;
+  return NvError::kSuccess;
+}
+
+NvError ChannelSession::BindAddressSpace(std::shared_ptr<HostAddressSpace> space, pid_t tid) {
+  absl::MutexLock l(&mu_);
+  if (space_ != nullptr) return space_ == space ? NvError::kSuccess : NvError::kInvalidState;
+  if (NvError e = space->Bind(tid, host_fd()); e != NvError::kSuccess) return e;
+  space_ = std::move(space);
+  return NvError::kSuccess;
+}
+
+Result ChannelSession::Ioctl(Call& call) {
+  switch (call.desc.code) {
+    case ch::kSetNvmapFd: return SetNvmapFd(call);
+    case ch::kSetTimeout: return Same(call, l4t::kSetTimeout);
+    case ch::kAllocGpfifo:
+    case ch::kAllocGpfifoEx:
+    case ch::kAllocGpfifoEx2: return AllocGpfifo(call);
+    case ch::kAllocObjCtx: return AllocObjCtx(call);
+    case ch::kSubmitGpfifo:
+    case ch::kSubmitGpfifoRetry:
+    case ch::kSubmitGpfifo2:
+    case ch::kSubmitGpfifo2Retry: return Submit(call);
+    case ch::kSetErrorNotifier: return SetErrorNotifier(call);
+    case ch::kZcullBind:
+      if (ArgAs<ch::ZcullBind>(call.arg).mode > 3)  // Switchbrew: modes 0..3
+        return Result::Done(NvError::kBadParameter);
+      return Same(call, l4t::kZcullBind);
+    case ch::kEnable: return Result::Done(Host(call, l4t::kEnable, {}).nv());
+    case ch::kDisable: return Result::Done(Host(call, l4t::kDisable, {}).nv());
+    case ch::kPreempt: return Result::Done(Host(call, l4t::kPreempt, {}).nv());
+    case ch::kForceReset: return Result::Done(Host(call, l4t::kForceReset, {}).nv());
+    case ch::kGetErrorInfo:
+    case ch::kGetErrorNotification: return ErrorQuery(call);
+    case ch::kSetPriority:
+    case ch::kSetTimeslice:
+    case ch::kEventIdControl:
+    case ch::kSetUserData:
+    case ch::kGetUserData:
+    case ch::kFreeObjCtx: return Sentry(call);
+    default:
+      // The host1x calls (nvgpu's channel answers ENOTTY to them), WAIT (a blocking host call:
+      // not translated yet), the cycle stats, SET_TIMEOUT_EX (no argument in the guest ABI).
+      return NotTranslated(call);
+  }
+}
+
+Result ChannelSession::SetNvmapFd(Call& call) {
+  const int32_t fd = static_cast<int32_t>(ArgAs<ch::U32Arg>(call.arg).value);
+  // The guest's fd must be one of its nvmap sessions (as simulated); the host gets the sentry's
+  // own nvmap fd, whose objects are the guest's twins.
+  if (call.caller != nullptr) {
+    std::shared_ptr<DeviceBackend> b = call.caller->BackendOf(fd);
+    if (dynamic_cast<sim::NvmapDevice*>(b.get()) == nullptr)
+      return Result::Done(NvError::kBadParameter);
+  }
+  l4t::U32Arg h{static_cast<uint32_t>(ctx_.nvmap_fd())};
+  return Result::Done(HostOf(call, l4t::kSetNvmapFd, h).nv());
+}
+
+Result ChannelSession::AllocGpfifo(Call& call) {
+  const bool ex = call.desc.code != ch::kAllocGpfifo;
+  const uint32_t n = ex ? ArgAs<ch::AllocGpfifoEx>(call.arg).num_entries
+                        : ArgAs<ch::AllocGpfifo>(call.arg).num_entries;
+  l4t::AllocGpfifoEx h;
+  if (NvError e = AllocGpfifoToHost(n, ex, &h); e != NvError::kSuccess) return Result::Done(e);
+  HostCallResult r;
+  if (ex) {
+    r = HostOf(call, l4t::kAllocGpfifoEx, h);
+  } else {
+    l4t::AllocGpfifo plain{h.num_entries, 0};
+    r = HostOf(call, l4t::kAllocGpfifo, plain);
+  }
+  if (r.err != 0) return Result::Done(r.nv());
+  if (ex) {
+    // r32.7.4 answers no fence and no call names a gm20b channel's syncpoint before its first
+    // submission: {0, 0}, a fence already reached (the correspondence row).
+    ArgAs<ch::AllocGpfifoEx>(call.arg).fence = {};
+  }
+  return Result::Done(NvError::kSuccess);
+}
+
+Result ChannelSession::AllocObjCtx(Call& call) {
+  auto& a = ArgAs<ch::AllocObjCtx>(call.arg);
+  if (abi::FindGpuClass(a.class_num) == nullptr) return Result::Done(NvError::kBadParameter);
+  absl::MutexLock l(&mu_);
+  if (space_ == nullptr) return Result::Done(NvError::kInvalidState);
+  if (obj_class_ != 0) return Result::Done(NvError::kAlreadyAllocated);  // one per channel
+  // The guest ABI's flags are not L4T's preemption-mode bits: none are passed.
+  l4t::AllocObjCtx h{a.class_num, 0, 0};
+  if (HostCallResult r = HostOf(call, l4t::kAllocObjCtx, h); r.err != 0)
+    return Result::Done(r.nv());
+  obj_class_ = a.class_num;
+  a.obj_id = a.class_num;
+  return Result::Done(NvError::kSuccess);
+}
+
+void ChannelSession::LearnSyncpoint(uint32_t id) {
+  if (!sim::Syncpoints::ValidId(id)) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: the host's fence names syncpoint {}, beyond the mirror's {}", id,
+                    sim::kNumSyncpoints);
+    return;
+  }
+  {
+    absl::MutexLock l(&mu_);
+    if (syncpoint_ && *syncpoint_ != id) ctx_.DisownSyncpoint(*syncpoint_);
+    syncpoint_ = id;
+  }
+  ctx_.OwnSyncpoint(id);
+  ctx_.mirror().Expect(id);
+}
+
+Result ChannelSession::Submit(Call& call) {
+  auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
+  std::span<ch::GpfifoEntry> entries;
+  if (!call.arrays.empty()) entries = call.Array<ch::GpfifoEntry>(0);
+  if (entries.size() != g.num_entries) return Result::Done(NvError::kCountMismatch);
+  uint32_t flags;
+  if (NvError e = SubmitFlagsToHost(g.flags, &flags); e != NvError::kSuccess) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: SUBMIT_GPFIFO flags 0x{:x}: increment-by-value has no L4T "
+                    "counterpart; NotSupported",
+                    g.flags);
+    return Result::Done(e);
+  }
+  l4t::SubmitGpfifo h{};
+  if (flags & ch::kFenceWait) {
+    if (!sim::Syncpoints::ValidId(g.fence.id)) return Result::Done(NvError::kBadParameter);
+    h.fence = {g.fence.id, g.fence.value};
+  }
+  // Everything the GPU may read must be on the host before the host sees the job.
+  if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
+  static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
+  h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
+  h.num_entries = g.num_entries;
+  h.flags = flags;
+  if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
+    return Result::Done(r.nv());
+  g.fence = {h.fence.id, h.fence.value};
+  g.flags = 0;  // detailed_error
+  LearnSyncpoint(h.fence.id);
+  return Result::Done(NvError::kSuccess);
+}
+
+Result ChannelSession::SetErrorNotifier(Call& call) {
+  const auto a = ArgAs<ch::SetErrorNotifier>(call.arg);
+  if (a.mem == 0) {
+    l4t::SetErrorNotifier h{};
+    if (HostCallResult r = HostOf(call, l4t::kSetErrorNotifier, h); r.err != 0)
+      return Result::Done(r.nv());
+    absl::MutexLock l(&mu_);
+    notifier_ = nullptr;
+    return Result::Done(NvError::kSuccess);
+  }
+  std::shared_ptr<sim::NvmapObject> obj = ctx_.nvmap().Resolve(Tgid(call), a.mem);
+  if (obj == nullptr) {
+    // Not a handle of the caller (libnx passes 1): enabled without memory, the nvdrv model where
+    // the client asks with GET_ERROR_NOTIFICATION, as simulated. The host needs memory: nothing
+    // for it.
+    absl::MutexLock l(&mu_);
+    notifier_ = nullptr;
+    return Result::Done(NvError::kSuccess);
+  }
+  if (!Inside(a.offset, sizeof(sim::NotifierRecord), obj->size()))
+    return Result::Done(NvError::kBadParameter);
+  // Cleared when armed, as Linux and the simulator do (the host clears its twin's copy).
+  const sim::NotifierRecord zero{};
+  if (!obj->Write(a.offset, {reinterpret_cast<const uint8_t*>(&zero), sizeof zero}))
+    return Result::Done(NvError::kBadParameter);
+  uint32_t twin = 0;
+  if (NvError e = TwinHandle(ctx_.twins(), obj, &twin); e != NvError::kSuccess)
+    return Result::Done(e);
+  l4t::SetErrorNotifier h{a.offset, sizeof(sim::NotifierRecord), twin, 0};
+  if (HostCallResult r = HostOf(call, l4t::kSetErrorNotifier, h); r.err != 0)
+    return Result::Done(r.nv());
+  absl::MutexLock l(&mu_);
+  notifier_ = std::move(obj);
+  notifier_offset_ = a.offset;
+  return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
+  l4t::U32Arg t{};
+  HostCallResult r = HostOf(call, l4t::kGetTimedout, t);
+  // A host without GET_TIMEDOUT still writes the notifier: ENOTTY leaves the record to say it.
+  if (r.err != 0 && r.err != ENOTTY) return r.nv();
+  std::shared_ptr<sim::NvmapObject> obj;
+  uint64_t offset;
+  {
+    absl::MutexLock l(&mu_);
+    obj = notifier_;
+    offset = notifier_offset_;
+  }
+  // The host's own copy of the record: the guest's reaches it only at the next pull, and a failed
+  // channel's syncpoint, which would cause one, does not move.
+  std::optional<sim::NotifierRecord> record;
+  uint32_t twin = 0;
+  if (obj != nullptr && TwinHandle(ctx_.twins(), obj, &twin) == NvError::kSuccess) {
+    sim::NotifierRecord rec;
+    L4tNvmap host_nvmap(ctx_.nvmap_fd());
+    if (host_nvmap.Read(twin, offset, {reinterpret_cast<uint8_t*>(&rec), sizeof rec}).ok())
+      record = rec;
+  }
+  *e = ChannelErrorOf(r.err == 0 && t.value != 0, record);
+  // What the host wrote reaches the guest's copy now, as the simulated channel writes it at once
+  // (the same bytes a later pull brings).
+  if (record && record->status == sim::kNotifierStatusError)
+    obj->Write(offset, {reinterpret_cast<const uint8_t*>(&*record), sizeof *record});
+  // The host's channel events are not seen: the error event fires when the sentry learns of it.
+  if (e->failed) events_.Signal(sim::kEventErrorNotifier);
+  return NvError::kSuccess;
+}
+
+Result ChannelSession::ErrorQuery(Call& call) {
+  HostChannelError e;
+  if (NvError err = HostError(call, &e); err != NvError::kSuccess) return Result::Done(err);
+  if (call.desc.code == ch::kGetErrorInfo)
+    ArgAs<ch::ErrorInfo>(call.arg) = ErrorInfoOf(e);
+  else
+    ArgAs<ch::ErrorNotification>(call.arg) =
+        ErrorNotificationOf(e, sim::CpuTicksFromNs(sim::GpuTimeNs()));
+  return Result::Done(NvError::kSuccess);
+}
+
+Result ChannelSession::Sentry(Call& call) {
+  absl::MutexLock l(&mu_);
+  switch (call.desc.code) {
+    case ch::kSetPriority: {
+      const uint32_t p = ArgAs<ch::U32Arg>(call.arg).value;
+      if (p != 0x32 && p != 0x64 && p != 0x96) return Result::Done(NvError::kBadParameter);
+      priority_ = p;
+      return Result::Done(NvError::kSuccess);
+    }
+    case ch::kSetTimeslice: {
+      const uint32_t us = ArgAs<ch::U32Arg>(call.arg).value;
+      if (us < 1000 || us > 50000) return Result::Done(NvError::kBadParameter);
+      timeslice_us_ = us;
+      return Result::Done(NvError::kSuccess);
+    }
+    case ch::kEventIdControl: {
+      const auto a = ArgAs<ch::EventIdControl>(call.arg);
+      if (a.id < sim::kEventSmBreakpoint || a.id > sim::kEventErrorNotifier || a.cmd > 2)
+        return Result::Done(NvError::kBadParameter);
+      if (a.cmd == 2) events_.Clear(a.id);
+      return Result::Done(NvError::kSuccess);
+    }
+    case ch::kSetUserData:
+      user_data_ = ArgAs<ch::UserData>(call.arg).data;
+      return Result::Done(NvError::kSuccess);
+    case ch::kGetUserData:
+      ArgAs<ch::UserData>(call.arg).data = user_data_;
+      return Result::Done(NvError::kSuccess);
+    default:  // FREE_OBJ_CTX: NotSupported in Switchbrew, as simulated
+      return Result::Done(NvError::kNotSupported);
+  }
+}
 
 }  // namespace nvsentry::hostshim::host

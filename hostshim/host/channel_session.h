@@ -1,15 +1,67 @@
-// The guest's channel sessions forwarded to the host (docs/host-passthrough.md).
+// The guest's channel sessions forwarded to the host (docs/host-passthrough.md). The host channel
+// is the sentry's open of the host's /dev/nvhost-gpu (r32.7 makes a channel at the open), charged
+// to the channels budget from the open to the session's end. Calls go to it in the L4T layouts
+// (channel_xlate.h); what r32.7.4 serves only on a TSG fd (which OPEN_TSG hands out, and a
+// FUSE-served host cannot) or not at all stays in the sentry, answered as the simulated channel
+// answers: the priority, the timeslice, the events, the user data, the error queries (from the
+// host's GET_TIMEDOUT and the notifier record the host wrote).
+//
+// Submissions: guest memory goes to the host first (HostContext::PushGuestMemory, whose error is
+// the submission's answer); the host's fence names the channel's syncpoint, which the guest then
+// owns (its SYNCPT_INCR may move it) and the mirror polls.
 #pragma once
 
+#include <memory>
+#include <optional>
+
+#include "absl/synchronization/mutex.h"
+#include "hostshim/budget.h"
+#include "hostshim/events.h"
+#include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
 
 namespace nvsentry::hostshim::host {
 
+struct HostChannelError;
+
 class ChannelSession : public HostSession {
  public:
-  ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd)
-      : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostGpu, std::move(host_fd)) {}
+  // `charge` holds the session's channels charge (HostDriver::Open takes it before the host open).
+  ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd,
+                 std::unique_ptr<BudgetHold> charge);
+  ~ChannelSession() override;
   Result Ioctl(Call& call) override;
+  abi::NvError QueryEvent(uint32_t id, int* eventfd) override;
+
+  // BIND_CHANNEL, from the guest's address space session: InvalidState when the channel is bound
+  // to another address space already (as simulated); the host call otherwise.
+  abi::NvError BindAddressSpace(std::shared_ptr<HostAddressSpace> space, pid_t tid);
+  // The channel's host syncpoint, once a fence named it.
+  std::optional<uint32_t> syncpoint() const;
+
+ private:
+  Result SetNvmapFd(Call& call);
+  Result AllocGpfifo(Call& call);
+  Result AllocObjCtx(Call& call);
+  Result Submit(Call& call);
+  Result SetErrorNotifier(Call& call);
+  Result ErrorQuery(Call& call);
+  Result Sentry(Call& call);  // the calls the sentry answers itself
+  // The host's GET_TIMEDOUT and the notifier record, for the error queries.
+  abi::NvError HostError(const Call& call, HostChannelError* e);
+  void LearnSyncpoint(uint32_t id);
+
+  const std::unique_ptr<BudgetHold> charge_;
+  EventSet events_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<HostAddressSpace> space_ ABSL_GUARDED_BY(mu_);
+  std::optional<uint32_t> syncpoint_ ABSL_GUARDED_BY(mu_);
+  uint32_t obj_class_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
+  uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t priority_ ABSL_GUARDED_BY(mu_) = 0x64;
+  uint32_t timeslice_us_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t user_data_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace nvsentry::hostshim::host

@@ -13,6 +13,7 @@
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/syncpoint_mirror.h"
 #include "hostshim/host/twins.h"
+#include "hostshim/sim/ctrl_gpu_device.h"
 #include "hostshim/sim/module_mutexes.h"
 #include "hostshim/sim/syncpoints.h"
 #include "hostshim/unique_fd.h"
@@ -32,6 +33,8 @@ class HostContext {
   sim::Syncpoints& syncpoints() { return syncpoints_; }
   SyncpointMirror& mirror() { return *mirror_; }
   sim::ModuleMutexes& mutexes() { return mutexes_; }
+  // What the guest's ctrl-gpu sessions keep in the sentry (ctrl_gpu_session.h).
+  sim::GpuControlState& gpu_control() { return gpu_control_; }
   sim::Nvmap& nvmap() { return *options_.nvmap; }
   BudgetAccount* budget() { return options_.budget.get(); }
   const HostNote& note() const { return options_.note; }
@@ -40,6 +43,11 @@ class HostContext {
   void OwnSyncpoint(uint32_t id) {
     absl::MutexLock l(&owned_mu_);
     owned_.insert(id);
+  }
+  // The channel that used `id` is gone: the host may hand it to another client.
+  void DisownSyncpoint(uint32_t id) {
+    absl::MutexLock l(&owned_mu_);
+    owned_.erase(id);
   }
   bool OwnsSyncpoint(uint32_t id) {
     absl::MutexLock l(&owned_mu_);
@@ -60,6 +68,7 @@ class HostContext {
   L4tNvmap host_nvmap_;
   Twins twins_;
   sim::ModuleMutexes mutexes_;
+  sim::GpuControlState gpu_control_;
   absl::Mutex owned_mu_;
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
   sim::Syncpoints syncpoints_;

@@ -40,6 +40,13 @@ std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
   }
   HostContext* ctx = Context(refused);
   if (ctx == nullptr) return nullptr;
+  // A channel is charged before the host makes one, as the simulated GPU charges it at the open.
+  auto charge = std::make_unique<BudgetHold>();
+  if (device.id == abi::DeviceId::kNvhostGpu &&
+      !charge->Take(options_.budget, BudgetKind::kChannels)) {
+    refused = abi::NvError::kInsufficientMemory;
+    return nullptr;
+  }
   const std::string path = absl::StrCat(options_.dev_dir, std::string(device.path).substr(4));
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd) {
@@ -48,7 +55,7 @@ std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
     refused = e == ENOENT ? abi::NvError::kDeviceNotFound : NvErrorOfHostErrno(e);
     return nullptr;
   }
-  return MakeHostSession(*ctx, device, std::move(fd));
+  return MakeHostSession(*ctx, device, std::move(fd), std::move(charge));
 }
 
 std::string HostDriver::Status() const {

@@ -1,5 +1,6 @@
 #include "hostshim/host/host_session.h"
 
+#include "abi/ioctl_code.h"
 #include "hostshim/host/as_session.h"
 #include "hostshim/host/channel_session.h"
 #include "hostshim/host/ctrl_gpu_session.h"
@@ -21,6 +22,12 @@ Result HostSession::NotTranslated(const Call& call) {
   return Result::Done(abi::NvError::kNotSupported);
 }
 
+Result HostSession::Same(Call& call, uint32_t host_code) {
+  const size_t n = call.desc.fixed_size();
+  if (abi::IocSize(host_code) != n || call.arg.size() < n) return NotTranslated(call);
+  return Result::Done(Host(call, host_code, call.arg.first(n)).nv());
+}
+
 HostSession* HostSession::SessionOf(const Call& call, int32_t fd, abi::DeviceId device) {
   if (call.caller == nullptr) return nullptr;
   std::shared_ptr<DeviceBackend> b = call.caller->BackendOf(fd);
@@ -39,7 +46,7 @@ std::optional<L4tNode> HostNodeOf(abi::DeviceId id) {
 }
 
 std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::DeviceDesc& device,
-                                             UniqueFd host_fd) {
+                                             UniqueFd host_fd, std::unique_ptr<BudgetHold> charge) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlSession>(ctx, device, std::move(host_fd));
@@ -48,7 +55,7 @@ std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::Device
     case abi::DeviceId::kNvhostAsGpu:
       return std::make_unique<AsSession>(ctx, device, std::move(host_fd));
     case abi::DeviceId::kNvhostGpu:
-      return std::make_unique<ChannelSession>(ctx, device, std::move(host_fd));
+      return std::make_unique<ChannelSession>(ctx, device, std::move(host_fd), std::move(charge));
     default: return nullptr;
   }
 }

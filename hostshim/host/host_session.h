@@ -9,6 +9,7 @@
 
 #include "abi/l4t/nodes.h"
 #include "hostshim/backend.h"
+#include "hostshim/budget.h"
 #include "hostshim/host/host_call.h"
 #include "hostshim/unique_fd.h"
 
@@ -35,6 +36,13 @@ class HostSession : public DeviceBackend {
   }
   // NotSupported, with a (rate-limited) log line naming the call.
   Result NotTranslated(const Call& call);
+  // A call whose host layout is the guest's (only the code differs): the guest's fixed part goes
+  // to the host as it is and the host's answer is the guest's. NotTranslated if the sizes differ.
+  Result Same(Call& call, uint32_t host_code);
+  // Hands the host fd to what outlives the session (the address space a channel still uses);
+  // host_fd() is -1 afterwards.
+  UniqueFd TakeHostFd() { return std::move(fd_); }
+  void RestoreHostFd(UniqueFd fd) { fd_ = std::move(fd); }
   // The host session behind guest fd `fd` of the caller (BIND_CHANNEL's channel), if it is one of
   // this backend's sessions of `device`.
   static HostSession* SessionOf(const Call& call, int32_t fd, abi::DeviceId device);
@@ -50,8 +58,10 @@ class HostSession : public DeviceBackend {
 // The L4T node a guest device is forwarded to, if the backend translates it (nvmap is the
 // guest's own table: not a host session).
 std::optional<abi::l4t::L4tNode> HostNodeOf(abi::DeviceId id);
-// A session of `device` on `host_fd`.
+// A session of `device` on `host_fd`; `charge` is what the open took from the budget (a channel's
+// channels charge), held as long as the session.
 std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::DeviceDesc& device,
-                                             UniqueFd host_fd);
+                                             UniqueFd host_fd,
+                                             std::unique_ptr<BudgetHold> charge = nullptr);
 
 }  // namespace nvsentry::hostshim::host

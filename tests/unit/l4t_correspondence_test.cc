@@ -106,10 +106,26 @@ TEST(L4tCorrespondence, KnownRows) {
   EXPECT_EQ(host1x->host()[0].code, 0xC080481Au);
   EXPECT_EQ(host1x->host()[0].node, L4tNode::kHost1xChannel);
 
+  // r32.7.4 serves the timeslice on a TSG fd (0x40085409), which OPEN_TSG hands out as a new fd:
+  // the sentry keeps it.
   const Correspondence* timeslice = FindCorrespondence(DeviceId::kNvhostGpu, 0xC004481D);
   ASSERT_NE(timeslice, nullptr);
-  EXPECT_EQ(timeslice->host()[0].node, L4tNode::kTsg);
-  EXPECT_EQ(timeslice->host()[0].code, 0x40085409u);
+  EXPECT_EQ(timeslice->plan, HostPlan::kSentry);
+  EXPECT_TRUE(timeslice->host().empty());
+
+  // GPU-wide on the host: never forwarded (ZBC_SET_TABLE, SET_MMU_DEBUG_MODE, WAIT_FOR_PAUSE).
+  for (uint32_t code : {0x402C4703u, 0x4008470Eu, 0xC0304710u, 0xC0084710u}) {
+    const Correspondence* c = FindCorrespondence(DeviceId::kNvhostCtrlGpu, code);
+    ASSERT_NE(c, nullptr) << std::hex << code;
+    EXPECT_EQ(c->plan, HostPlan::kSentry) << std::hex << code;
+  }
+
+  // ALLOC_AS_EX adopts the node's own address space, whose layout GET_VA_REGIONS (0xC0104108)
+  // reads.
+  const Correspondence* alloc_as_ex = FindCorrespondence(DeviceId::kNvhostAsGpu, 0x40284109);
+  ASSERT_NE(alloc_as_ex, nullptr);
+  EXPECT_EQ(alloc_as_ex->host()[0].code, 0xC0104108u);
+  EXPECT_EQ(alloc_as_ex->host()[0].node, L4tNode::kNvhostAsGpu);
 }
 
 template <typename T>

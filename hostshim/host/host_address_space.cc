@@ -1,0 +1,196 @@
+#include "hostshim/host/host_address_space.h"
+
+#include <vector>
+
+#include "hostshim/budget.h"
+#include "hostshim/rate_limited_log.h"
+
+namespace nvsentry::hostshim::host {
+
+namespace as = abi::nvhost_as_gpu;
+namespace l4t = abi::l4t::nvgpu_as;
+using abi::NvError;
+using abi::l4t::L4tNode;
+
+NvError HostVaRegions(int fd, const HostNote& note, pid_t tid, std::span<l4t::VaRegion> out,
+                      size_t* n) {
+  l4t::GetVaRegions h{reinterpret_cast<uint64_t>(out.data()),
+                      static_cast<uint32_t>(out.size_bytes()), 0};
+  HostCallResult r = HostIoctlOf(fd, L4tNode::kNvhostAsGpu, l4t::kGetVaRegions, h, note, tid);
+  if (r.err != 0) return r.nv();
+  // The host answers its full size; it wrote no more than the buffer holds.
+  *n = std::min<size_t>(h.buf_size / sizeof(l4t::VaRegion), out.size());
+  return NvError::kSuccess;
+}
+
+std::shared_ptr<HostAddressSpace> HostAddressSpace::Create(UniqueFd* fd, BudgetAccount* budget,
+                                                           HostNote note, NvError* err) {
+  if (budget != nullptr) {
+    if (NvError e = budget->Charge(BudgetKind::kAddressSpaces); e != NvError::kSuccess) {
+      *err = e;
+      return nullptr;
+    }
+  }
+  *err = NvError::kSuccess;
+  return std::shared_ptr<HostAddressSpace>(
+      new HostAddressSpace(std::move(*fd), budget, std::move(note)));
+}
+
+HostAddressSpace::~HostAddressSpace() {
+  absl::MutexLock l(&mu_);
+  // Nothing the guest mapped outlives its space on the host (a channel may still hold the host's
+  // address space for a moment after its session let go of this one).
+  for (auto& [va, m] : mappings_) {
+    l4t::UnmapBuffer u{va};
+    HostIoctlOf(fd_.get(), L4tNode::kNvhostAsGpu, l4t::kUnmapBuffer, u);
+    m.object->RemoveMapping(this, va);
+  }
+  if (budget_ != nullptr) {
+    const uint64_t entries = mappings_.size() + reservations_.size();
+    if (entries != 0) budget_->Release(BudgetKind::kMappings, entries);
+    budget_->Release(BudgetKind::kAddressSpaces);
+  }
+}
+
+template <typename T>
+HostCallResult HostAddressSpace::Call(pid_t tid, uint32_t code, T& arg) {
+  return HostIoctlOf(fd_.get(), L4tNode::kNvhostAsGpu, code, arg, note_, tid);
+}
+
+NvError HostAddressSpace::TakeEntry() {
+  if (mappings_.size() + reservations_.size() >= kMaxEntries) return NvError::kInsufficientMemory;
+  if (budget_ != nullptr) return budget_->Charge(BudgetKind::kMappings);
+  return NvError::kSuccess;
+}
+
+void HostAddressSpace::GiveEntry() {
+  if (budget_ != nullptr) budget_->Release(BudgetKind::kMappings);
+}
+
+void HostAddressSpace::Forget(absl::btree_map<uint64_t, Mapping>::iterator it, bool notify) {
+  if (notify) it->second.object->RemoveMapping(this, it->first);
+  mappings_.erase(it);
+  GiveEntry();
+}
+
+NvError HostAddressSpace::AllocSpace(pid_t tid, as::AllocSpace* a) {
+  if (a->pages == 0) return NvError::kBadValue;
+  absl::MutexLock l(&mu_);
+  if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
+  // The same layout and code on both sides (NVGPU32_AS_IOCTL_ALLOC_SPACE).
+  as::AllocSpace h = *a;
+  if (HostCallResult r = Call(tid, l4t::kAllocSpace32, h); r.err != 0) {
+    GiveEntry();
+    return r.nv();
+  }
+  const uint64_t size = uint64_t{a->pages} * a->page_size;
+  if (!reservations_.emplace(h.offset_or_align, Reservation{size, a->page_size}).second) {
+    // The host handed out a VA the sentry holds: never believed, given back.
+    l4t::FreeSpace f{h.offset_or_align, a->pages, a->page_size};
+    Call(tid, l4t::kFreeSpace, f);
+    GiveEntry();
+    return NvError::kIoctlFailed;
+  }
+  a->offset_or_align = h.offset_or_align;
+  return NvError::kSuccess;
+}
+
+NvError HostAddressSpace::FreeSpace(pid_t tid, const as::FreeSpace& a) {
+  absl::MutexLock l(&mu_);
+  // Only a reservation the guest made, named with its own size, as simulated.
+  auto it = reservations_.find(a.offset);
+  if (it == reservations_.end() || a.page_size != it->second.page_size ||
+      uint64_t{a.pages} * a.page_size != it->second.size)
+    return NvError::kBadValue;
+  l4t::FreeSpace h{a.offset, a.pages, a.page_size};
+  if (HostCallResult r = Call(tid, l4t::kFreeSpace, h); r.err != 0) return r.nv();
+  // r32.7.4 unmaps the buffers mapped inside the area with it (nvgpu_vm_area_free).
+  const uint64_t end = a.offset + it->second.size;
+  reservations_.erase(it);
+  std::vector<uint64_t> inside;  // collected first: a btree erase moves its neighbours
+  for (auto m = mappings_.lower_bound(a.offset); m != mappings_.end() && m->first < end; ++m)
+    inside.push_back(m->first);
+  for (uint64_t va : inside) Forget(mappings_.find(va), true);
+  GiveEntry();
+  return NvError::kSuccess;
+}
+
+NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>& object,
+                              const HostMap& m, uint64_t* va) {
+  absl::MutexLock l(&mu_);
+  if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
+  l4t::MapBufferEx h = m.arg;
+  if (HostCallResult r = Call(tid, l4t::kMapBufferEx, h); r.err != 0) {
+    GiveEntry();
+    return r.nv();
+  }
+  auto undo = [&] {
+    l4t::UnmapBuffer u{h.offset};
+    Call(tid, l4t::kUnmapBuffer, u);
+    GiveEntry();
+  };
+  if (mappings_.contains(h.offset)) {  // a VA the sentry holds: the host is not believed
+    undo();
+    return NvError::kIoctlFailed;
+  }
+  // Registered first: an object whose last handle went meanwhile takes no new mapping.
+  if (!object->AddMapping(weak_from_this(), h.offset)) {
+    undo();
+    return NvError::kBadParameter;
+  }
+  mappings_.emplace(h.offset, Mapping{object, m.size});
+  *va = h.offset;
+  return NvError::kSuccess;
+}
+
+NvError HostAddressSpace::Unmap(pid_t tid, uint64_t va) {
+  absl::MutexLock l(&mu_);
+  auto it = mappings_.find(va);
+  if (it == mappings_.end()) return NvError::kBadValue;
+  l4t::UnmapBuffer h{va};
+  if (HostCallResult r = Call(tid, l4t::kUnmapBuffer, h); r.err != 0) return r.nv();
+  Forget(it, true);
+  return NvError::kSuccess;
+}
+
+void HostAddressSpace::ForceUnmap(uint64_t va) {
+  absl::MutexLock l(&mu_);
+  auto it = mappings_.find(va);
+  if (it == mappings_.end()) return;
+  // As sim::AddressSpace::ForceUnmap: the VA may since hold a mapping of a live object, which
+  // stays; a retired object refuses AddMapping, which tells the two apart.
+  sim::NvmapObject& object = *it->second.object;
+  if (object.AddMapping(weak_from_this(), va)) {
+    object.RemoveMapping(this, va);
+    return;
+  }
+  l4t::UnmapBuffer h{va};
+  if (HostCallResult r = Call(0, l4t::kUnmapBuffer, h); r.err != 0)
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: unmapping 0x{:x} of a freed nvmap object on the host: errno {}",
+                    va, r.err);
+  Forget(it, false);
+}
+
+NvError HostAddressSpace::Regions(pid_t tid, std::span<l4t::VaRegion> out, size_t* n) {
+  absl::MutexLock l(&mu_);
+  return HostVaRegions(fd_.get(), note_, tid, out, n);
+}
+
+NvError HostAddressSpace::Bind(pid_t tid, int channel_host_fd) {
+  absl::MutexLock l(&mu_);
+  l4t::BindChannel h{static_cast<uint32_t>(channel_host_fd)};
+  return Call(tid, l4t::kBindChannel, h).nv();
+}
+
+size_t HostAddressSpace::mapping_count() const {
+  absl::MutexLock l(&mu_);
+  return mappings_.size();
+}
+
+size_t HostAddressSpace::reservation_count() const {
+  absl::MutexLock l(&mu_);
+  return reservations_.size();
+}
+
+}  // namespace nvsentry::hostshim::host

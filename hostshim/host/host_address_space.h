@@ -1,0 +1,105 @@
+// One guest address space on the host: the host's nvhost-as-gpu open (r32.7 makes the address
+// space at the open, with the host's default layout) and the sentry's record of what the guest
+// holds in it, so that
+// - budgets are charged as the simulated GPU charges them (address_spaces while the space lives,
+//   one `mappings` charge per mapping and per reservation: sim/address_space.h);
+// - the guest can only unmap or free what it mapped or reserved (FREE_SPACE with its exact size),
+//   and the sentry knows which mappings a FREE_SPACE takes with it;
+// - a host mapping goes when the guest's object goes: each mapping registers the space as a
+//   MappingOwner of the guest's nvmap object, and ForceUnmap unmaps it on the host. The space's
+//   end unmaps everything left.
+// It lives while the guest's session or a channel bound to it holds it (as the simulated space
+// does), and owns the host fd meanwhile. Each mapping pins its guest object, and so its twin.
+//
+// Thread safety: every method may be called from any thread; host calls on the space are made
+// under its lock, so records and the host never disagree. Lock order: the space's lock, then an
+// NvmapObject's (as sim::AddressSpace).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "abi/devices/nvhost_as_gpu.h"
+#include "abi/l4t/nvgpu_as.h"
+#include "abi/nverror.h"
+#include "absl/container/btree_map.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/host/as_xlate.h"
+#include "hostshim/host/host_call.h"
+#include "hostshim/sim/nvmap.h"
+#include "hostshim/unique_fd.h"
+
+namespace nvsentry::hostshim {
+class BudgetAccount;
+}
+
+namespace nvsentry::hostshim::host {
+
+// GET_VA_REGIONS on a host address space fd: up to out.size() regions in `out`, their number in
+// `*n`.
+abi::NvError HostVaRegions(int fd, const HostNote& note, pid_t tid,
+                           std::span<abi::l4t::nvgpu_as::VaRegion> out, size_t* n);
+
+class HostAddressSpace : public sim::MappingOwner,
+                         public std::enable_shared_from_this<HostAddressSpace> {
+ public:
+  // Entries (mappings plus reservations) one space may hold, whatever the budget, as simulated.
+  static constexpr size_t kMaxEntries = size_t{1} << 18;
+
+  // Takes the address_spaces charge of `budget` (may be null); null, with the NvError in *err
+  // and `fd` given back through `*fd`, when it is spent. `budget` and `note` outlive the space.
+  static std::shared_ptr<HostAddressSpace> Create(UniqueFd* fd, BudgetAccount* budget,
+                                                  HostNote note, abi::NvError* err);
+  ~HostAddressSpace() override;
+  HostAddressSpace(const HostAddressSpace&) = delete;
+  HostAddressSpace& operator=(const HostAddressSpace&) = delete;
+
+  void ForceUnmap(uint64_t va) override;
+
+  // The host calls, each traced for guest thread `tid`. Arguments in the guest's layout where it
+  // is the host's (ALLOC_SPACE, FREE_SPACE).
+  abi::NvError AllocSpace(pid_t tid, abi::nvhost_as_gpu::AllocSpace* a);
+  abi::NvError FreeSpace(pid_t tid, const abi::nvhost_as_gpu::FreeSpace& a);
+  // `m` comes from MapToHost for `object`; the mapping's VA out.
+  abi::NvError Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>& object, const HostMap& m,
+                   uint64_t* va);
+  abi::NvError Unmap(pid_t tid, uint64_t va);
+  abi::NvError Regions(pid_t tid, std::span<abi::l4t::nvgpu_as::VaRegion> out, size_t* n);
+  // BIND_CHANNEL of the host channel `channel_host_fd` (the sentry's own fd of it).
+  abi::NvError Bind(pid_t tid, int channel_host_fd);
+
+  size_t mapping_count() const;
+  size_t reservation_count() const;
+
+ private:
+  HostAddressSpace(UniqueFd fd, BudgetAccount* budget, HostNote note)
+      : fd_(std::move(fd)), budget_(budget), note_(std::move(note)) {}
+  struct Mapping {
+    std::shared_ptr<sim::NvmapObject> object;
+    uint64_t size;
+  };
+  struct Reservation {
+    uint64_t size;
+    uint32_t page_size;
+  };
+  template <typename T>
+  HostCallResult Call(pid_t tid, uint32_t code, T& arg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One more entry: the cap, then the budget.
+  abi::NvError TakeEntry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void GiveEntry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets the mapping at `it` (the host already unmapped it); `notify` tells the object.
+  void Forget(absl::btree_map<uint64_t, Mapping>::iterator it, bool notify)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const UniqueFd fd_;
+  BudgetAccount* const budget_;
+  const HostNote note_;
+  mutable absl::Mutex mu_;
+  absl::btree_map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  absl::btree_map<uint64_t, Reservation> reservations_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,249 @@
+// HostAddressSpace (hostshim/host/host_address_space.h): the guest's mappings and reservations on
+// a host address space, their budgets, and host unmaps when the guest's object or the space goes.
+// The host is a fake /dev/nvhost-as-gpu behind one fd number: this binary's ioctl(2) answers that
+// fd itself (L4T r32.7.4 codes typed in by hand) and passes every other fd to the kernel.
+#include "hostshim/host/host_address_space.h"
+
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "hostshim/budget.h"
+
+namespace {
+
+struct FakeAs {
+  int fd = -1;
+  std::vector<uint32_t> calls;         // codes, in order
+  std::map<uint64_t, uint64_t> maps;   // va -> size
+  std::map<uint64_t, uint64_t> areas;  // va -> size
+  std::vector<uint32_t> bound_channels;
+  uint64_t next_va = 0x4'0000'0000;
+  int refuse_map = 0;  // errno for the next MAP_BUFFER_EX
+};
+FakeAs* g_fake = nullptr;
+
+int Serve(FakeAs& f, unsigned long code, void* arg) {
+  f.calls.push_back(static_cast<uint32_t>(code));
+  auto* b = static_cast<uint8_t*>(arg);
+  auto u64 = [&](size_t off) {
+    uint64_t v;
+    memcpy(&v, b + off, 8);
+    return v;
+  };
+  auto u32 = [&](size_t off) {
+    uint32_t v;
+    memcpy(&v, b + off, 4);
+    return v;
+  };
+  auto put64 = [&](size_t off, uint64_t v) { memcpy(b + off, &v, 8); };
+  switch (code) {
+    case 0xC0284107: {  // MAP_BUFFER_EX: flags 0, dmabuf_fd 8, mapping_size 24, offset 32
+      if (f.refuse_map != 0) return std::exchange(f.refuse_map, 0);
+      if (!(u32(0) & 0x100)) return EINVAL;  // DIRECT_KIND_CTRL required
+      const uint64_t va = (u32(0) & 1) ? u64(32) : f.next_va;
+      if (!(u32(0) & 1)) f.next_va += 0x100000;
+      f.maps[va] = u64(24);
+      put64(32, va);
+      return 0;
+    }
+    case 0xC0084105:  // UNMAP_BUFFER {offset}
+      return f.maps.erase(u64(0)) ? 0 : EINVAL;
+    case 0xC0184102: {  // ALLOC_SPACE {pages, page_size, flags, pad, offset/align}
+      const uint64_t va = 0x10'0000'0000 + f.areas.size() * 0x1000'0000;
+      f.areas[va] = uint64_t{u32(0)} * u32(4);
+      put64(16, va);
+      return 0;
+    }
+    case 0xC0104103: {  // FREE_SPACE {offset, ...}: r32.7.4 unmaps what is inside
+      auto a = f.areas.find(u64(0));
+      if (a == f.areas.end()) return EINVAL;
+      for (auto m = f.maps.begin(); m != f.maps.end();)
+        m = (m->first >= a->first && m->first < a->first + a->second) ? f.maps.erase(m) : ++m;
+      f.areas.erase(a);
+      return 0;
+    }
+    case 0xC0044101:  // BIND_CHANNEL {channel_fd}
+      f.bound_channels.push_back(u32(0));
+      return 0;
+    default: return ENOTTY;
+  }
+}
+
+}  // namespace
+
+// The test binary's ioctl: the fake's fd is served here, the rest by the kernel.
+extern "C" int ioctl(int fd, unsigned long request, ...) {
+  va_list ap;
+  va_start(ap, request);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  if (g_fake != nullptr && fd == g_fake->fd) {
+    const int e = Serve(*g_fake, request, arg);
+    if (e == 0) return 0;
+    errno = e;
+    return -1;
+  }
+  return static_cast<int>(syscall(SYS_ioctl, fd, request, arg));
+}
+
+namespace nvsentry::hostshim::host {
+namespace {
+
+using abi::NvError;
+constexpr uint32_t kMapEx = 0xC0284107, kUnmap = 0xC0084105, kFreeSpace = 0xC0104103;
+
+class HostAddressSpaceTest : public ::testing::Test {
+ protected:
+  HostAddressSpaceTest() : budget_(Limits()), nvmap_(&budget_, 0, 1) {
+    fake_.fd = eventfd(0, EFD_CLOEXEC);  // a number of our own; never reaches the kernel's ioctl
+    g_fake = &fake_;
+    mem_ = static_cast<uint8_t*>(
+        mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    UniqueFd fd(fake_.fd);
+    NvError err;
+    space_ = HostAddressSpace::Create(&fd, &budget_, nullptr, &err);
+  }
+  ~HostAddressSpaceTest() override {
+    space_.reset();
+    g_fake = nullptr;
+    munmap(mem_, kSize);
+  }
+  static abi::Budgets Limits() {
+    abi::Budgets b;
+    b.mappings = 3;
+    return b;
+  }
+  std::shared_ptr<sim::NvmapObject> Object(uint32_t* handle, size_t offset = 0) {
+    EXPECT_EQ(nvmap_.Create(me_, 0x10000, handle), NvError::kSuccess);
+    uint32_t align = 0x1000;
+    EXPECT_EQ(
+        nvmap_.Alloc(me_, *handle, 0, 1, &align, 0, reinterpret_cast<uint64_t>(mem_ + offset)),
+        NvError::kSuccess);
+    return nvmap_.Resolve(me_, *handle);
+  }
+  HostMap MapOf(const std::shared_ptr<sim::NvmapObject>& o, uint64_t fixed_va = 0) {
+    GuestMap g;
+    if (fixed_va != 0) {
+      g.flags = 1;
+      g.offset_or_align = fixed_va;
+    }
+    HostMap m;
+    EXPECT_EQ(MapToHost(g, {true, o->size(), 0, 42}, &m), NvError::kSuccess);
+    return m;
+  }
+  void FreeHandle(uint32_t handle) {
+    uint64_t addr;
+    uint32_t size, flags;
+    EXPECT_EQ(nvmap_.Free(me_, handle, &addr, &size, &flags), NvError::kSuccess);
+  }
+
+  static constexpr size_t kSize = 0x40000;
+  const pid_t me_ = getpid();
+  FakeAs fake_;
+  BudgetAccount budget_;
+  sim::Nvmap nvmap_;
+  uint8_t* mem_ = nullptr;
+  std::shared_ptr<HostAddressSpace> space_;
+};
+
+TEST_F(HostAddressSpaceTest, MapsAndUnmapsAreChargedAndOnlyTheGuestsOwnVaUnmaps) {
+  ASSERT_NE(space_, nullptr);
+  EXPECT_EQ(budget_.used(BudgetKind::kAddressSpaces), 1u);
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t va = 0;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
+  EXPECT_EQ(va, 0x4'0000'0000u);
+  EXPECT_EQ(fake_.maps.at(va), 0x10000u);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 1u);
+  EXPECT_EQ(o->mapping_count(), 1u);
+
+  const size_t calls = fake_.calls.size();
+  EXPECT_EQ(space_->Unmap(1, va + 0x1000), NvError::kBadValue);
+  EXPECT_EQ(fake_.calls.size(), calls) << "a VA the guest did not map never reaches the host";
+
+  ASSERT_EQ(space_->Unmap(1, va), NvError::kSuccess);
+  EXPECT_TRUE(fake_.maps.empty());
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
+  EXPECT_EQ(o->mapping_count(), 0u);
+}
+
+TEST_F(HostAddressSpaceTest, FreeingTheGuestsObjectUnmapsItOnTheHost) {
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t va = 0;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
+  o.reset();
+  FreeHandle(h);  // the last handle: nvmap forces the mapping out
+  EXPECT_TRUE(fake_.maps.empty());
+  EXPECT_EQ(fake_.calls.back(), kUnmap);
+  EXPECT_EQ(space_->mapping_count(), 0u);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
+}
+
+TEST_F(HostAddressSpaceTest, TheBudgetAndTheHostsRefusalLeaveNothingBehind) {
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t va;
+  fake_.refuse_map = ENOMEM;
+  EXPECT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kInsufficientMemory);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
+  const size_t calls = fake_.calls.size();
+  EXPECT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kInsufficientMemory);
+  EXPECT_EQ(fake_.calls.size(), calls) << "refused by the budget before the host";
+  EXPECT_EQ(fake_.maps.size(), 3u);
+}
+
+TEST_F(HostAddressSpaceTest, FreeSpaceNeedsTheExactSizeAndTakesTheMappingsInside) {
+  abi::nvhost_as_gpu::AllocSpace a{4, 0x20000, 0, 0, 0};
+  ASSERT_EQ(space_->AllocSpace(1, &a), NvError::kSuccess);
+  const uint64_t area = a.offset_or_align;
+  EXPECT_EQ(area, 0x10'0000'0000u);
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t va;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o, area + 0x20000), &va), NvError::kSuccess);
+  EXPECT_EQ(va, area + 0x20000);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 2u);
+
+  const size_t calls = fake_.calls.size();
+  EXPECT_EQ(space_->FreeSpace(1, {area, 3, 0x20000}), NvError::kBadValue);
+  EXPECT_EQ(space_->FreeSpace(1, {area + 0x20000, 4, 0x20000}), NvError::kBadValue);
+  EXPECT_EQ(fake_.calls.size(), calls);
+  ASSERT_EQ(space_->FreeSpace(1, {area, 4, 0x20000}), NvError::kSuccess);
+  EXPECT_EQ(fake_.calls.back(), kFreeSpace);
+  EXPECT_EQ(space_->mapping_count(), 0u);
+  EXPECT_EQ(space_->reservation_count(), 0u);
+  EXPECT_EQ(o->mapping_count(), 0u);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
+}
+
+TEST_F(HostAddressSpaceTest, TheSpacesEndUnmapsWhatIsLeftAndGivesTheBudgetBack) {
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t va;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
+  ASSERT_EQ(space_->Bind(1, 99), NvError::kSuccess);
+  EXPECT_EQ(fake_.bound_channels, std::vector<uint32_t>{99});
+  space_.reset();
+  EXPECT_TRUE(fake_.maps.empty());
+  EXPECT_EQ(fake_.calls.back(), kUnmap);
+  EXPECT_EQ(o->mapping_count(), 0u);
+  EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
+  EXPECT_EQ(budget_.used(BudgetKind::kAddressSpaces), 0u);
+  (void)kMapEx;
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::host
