@@ -1,5 +1,6 @@
 #include "hostshim/host/host_address_space.h"
 
+#include <cerrno>
 #include <vector>
 
 #include "hostshim/budget.h"
@@ -22,6 +23,17 @@ NvError HostVaRegions(int fd, const HostNote& note, pid_t tid, std::span<l4t::Va
   *n = std::min<size_t>(h.buf_size / sizeof(l4t::VaRegion), out.size());
   return NvError::kSuccess;
 }
+
+namespace {
+
+// The host's answer to a call on the space's contents (reserve, map, unmap, free). Its EINVAL
+// means a range or size the space cannot take, which the guest ABI's address space answers with
+// BadValue (as the simulated one does), not the generic BadParameter.
+NvError SpaceError(const HostCallResult& r) {
+  return r.err == EINVAL ? NvError::kBadValue : r.nv();
+}
+
+}  // namespace
 
 std::shared_ptr<HostAddressSpace> HostAddressSpace::Create(UniqueFd* fd, BudgetAccount* budget,
                                                            HostNote note, NvError* err) {
@@ -81,7 +93,7 @@ NvError HostAddressSpace::AllocSpace(pid_t tid, as::AllocSpace* a) {
   as::AllocSpace h = *a;
   if (HostCallResult r = Call(tid, l4t::kAllocSpace32, h); r.err != 0) {
     GiveEntry();
-    return r.nv();
+    return SpaceError(r);
   }
   const uint64_t size = uint64_t{a->pages} * a->page_size;
   if (!reservations_.emplace(h.offset_or_align, Reservation{size, a->page_size}).second) {
@@ -103,7 +115,7 @@ NvError HostAddressSpace::FreeSpace(pid_t tid, const as::FreeSpace& a) {
       uint64_t{a.pages} * a.page_size != it->second.size)
     return NvError::kBadValue;
   l4t::FreeSpace h{a.offset, a.pages, a.page_size};
-  if (HostCallResult r = Call(tid, l4t::kFreeSpace, h); r.err != 0) return r.nv();
+  if (HostCallResult r = Call(tid, l4t::kFreeSpace, h); r.err != 0) return SpaceError(r);
   // r32.7.4 unmaps the buffers mapped inside the area with it (nvgpu_vm_area_free).
   const uint64_t end = a.offset + it->second.size;
   reservations_.erase(it);
@@ -122,7 +134,7 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
   l4t::MapBufferEx h = m.arg;
   if (HostCallResult r = Call(tid, l4t::kMapBufferEx, h); r.err != 0) {
     GiveEntry();
-    return r.nv();
+    return SpaceError(r);
   }
   auto undo = [&] {
     l4t::UnmapBuffer u{h.offset};
@@ -148,7 +160,7 @@ NvError HostAddressSpace::Unmap(pid_t tid, uint64_t va) {
   auto it = mappings_.find(va);
   if (it == mappings_.end()) return NvError::kBadValue;
   l4t::UnmapBuffer h{va};
-  if (HostCallResult r = Call(tid, l4t::kUnmapBuffer, h); r.err != 0) return r.nv();
+  if (HostCallResult r = Call(tid, l4t::kUnmapBuffer, h); r.err != 0) return SpaceError(r);
   Forget(it, true);
   return NvError::kSuccess;
 }

@@ -69,11 +69,15 @@ TEST_F(HostBackend, TraceShowsBothSides) {
                            "host ioctl(/dev/nvhost-as-gpu, NVGPU_AS_IOCTL_MAP_BUFFER_EX",
                            "host ioctl(/dev/nvhost-ctrl, NVHOST_IOCTL_CTRL_SYNCPT_READ"})
     EXPECT_NE(r.err.find(host), std::string::npos) << host << "\n" << r.err;
-  // The host's submit follows the guest's.
-  const size_t guest = r.err.find("NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO");
-  const size_t host = r.err.find("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO");
-  ASSERT_NE(guest, std::string::npos);
-  EXPECT_LT(guest, host);
+  // The host's submit is printed, indented, just before the guest's line (written when the
+  // guest's call ends), with the fence the host answered.
+  const size_t host = r.err.find("  host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO");
+  ASSERT_NE(host, std::string::npos);
+  const size_t next_line = r.err.find('\n', host) + 1;
+  EXPECT_NE(r.err.find("NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, {num_entries=3", next_line),
+            std::string::npos)
+      << r.err.substr(host, 600);
+  EXPECT_NE(r.err.find("-> {fence={id=", host), std::string::npos);
 }
 
 // The GPU suite's guests answer on the host backend what they answer on the simulated GPU, key by
