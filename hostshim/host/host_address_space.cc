@@ -90,7 +90,10 @@ NvError HostAddressSpace::AllocSpace(pid_t tid, as::AllocSpace* a) {
   absl::MutexLock l(&mu_);
   if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
   // The same layout and code on both sides (NVGPU32_AS_IOCTL_ALLOC_SPACE).
+  // Only fixed-offset and sparse (bits 0 and 1, the simulator's too) reach the host.
   as::AllocSpace h = *a;
+  h.flags &= 0x3;
+  h.padding = 0;
   if (HostCallResult r = Call(tid, l4t::kAllocSpace32, h); r.err != 0) {
     GiveEntry();
     return SpaceError(r);
