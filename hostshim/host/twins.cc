@@ -102,9 +102,12 @@ absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
     if (object == nullptr) continue;  // freed: Sweep drops it
     absl::Status s = SyncOne(*t, *object, d, &counts.moved);
     if (!s.ok()) {
-      // A guest whose memory went away under a live object: the push is the guest's error (the
-      // submission fails); a pull skips it (nothing the guest can still read).
-      if (d == Direction::kPush) return s;
+      // The guest's memory behind a live object went away (it unmapped what the object names):
+      // the twin keeps what it last held, as a real nvmap's pinned pages outlive the guest's
+      // mapping of them, and the rest of the guest's objects still move; a pull has nothing to
+      // write to. Only the host failing stops a push: the submission then answers its error.
+      if (d == Direction::kPush && s.code() != absl::StatusCode::kDataLoss) return s;
+      ++counts.skipped;
       continue;
     }
     ++counts.twins;

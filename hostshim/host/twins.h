@@ -31,6 +31,7 @@ class HostNvmap {
 
 struct TwinCounts {
   uint64_t twins = 0;
+  uint64_t skipped = 0;  // twins whose guest memory is gone: left as they were
   SyncCounts moved;
 };
 
@@ -44,7 +45,8 @@ class Twins {
   // The host handle of `object`'s twin, made and filled from the guest on first use. An error
   // when the host refuses the object or the guest's memory behind it is gone.
   absl::StatusOr<uint32_t> HandleOf(const std::shared_ptr<sim::NvmapObject>& object);
-  // Guest -> host for every twin: before a submission reaches the host.
+  // Guest -> host for every twin: before a submission reaches the host. A twin whose guest
+  // memory is gone keeps what it last held (counted in `skipped`); a host failure is an error.
   absl::StatusOr<TwinCounts> PushAll();
   // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
   // guest memory is gone is skipped (its object is being freed).

@@ -112,6 +112,23 @@ TEST_F(HostBackend, TheGpuSuitesGuestsAnswerAsOnTheSimulator) {
   ExpectFakeHoldsNothing();
 }
 
+// A guest that munmaps the memory behind a mapped object: the simulator faults the channel that
+// reads it (the guest's pages are its memory); on the host backend the object's twin keeps what it
+// last held, as a real nvmap's pinned pages outlive the guest's mapping, so the copy reads the old
+// bytes, nothing faults, and every channel goes on.
+TEST_F(HostBackend, GuestMemoryGoneLeavesTheTwinAsPinnedPagesWould) {
+  RunResult r = RunSandboxed(Host(), {GPU_GUEST_BIN, "fault-munmap"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["submit"], "0");
+  EXPECT_EQ(kv["notification_status"], "0");
+  EXPECT_EQ(kv["submit_after_fault"], "0");
+  EXPECT_EQ(kv["other_submit"], "0");
+  EXPECT_EQ(kv["other_wait"], "0");
+  EXPECT_EQ(kv["done"], "1");
+  ExpectFakeHoldsNothing();
+}
+
 // SYNCPT_INCR of a syncpoint no channel of the guest uses would move another host client's
 // fence: refused, and said so.
 TEST_F(HostBackend, IncrementOfASyncpointTheGuestDoesNotOwnIsRefused) {

@@ -109,5 +109,28 @@ TEST_F(HostTwinsTest, ARefusalIsAnErrorAndLeavesNothing) {
   EXPECT_TRUE(host_.objects.empty());
 }
 
+// A guest that unmaps the memory behind one object loses nothing else: the other twins still
+// move, and the orphan keeps what it last held (as a real nvmap's pinned pages would).
+TEST_F(HostTwinsTest, GuestMemoryGoneUnderOneObjectLeavesTheOthersMoving) {
+  uint32_t h1 = 0, h2 = 0;
+  auto a = Object(&h1);
+  uint8_t* other = static_cast<uint8_t*>(
+      mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_EQ(nvmap_.Create(me_, kSize, &h2), abi::NvError::kSuccess);
+  uint32_t align = 0x1000;
+  ASSERT_EQ(nvmap_.Alloc(me_, h2, 0, 1, &align, 0, reinterpret_cast<uint64_t>(other)),
+            abi::NvError::kSuccess);
+  auto b = nvmap_.Resolve(me_, h2);
+  Twins twins(host_);
+  auto ha = twins.HandleOf(a), hb = twins.HandleOf(b);
+  ASSERT_TRUE(ha.ok() && hb.ok());
+  mem_[1] = 0x77;
+  ASSERT_EQ(munmap(other, kSize), 0);  // b's guest memory is gone
+  auto pushed = twins.PushAll();
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  EXPECT_EQ(pushed->skipped, 1u);
+  EXPECT_EQ(host_.objects.at(*ha)[1], 0x77);
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::host
