@@ -17,7 +17,7 @@ case "$build_type" in
   *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
 esac
 targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench
-  host_mirror_bench)
+  host_mirror_bench l4t_read_bench)
 [ -f "$BUILD_DIR/bench/CMakeFiles/gpu_bench.dir/build.make" ] && targets+=(gpu_bench)
 cmake --build "$BUILD_DIR" --target "${targets[@]}" -j"$(nproc)" >&2
 out=$(mktemp -d)
@@ -41,6 +41,30 @@ echo "## Unmap and teardown at scale (in process)"
 echo
 echo "## The host backend's memory coherence (in process)"
 "$BUILD_DIR/bench/host_mirror_bench"
+echo
+echo "## The host backend over a simulated Jetson (nvsentry fake-l4t; root only)"
+if [ "$(id -u)" = 0 ]; then
+  jetson=$(mktemp -d /tmp/nvsentry-bench-jetson-XXXXXX)
+  "$BUILD_DIR/sentry/nvsentry" fake-l4t "$jetson" >"$out/fake" 2>&1 &
+  fake_pid=$!
+  for _ in $(seq 200); do grep -q "fake-l4t: ready" "$out/fake" && break; sleep 0.05; done
+  host=(--backend=host "--host-dev-dir=$jetson")
+  echo "SYNCPT_READ, ns per call (5 blocks of 20,000):"
+  echo "  the fake's node straight, no sandbox: $("$BUILD_DIR/bench/l4t_read_bench" "$jetson")"
+  echo "  simulated backend:                  $("$BUILD_DIR/sentry/nvsentry" run -- \
+    "$BUILD_DIR/bench/bench_guest" syncpt 1 20000 5)"
+  echo "  host backend over the fake:         $("$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- \
+    "$BUILD_DIR/bench/bench_guest" syncpt 1 20000 5)"
+  echo "Submit to fence, 1 MiB DMA buffers (simulated, then host backend):"
+  "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
+  "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
+  "$BUILD_DIR/bench/host_mirror_bench" --mib=16 "--host-dir=$jetson"
+  kill "$fake_pid"
+  wait "$fake_pid" || true
+  rmdir "$jetson"
+else
+  echo "(skipped: the fake's FUSE mount needs root)"
+fi
 echo
 echo "## The performance table (docs/benchmarks.md): every row with its target, PASS or MISS"
 sed -n '/^6 /,$p' "$out/driver" | tail -n +2
