@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/integration/fake_jetson.h"
+#include "tests/integration/ordinary_user.h"
 
 namespace nvsentry::testing {
 namespace {
@@ -137,6 +138,17 @@ TEST_F(HostBackend, IncrementOfASyncpointTheGuestDoesNotOwnIsRefused) {
   EXPECT_NE(r.err.find("SYNCPT_INCR of syncpoint 7, which no channel of the guest owns"),
             std::string::npos)
       << r.err;
+}
+
+// nvsentry started by an ordinary user forwards to the host's nodes with that user's rights (the
+// fake's files are open to every user, as a Jetson's GPU nodes are to its video group).
+TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
+  std::optional<User> u = OrdinaryUser();
+  ASSERT_TRUE(u) << "useradd failed";
+  RunResult r = RunProgram({As(*u, {NvsentryPath(), "run", "--backend=host",
+                                    "--host-dev-dir=" + dir_, "--", GPU_DEMO_BIN})});
+  ExpectDemoPassed(r);
+  ExpectFakeHoldsNothing();
 }
 
 TEST_F(HostBackend, AHostWithoutTheNodesIsAClearError) {
