@@ -82,6 +82,7 @@ Result ChannelSession::Ioctl(Call& call) {
     case ch::kSubmitGpfifo2:
     case ch::kSubmitGpfifo2Retry: return Submit(call);
     case ch::kSetErrorNotifier: return SetErrorNotifier(call);
+    case ch::kWait: return Wait(call);
     case ch::kZcullBind:
       if (ArgAs<ch::ZcullBind>(call.arg).mode > 3)  // Switchbrew: modes 0..3
         return Result::Done(NvError::kBadParameter);
@@ -99,10 +100,39 @@ Result ChannelSession::Ioctl(Call& call) {
     case ch::kGetUserData:
     case ch::kFreeObjCtx: return Sentry(call);
     default:
-      // The host1x calls (nvgpu's channel answers ENOTTY to them), WAIT (a blocking host call:
-      // not translated yet), the cycle stats, SET_TIMEOUT_EX (no argument in the guest ABI).
+      // The host1x calls (nvgpu's channel answers ENOTTY to them), the cycle stats,
+      // SET_TIMEOUT_EX (no argument in the guest ABI).
       return NotTranslated(call);
   }
+}
+
+Result ChannelSession::Wait(Call& call) {
+  // The host's WAIT would block this thread: the sentry parks it and polls the twin's host side
+  // (memory_waits.h). Checks and answers as the simulated channel's.
+  const auto a = ArgAs<ch::Wait>(call.arg);
+  if (a.type > 1) return Result::Done(NvError::kBadParameter);
+  std::shared_ptr<sim::NvmapObject> object = ctx_.nvmap().Resolve(Tgid(call), a.dmabuf_fd);
+  if (!object) return Result::Done(NvError::kBadParameter);
+  const bool semaphore = a.type == 1;
+  if (semaphore ? (a.offset % 4 != 0 || !Inside(a.offset, 4, object->size()))
+                : !Inside(a.offset, 16, object->size()))
+    return Result::Done(NvError::kBadParameter);
+  absl::StatusOr<uint32_t> twin = ctx_.twins().HandleOf(object);
+  if (!twin.ok()) return Result::Done(NvError::kInvalidAddress);
+  const MemoryWaitCondition c{*twin, a.offset, semaphore, a.payload};
+  switch (ctx_.memory_waits().Check(c)) {
+    case MemoryWaits::State::kMet: ctx_.PullGuestMemory(); return Result::Done(NvError::kSuccess);
+    case MemoryWaits::State::kGone: return Result::Done(NvError::kInvalidAddress);
+    case MemoryWaits::State::kNotYet: break;
+  }
+  if (a.timeout == 0) return Result::Done(NvError::kTimeout);
+  constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
+  const absl::Time deadline = a.timeout == kNoTimeout ? absl::InfiniteFuture()
+                                                      : absl::Now() + absl::Milliseconds(a.timeout);
+  std::shared_ptr<Continuation> parked = call.parker.Park();
+  if (parked == nullptr) return Result::Done(NvError::kInsufficientMemory);  // parked_waits
+  ctx_.memory_waits().Park(c, deadline, std::move(parked));
+  return Result::Parked();
 }
 
 Result ChannelSession::SetNvmapFd(Call& call) {

@@ -45,6 +45,7 @@ class ChannelSession : public HostSession {
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
   Result SetErrorNotifier(Call& call);
+  Result Wait(Call& call);
   Result ErrorQuery(Call& call);
   Result Sentry(Call& call);  // the calls the sentry answers itself
   // The host's GET_TIMEDOUT and the notifier record, for the error queries.

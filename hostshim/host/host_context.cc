@@ -33,6 +33,7 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       host_nvmap_(nvmap_fd_.get()),
       twins_(host_nvmap_) {
   const int ctrl = ctrl_fd_.get();
+  memory_waits_ = std::make_unique<MemoryWaits>(host_nvmap_, [this] { PullGuestMemory(); });
   mirror_ = std::make_unique<SyncpointMirror>(
       syncpoints_,
       [ctrl](uint32_t id) -> absl::StatusOr<uint32_t> {
@@ -47,7 +48,8 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
 }
 
 HostContext::~HostContext() {
-  mirror_.reset();  // its thread first
+  mirror_.reset();  // their threads first
+  memory_waits_.reset();
 }
 
 abi::NvError HostContext::PushGuestMemory() {

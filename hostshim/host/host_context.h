@@ -11,6 +11,7 @@
 #include "hostshim/host/host_call.h"
 #include "hostshim/host/host_driver.h"
 #include "hostshim/host/l4t_nvmap.h"
+#include "hostshim/host/memory_waits.h"
 #include "hostshim/host/syncpoint_mirror.h"
 #include "hostshim/host/twins.h"
 #include "hostshim/sim/ctrl_gpu_device.h"
@@ -32,6 +33,8 @@ class HostContext {
   Twins& twins() { return twins_; }
   sim::Syncpoints& syncpoints() { return syncpoints_; }
   SyncpointMirror& mirror() { return *mirror_; }
+  MemoryWaits& memory_waits() { return *memory_waits_; }
+  HostNvmap& host_nvmap() { return host_nvmap_; }
   sim::ModuleMutexes& mutexes() { return mutexes_; }
   // What the guest's ctrl-gpu sessions keep in the sentry (ctrl_gpu_session.h).
   sim::GpuControlState& gpu_control() { return gpu_control_; }
@@ -57,10 +60,11 @@ class HostContext {
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
   abi::NvError PushGuestMemory();
+  // Host -> guest for every twin (before the guest can see what the host's GPU finished).
+  void PullGuestMemory();
 
  private:
   HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd);
-  void PullGuestMemory();
 
   HostOptions options_;
   UniqueFd nvmap_fd_;
@@ -72,7 +76,8 @@ class HostContext {
   absl::Mutex owned_mu_;
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
   sim::Syncpoints syncpoints_;
-  std::unique_ptr<SyncpointMirror> mirror_;  // last: its poll thread uses the rest
+  std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins
+  std::unique_ptr<SyncpointMirror> mirror_;    // last: its poll thread uses the rest
 };
 
 }  // namespace nvsentry::hostshim::host

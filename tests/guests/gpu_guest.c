@@ -6,6 +6,7 @@
  *   fault-unmapped   a GPFIFO entry whose pushbuffer address nothing maps
  *   fault-munmap     a DMA copy from an object whose guest pages were munmapped
  *   bad-subchannel   a method for a subchannel no class is bound to
+ *   chan-wait        the channel's WAIT on a semaphore a pushbuffer releases, and its errors
  *   multi            two address spaces and three channels in one guest, all working at once
  *   budget-loop N    N rounds of CREATE until refused, then FREE of everything; sleeps 300 ms
  *                    after rounds 1 and N so the test can read the sentry's memory
@@ -265,6 +266,50 @@ static int mode_fault(int kind) {
   return 0;
 }
 
+/* The channel's own WAIT on a semaphore the GPU releases: only a check with timeout 0, a bad
+ * type, the release met (and seen in this process's memory), a value never written timing out. */
+#define NVGPU_CH_WAIT 0x40184806u
+struct nvgpu_channel_wait {
+  uint32_t type; /* 0 notifier, 1 semaphore */
+  uint32_t timeout;
+  uint32_t handle;
+  uint32_t offset;
+  uint32_t payload;
+  uint32_t padding;
+};
+
+static int mode_chan_wait(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf push, sema;
+  make_buf(&g, &push, 4096);
+  make_buf(&g, &sema, 4096);
+  uint32_t ch = make_channel(&g, NULL);
+  const uint32_t sequence = 0x5EED0002u;
+  struct nvgpu_channel_wait w = {1, 0, sema.handle, 0, sequence, 0};
+  printf("wait_unmet_zero=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_WAIT, &w));
+  struct nvgpu_channel_wait bad = {2, 0, sema.handle, 0, sequence, 0};
+  printf("wait_bad_type=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_WAIT, &bad));
+  struct nvgpu_channel_wait misaligned = {1, 10, sema.handle, 2, sequence, 0};
+  printf("wait_misaligned=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_WAIT, &misaligned));
+  /* The 3D class's report semaphore: release `sequence` as one word. */
+  struct nvc_push p = {0};
+  nvc_push_incr(&p, 0, 0x000, 1, 0xB197u);
+  nvc_push_incr(&p, 0, 0x1B00, 4, (uint32_t)(sema.gpu >> 32), (uint32_t)sema.gpu, sequence,
+                0u | (1u << 4) | (0xFu << 12) | (1u << 28));
+  struct nvgpu_fence f;
+  printf("submit=%d\n", submit(ch, &push, 0, p.words, p.count, &f));
+  w.timeout = 5000;
+  printf("wait_met=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_WAIT, &w));
+  uint32_t seen;
+  memcpy(&seen, sema.cpu, 4);
+  printf("sees_release=%d\n", seen == sequence);
+  struct nvgpu_channel_wait never = {1, 50, sema.handle, 0, 0x12345678u, 0};
+  printf("wait_never=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_WAIT, &never));
+  return 0;
+}
+
 static int mode_multi(void) {
   struct gpu a, b;
   open_all(&a);
@@ -407,6 +452,8 @@ int main(int argc, char** argv) {
     rc = mode_fault(2);
   else if (strcmp(m, "multi") == 0)
     rc = mode_multi();
+  else if (strcmp(m, "chan-wait") == 0)
+    rc = mode_chan_wait();
   else if (strcmp(m, "budget-loop") == 0)
     rc = mode_budget_loop(argc > 2 ? atoi(argv[2]) : 10);
   else if (strcmp(m, "as") == 0)

@@ -212,6 +212,21 @@ TEST(GpuChannels, SeveralChannelsAndAddressSpacesInOneGuest) {
   }
 }
 
+// The channel's own WAIT: NvErrors typed from Switchbrew (Timeout 5, BadParameter 4).
+TEST(GpuChannels, WaitOnASemaphoreTheGpuReleases) {
+  RunResult r = Guest({"chan-wait"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["wait_unmet_zero"], "5") << "timeout 0 only checks";
+  EXPECT_EQ(kv["wait_bad_type"], N(kBadParameter));
+  EXPECT_EQ(kv["wait_misaligned"], N(kBadParameter));
+  EXPECT_EQ(kv["submit"], "0");
+  EXPECT_EQ(kv["wait_met"], "0");
+  EXPECT_EQ(kv["sees_release"], "1");
+  EXPECT_EQ(kv["wait_never"], "5");
+  EXPECT_EQ(kv["done"], "1");
+}
+
 TEST(GpuAddressSpace, ReservationsMapsAndTheirErrors) {
   RunResult r = Guest({"as"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
