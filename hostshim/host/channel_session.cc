@@ -101,12 +101,14 @@ Result ChannelSession::Ioctl(Call& call) {
     case ch::kDisable: return Result::Done(Host(call, l4t::kDisable, {}).nv());
     case ch::kPreempt: return Result::Done(Host(call, l4t::kPreempt, {}).nv());
     case ch::kForceReset: {
-      // The sentry's stop ends with it, and the check forgets the channel's state, as the
-      // simulated channel's reset does.
-      absl::MutexLock s(&submit_mu_);
-      check_.Reset();
-      absl::MutexLock l(&mu_);
-      stopped_.reset();
+      // The sentry's stop ends with it, and the check forgets the channel's state before the
+      // next submission, as the simulated channel's reset does (not here: a submit may be
+      // blocked in the host, which this reset is to end).
+      {
+        absl::MutexLock l(&mu_);
+        stopped_.reset();
+        reset_check_ = true;
+      }
       return Result::Done(Host(call, l4t::kForceReset, {}).nv());
     }
     case ch::kGetErrorInfo:
@@ -222,6 +224,8 @@ Result ChannelSession::Submit(Call& call) {
     absl::MutexLock l(&mu_);
     if (stopped_) return Result::Done(NvError::kTimeout);  // until FORCE_RESET, as simulated
     space = space_;
+    if (reset_check_) check_.Reset();
+    reset_check_ = false;
   }
   std::span<ch::GpfifoEntry> entries;
   if (!call.arrays.empty()) entries = call.Array<ch::GpfifoEntry>(0);

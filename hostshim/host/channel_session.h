@@ -70,6 +70,7 @@ class ChannelSession : public HostSession {
   std::optional<uint32_t> syncpoint_ ABSL_GUARDED_BY(mu_);
   uint32_t obj_class_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<sim::ChannelError> stopped_ ABSL_GUARDED_BY(mu_);  // by the sentry's check
+  bool reset_check_ ABSL_GUARDED_BY(mu_) = false;  // FORCE_RESET: check_ starts over
   std::shared_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t priority_ ABSL_GUARDED_BY(mu_) = 0x64;
