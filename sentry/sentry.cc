@@ -72,6 +72,7 @@ Sentry::Sentry(const SentryOptions& options)
     h.dev_dir = options_.host_dev_dir;
     h.budget = options_.guest->services.budget;
     h.nvmap = &gpu_.nvmap();
+    h.stream = &gpu_.stream_policy();  // the same rules for pushbuffers the host runs
     if (proxy::Tracer* tracer = options_.guest->services.tracer.get())
       h.note = [tracer](pid_t tid, std::string_view text) { tracer->Note(tid, text); };
     host_ = std::make_unique<hostshim::host::HostDriver>(std::move(h));

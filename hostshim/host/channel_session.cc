@@ -1,5 +1,7 @@
 #include "hostshim/host/channel_session.h"
 
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -10,6 +12,7 @@
 #include "hostshim/host/channel_xlate.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/l4t_nvmap.h"
+#include "hostshim/host/submission_check.h"
 #include "hostshim/host/twin_handle.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/gpu_clock.h"
@@ -30,12 +33,20 @@ bool Inside(uint64_t offset, uint64_t len, uint64_t size) {
 
 pid_t Tgid(const Call& call) { return call.caller ? call.caller->tgid() : -1; }
 
+uint64_t RealtimeNs() {  // the notifier's clock, as Linux's
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 }  // namespace
 
 ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd,
                                std::unique_ptr<BudgetHold> charge)
     : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostGpu, std::move(host_fd)),
       charge_(std::move(charge)),
+      check_(
+          StreamRules{ctx.options().stream, [&ctx](uint32_t id) { return ctx.OwnsSyncpoint(id); }}),
       events_(ctx.budget()) {}
 
 ChannelSession::~ChannelSession() {
@@ -90,7 +101,17 @@ Result ChannelSession::Ioctl(Call& call) {
     case ch::kEnable: return Result::Done(Host(call, l4t::kEnable, {}).nv());
     case ch::kDisable: return Result::Done(Host(call, l4t::kDisable, {}).nv());
     case ch::kPreempt: return Result::Done(Host(call, l4t::kPreempt, {}).nv());
-    case ch::kForceReset: return Result::Done(Host(call, l4t::kForceReset, {}).nv());
+    case ch::kForceReset: {
+      // The sentry's stop ends with it, and the check forgets the channel's state before the
+      // next submission, as the simulated channel's reset does (not here: a submit may be
+      // blocked in the host, which this reset is to end).
+      {
+        absl::MutexLock l(&mu_);
+        stopped_.reset();
+        reset_check_ = true;
+      }
+      return Result::Done(Host(call, l4t::kForceReset, {}).nv());
+    }
     case ch::kGetErrorInfo:
     case ch::kGetErrorNotification: return ErrorQuery(call);
     case ch::kSetPriority:
@@ -201,8 +222,41 @@ void ChannelSession::LearnSyncpoint(uint32_t id) {
   ctx_.mirror().Expect(id);
 }
 
+void ChannelSession::Stop(sim::ChannelError e) {
+  e.timestamp_ns = RealtimeNs();
+  e.monotonic_ns = sim::GpuTimeNs();
+  std::shared_ptr<sim::NvmapObject> notifier;
+  uint64_t offset;
+  {
+    absl::MutexLock l(&mu_);
+    notifier = notifier_;
+    offset = notifier_offset_;
+  }
+  NVS_LOG_LIMITED(spdlog::level::warn, "host backend: channel stopped by the sentry: {}", e.what);
+  // The notifier first: a client woken by the event then sees why (as simulated). The guest's
+  // copy only: the host's channel has not failed.
+  if (notifier) {
+    const sim::NotifierRecord rec{e.timestamp_ns, e.notifier_code, 0, sim::kNotifierStatusError};
+    notifier->Write(offset, {reinterpret_cast<const uint8_t*>(&rec), sizeof rec});
+  }
+  {
+    absl::MutexLock l(&mu_);
+    stopped_ = std::move(e);
+  }
+  events_.Signal(sim::kEventErrorNotifier);
+}
+
 Result ChannelSession::Submit(Call& call) {
   auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
+  absl::MutexLock submitting(&submit_mu_);
+  std::shared_ptr<HostAddressSpace> space;
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) return Result::Done(NvError::kTimeout);  // until FORCE_RESET, as simulated
+    space = space_;
+    if (reset_check_) check_.Reset();
+    reset_check_ = false;
+  }
   std::span<ch::GpfifoEntry> entries;
   if (!call.arrays.empty()) entries = call.Array<ch::GpfifoEntry>(0);
   if (entries.size() != g.num_entries) return Result::Done(NvError::kCountMismatch);
@@ -221,6 +275,17 @@ Result ChannelSession::Submit(Call& call) {
   }
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
+  // What the host will run, checked after the push (the agreed copies are what it got).
+  if (std::optional<sim::ChannelError> refused =
+          CheckSubmission(space.get(), ctx_.twins(), entries, check_)) {
+    Stop(std::move(*refused));
+    // A fence already reached, as the simulated channel releases a stopped channel's fences.
+    const std::optional<uint32_t> id = syncpoint();
+    absl::StatusOr<uint32_t> value = id ? ctx_.mirror().Refresh(*id) : 0u;
+    g.fence = {id.value_or(0), value.value_or(0)};
+    g.flags = 0;
+    return Result::Done(NvError::kSuccess);
+  }
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
   h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
   h.num_entries = g.num_entries;
@@ -303,6 +368,16 @@ NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
 }
 
 Result ChannelSession::ErrorQuery(Call& call) {
+  {
+    absl::MutexLock l(&mu_);
+    if (stopped_) {  // the sentry's own stop, reported as the simulated channel reports it
+      if (call.desc.code == ch::kGetErrorInfo)
+        ArgAs<ch::ErrorInfo>(call.arg) = sim::ErrorInfoOf(*stopped_);
+      else
+        ArgAs<ch::ErrorNotification>(call.arg) = sim::ErrorNotificationOf(*stopped_);
+      return Result::Done(NvError::kSuccess);
+    }
+  }
   HostChannelError e;
   if (NvError err = HostError(call, &e); err != NvError::kSuccess) return Result::Done(err);
   if (call.desc.code == ch::kGetErrorInfo)

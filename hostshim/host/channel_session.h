@@ -7,8 +7,12 @@
 // host's GET_TIMEDOUT and the notifier record the host wrote).
 //
 // Submissions: guest memory goes to the host first (HostContext::PushGuestMemory, whose error is
-// the submission's answer); the host's fence names the channel's syncpoint, which the guest then
-// owns (its SYNCPT_INCR may move it) and the mirror polls.
+// the submission's answer); then the pushbuffers, as the host will read them, are held to the
+// sandbox's command-stream rules (submission_check.h). A refused submission never reaches the
+// host: the channel stops as a simulated one does (its notifier written, its error event, the
+// error queries answering the sentry's error, submits Timeout until FORCE_RESET). The host's fence
+// names the channel's syncpoint, which the guest then owns (its SYNCPT_INCR and its streams may
+// move it) and the mirror polls.
 #pragma once
 
 #include <memory>
@@ -19,6 +23,8 @@
 #include "hostshim/events.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
+#include "hostshim/host/stream_check.h"
+#include "hostshim/sim/channel_engine.h"
 
 namespace nvsentry::hostshim::host {
 
@@ -51,13 +57,21 @@ class ChannelSession : public HostSession {
   // The host's GET_TIMEDOUT and the notifier record, for the error queries.
   abi::NvError HostError(const Call& call, HostChannelError* e);
   void LearnSyncpoint(uint32_t id);
+  // A submission the sentry refused: the channel stops (notifier, event) with `e`.
+  void Stop(sim::ChannelError e);
 
   const std::unique_ptr<BudgetHold> charge_;
+  // Held across a submission's check and its host call, so that the check's state (bound
+  // classes, macros) follows the submissions in the host's order. Before mu_.
+  absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  StreamCheck check_ ABSL_GUARDED_BY(submit_mu_);
   EventSet events_;
   mutable absl::Mutex mu_;
   std::shared_ptr<HostAddressSpace> space_ ABSL_GUARDED_BY(mu_);
   std::optional<uint32_t> syncpoint_ ABSL_GUARDED_BY(mu_);
   uint32_t obj_class_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<sim::ChannelError> stopped_ ABSL_GUARDED_BY(mu_);  // by the sentry's check
+  bool reset_check_ ABSL_GUARDED_BY(mu_) = false;  // FORCE_RESET: check_ starts over
   std::shared_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t priority_ ABSL_GUARDED_BY(mu_) = 0x64;

@@ -1,5 +1,6 @@
 #include "hostshim/host/host_address_space.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -153,7 +154,7 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
     undo();
     return NvError::kBadParameter;
   }
-  mappings_.emplace(h.offset, Mapping{object, m.size});
+  mappings_.emplace(h.offset, Mapping{object, m.size, m.arg.buffer_offset});
   *va = h.offset;
   return NvError::kSuccess;
 }
@@ -196,6 +197,23 @@ NvError HostAddressSpace::Bind(pid_t tid, int channel_host_fd) {
   absl::MutexLock l(&mu_);
   l4t::BindChannel h{static_cast<uint32_t>(channel_host_fd)};
   return Call(tid, l4t::kBindChannel, h).nv();
+}
+
+bool HostAddressSpace::Resolve(uint64_t va, uint64_t size, std::vector<Piece>* out) const {
+  out->clear();
+  absl::MutexLock l(&mu_);
+  while (size != 0) {
+    auto it = mappings_.upper_bound(va);
+    if (it == mappings_.begin()) return false;
+    --it;
+    const uint64_t into = va - it->first;
+    if (into >= it->second.size) return false;
+    const uint64_t n = std::min(size, it->second.size - into);
+    out->push_back({it->second.object, it->second.offset + into, n});
+    va += n;
+    size -= n;
+  }
+  return true;
 }
 
 size_t HostAddressSpace::mapping_count() const {

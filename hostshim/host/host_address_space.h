@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "abi/devices/nvhost_as_gpu.h"
 #include "abi/l4t/nvgpu_as.h"
@@ -71,6 +72,15 @@ class HostAddressSpace : public sim::MappingOwner,
   // BIND_CHANNEL of the host channel `channel_host_fd` (the sentry's own fd of it).
   abi::NvError Bind(pid_t tid, int channel_host_fd);
 
+  // Where [va, va + size) lies in the guest's objects, piece by piece in order (a range may span
+  // adjacent mappings); false when any byte of it is in no mapping of the guest's.
+  struct Piece {
+    std::shared_ptr<sim::NvmapObject> object;
+    uint64_t offset = 0;  // in the object
+    uint64_t size = 0;
+  };
+  bool Resolve(uint64_t va, uint64_t size, std::vector<Piece>* out) const;
+
   size_t mapping_count() const;
   size_t reservation_count() const;
 
@@ -80,6 +90,7 @@ class HostAddressSpace : public sim::MappingOwner,
   struct Mapping {
     std::shared_ptr<sim::NvmapObject> object;
     uint64_t size;
+    uint64_t offset;  // of the mapping's first byte in the object
   };
   struct Reservation {
     uint64_t size;

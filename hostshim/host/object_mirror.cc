@@ -52,6 +52,14 @@ absl::StatusOr<SyncCounts> ObjectMirror::Pull(ObjectSide& guest, ObjectSide& hos
   return Move(host, guest);
 }
 
+absl::Status ObjectMirror::ReadAgreed(uint64_t offset, std::span<uint8_t> out) const {
+  if (agreed_ == nullptr) return absl::FailedPreconditionError("nothing agreed yet");
+  if (out.size() > size_ || offset > size_ - out.size())
+    return absl::OutOfRangeError("outside the object");
+  memcpy(out.data(), agreed_.get() + offset, out.size());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SyncCounts> ObjectMirror::Move(ObjectSide& from, ObjectSide& to) {
   SyncCounts counts;
   std::vector<uint8_t> buf(std::min<uint64_t>(kChunk, size_));

@@ -54,6 +54,10 @@ class ObjectMirror {
   // Brings the host's changes to the guest. Before the first push the host holds nothing the
   // guest gave it: nothing to bring.
   absl::StatusOr<SyncCounts> Pull(ObjectSide& guest, ObjectSide& host);
+  // The agreed bytes at [offset, offset + out.size()): what the host holds there unless its GPU
+  // wrote since (the sentry checks pushbuffers in it). An error before the first push or outside
+  // the object.
+  absl::Status ReadAgreed(uint64_t offset, std::span<uint8_t> out) const;
 
  private:
   // Reads `from` chunk by chunk and writes each run of bytes that differ from the agreed copy to

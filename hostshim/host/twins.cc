@@ -115,6 +115,20 @@ absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
   return counts;
 }
 
+absl::Status Twins::ReadAgreed(const sim::NvmapObject& object, uint64_t offset,
+                               std::span<uint8_t> out) {
+  std::shared_ptr<Twin> twin;
+  {
+    absl::MutexLock l(&mu_);
+    auto it = twins_.find(&object);
+    if (it == twins_.end() || it->second->object.lock().get() != &object)
+      return absl::NotFoundError("no twin");
+    twin = it->second;
+  }
+  absl::MutexLock l(&twin->mu);
+  return twin->mirror.ReadAgreed(offset, out);
+}
+
 void Twins::Sweep() {
   std::vector<uint32_t> gone;
   {

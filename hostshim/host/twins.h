@@ -51,6 +51,10 @@ class Twins {
   // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
   // guest memory is gone is skipped (its object is being freed).
   absl::StatusOr<TwinCounts> PullAll();
+  // The bytes both sides last agreed on at [offset, offset + out.size()) of `object`'s twin
+  // (ObjectMirror::ReadAgreed), under the twin's lock: what the host GPU will read there. An error
+  // when the object has no twin or the range is outside it.
+  absl::Status ReadAgreed(const sim::NvmapObject& object, uint64_t offset, std::span<uint8_t> out);
   // Frees the host objects of twins whose guest object is gone.
   void Sweep();
   size_t size() const;

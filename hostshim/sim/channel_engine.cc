@@ -583,4 +583,41 @@ void ChannelEngine::PollWaits() {
   if (arm) StartPollTimer();
 }
 
+abi::channel::ErrorInfo ErrorInfoOf(const ChannelError& e) {
+  abi::channel::ErrorInfo a;
+  std::memset(&a, 0, sizeof a);
+  // Word 0 is Switchbrew's error kind, word 1 the notifier code. The rest as deko3d's error decoder
+  // (Queue::checkError) reads it, clients over Switchbrew (docs/guest-abi.md has the layout):
+  // - an MMU fault: the VA's high word, its low word, the access (2 a write, 1 a read), and the
+  //   fault kind (MmuFault::Kind);
+  // - a method the GPU refused: its byte offset, 0, its value, its class.
+  constexpr uint32_t kErrorInfoRead = 1, kErrorInfoWrite = 2;
+  a.error_info[0] = static_cast<uint32_t>(e.kind);
+  if (e.kind == ChannelErrorKind::kNone) return a;
+  a.error_info[1] = e.notifier_code;
+  if (e.kind == ChannelErrorKind::kMmu) {
+    a.error_info[2] = static_cast<uint32_t>(e.fault.va >> 32);
+    a.error_info[3] = static_cast<uint32_t>(e.fault.va);
+    a.error_info[4] = e.fault.write ? kErrorInfoWrite : kErrorInfoRead;
+    a.error_info[5] = static_cast<uint32_t>(e.fault.kind);
+  } else if (e.method_class != 0) {
+    a.error_info[2] = e.method;
+    a.error_info[4] = e.method_value;
+    a.error_info[5] = e.method_class;
+  }
+  return a;
+}
+
+abi::channel::ErrorNotification ErrorNotificationOf(const ChannelError& e) {
+  abi::channel::ErrorNotification a;
+  std::memset(&a, 0, sizeof a);
+  if (e.kind == ChannelErrorKind::kNone) return a;
+  // The system tick (Switchbrew: armGetSystemTick) when the error happened.
+  a.timestamp = CpuTicksFromNs(e.monotonic_ns);
+  a.info32 = e.notifier_code;
+  a.info16 = 0;
+  a.status = kNotifierStatusError;
+  return a;
+}
+
 }  // namespace nvsentry::hostshim::sim

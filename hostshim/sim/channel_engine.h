@@ -72,6 +72,11 @@ struct ChannelError {
   std::string what;
 };
 
+// What GET_ERROR_INFO and GET_ERROR_NOTIFICATION answer for a channel stopped with `e`
+// (docs/guest-abi.md has the words); all zeros for kNone.
+abi::channel::ErrorInfo ErrorInfoOf(const ChannelError& e);
+abi::channel::ErrorNotification ErrorNotificationOf(const ChannelError& e);
+
 // The 16-byte notification written into the notifier object (Linux struct nvgpu_notification).
 struct NotifierRecord {
   uint64_t timestamp_ns;

@@ -65,6 +65,7 @@ class Gpu : public Driver {
   Syncpoints& syncpoints() { return syncpoints_; }
   Nvmap& nvmap() { return *nvmap_; }
   BudgetAccount& budget() { return *options_.budget; }
+  const StreamPolicy& stream_policy() const { return options_.stream; }
   Display& display() { return *display_; }
   // One paragraph for DumpStatus: objects, pins (process and range), budgets in use.
   std::string Status() const override;

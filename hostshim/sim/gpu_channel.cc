@@ -25,8 +25,6 @@ constexpr uint32_t kNoTimeout = 0xFFFFFFFFu;
 
 // GET_ERROR_INFO's access word of an MMU fault: deko3d reads 2 as a write and anything else as
 // a read.
-constexpr uint32_t kErrorInfoRead = 1, kErrorInfoWrite = 2;
-
 // [offset, offset + len) inside an object of `size` bytes, without overflow.
 bool Inside(uint64_t offset, uint64_t len, uint64_t size) {
   return len <= size && offset <= size - len;
@@ -285,40 +283,12 @@ Result GpuChannel::EventIdControl(Call& call) {
 }
 
 Result GpuChannel::GetErrorInfo(Call& call) {
-  auto& a = ArgAs<ch::ErrorInfo>(call.arg);
-  std::memset(&a, 0, sizeof a);
-  ChannelError e = engine_->error();
-  // Word 0 is Switchbrew's error kind, word 1 the notifier code. The rest as deko3d's error decoder
-  // (Queue::checkError) reads it, clients over Switchbrew (docs/guest-abi.md has the layout):
-  // - an MMU fault: the VA's high word, its low word, the access (2 a write, 1 a read), and the
-  //   fault kind (MmuFault::Kind);
-  // - a method the GPU refused: its byte offset, 0, its value, its class.
-  a.error_info[0] = static_cast<uint32_t>(e.kind);
-  if (e.kind == ChannelErrorKind::kNone) return Result::Done(NvError::kSuccess);
-  a.error_info[1] = e.notifier_code;
-  if (e.kind == ChannelErrorKind::kMmu) {
-    a.error_info[2] = static_cast<uint32_t>(e.fault.va >> 32);
-    a.error_info[3] = static_cast<uint32_t>(e.fault.va);
-    a.error_info[4] = e.fault.write ? kErrorInfoWrite : kErrorInfoRead;
-    a.error_info[5] = static_cast<uint32_t>(e.fault.kind);
-  } else if (e.method_class != 0) {
-    a.error_info[2] = e.method;
-    a.error_info[4] = e.method_value;
-    a.error_info[5] = e.method_class;
-  }
+  ArgAs<ch::ErrorInfo>(call.arg) = ErrorInfoOf(engine_->error());
   return Result::Done(NvError::kSuccess);
 }
 
 Result GpuChannel::GetErrorNotification(Call& call) {
-  auto& a = ArgAs<ch::ErrorNotification>(call.arg);
-  std::memset(&a, 0, sizeof a);
-  ChannelError e = engine_->error();
-  if (e.kind == ChannelErrorKind::kNone) return Result::Done(NvError::kSuccess);
-  // The system tick (Switchbrew: armGetSystemTick) when the error happened.
-  a.timestamp = CpuTicksFromNs(e.monotonic_ns);
-  a.info32 = e.notifier_code;
-  a.info16 = 0;
-  a.status = kNotifierStatusError;
+  ArgAs<ch::ErrorNotification>(call.arg) = ErrorNotificationOf(engine_->error());
   return Result::Done(NvError::kSuccess);
 }
 

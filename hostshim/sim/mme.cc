@@ -1,5 +1,6 @@
 #include "hostshim/sim/mme.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "spdlog/fmt/fmt.h"
@@ -57,7 +58,9 @@ void MacroExpander::Reset() {
 }
 
 MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32_t> params, Io io,
-                                          std::string* error) {
+                                          std::string* error, uint64_t max_steps,
+                                          uint64_t* steps_run) {
+  max_steps = std::min(max_steps, kMaxSteps);
   auto fail = [&](std::string what) {
     *error = fmt::format("macro {}: {}", macro, what);
     return Outcome::kError;
@@ -92,9 +95,17 @@ MacroExpander::Outcome MacroExpander::Run(uint32_t macro, std::span<const uint32
     increment = Field(v, 17, 12);
   };
 
-  for (uint64_t steps = 0;; ++steps) {
-    if (steps >= kMaxSteps)
-      return fail(fmt::format("ran {} instructions without exiting", kMaxSteps));
+  uint64_t steps = 0;
+  struct Count {  // *steps_run on every way out
+    uint64_t* out;
+    const uint64_t& n;
+    ~Count() {
+      if (out != nullptr) *out = n;
+    }
+  } count{steps_run, steps};
+  for (;; ++steps) {
+    if (steps >= max_steps)
+      return fail(fmt::format("ran {} instructions without exiting", max_steps));
     const bool in_slot = delay_next;
     delay_next = false;
     if (pc >= code_.size()) return fail(fmt::format("ran past its code (instruction {})", pc));

@@ -51,7 +51,10 @@ class MacroExpander {
     kSendStopped,  // a send returned false
     kError,        // *error says what (bad macro, too many steps, too few parameters, ...)
   };
-  Outcome Run(uint32_t macro, std::span<const uint32_t> params, Io io, std::string* error);
+  // `max_steps` (at most kMaxSteps) bounds this call's instructions; *steps (if given) gets how
+  // many ran, so that a caller can bound a whole stream's macro work.
+  Outcome Run(uint32_t macro, std::span<const uint32_t> params, Io io, std::string* error,
+              uint64_t max_steps = kMaxSteps, uint64_t* steps = nullptr);
 
  private:
   std::vector<uint32_t> code_;  // grown as code is loaded, up to kCodeWords

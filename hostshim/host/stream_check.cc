@@ -1,0 +1,243 @@
+#include "hostshim/host/stream_check.h"
+
+#include "abi/gpu_classes.h"
+#include "hostshim/sim/methods.h"
+#include "hostshim/sim/pushbuffer.h"
+#include "hostshim/sim/syncpoints.h"
+#include "spdlog/fmt/fmt.h"
+
+namespace nvsentry::hostshim::host {
+
+namespace {
+
+using sim::methods::Bits;
+using sim::methods::Index;
+namespace h = sim::methods::host;
+namespace t = sim::methods::threed;
+constexpr uint32_t kNumMethods = sim::methods::kNumMethods;
+constexpr uint32_t kClassHost = sim::methods::kClassHost;
+constexpr uint32_t kClass3D = sim::methods::kClass3D;
+
+std::optional<StreamRefusal> Refuse(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                    std::string what) {
+  return StreamRefusal{cls, method_byte, value, std::move(what)};
+}
+
+std::optional<StreamRefusal> PusherError(std::string what) {
+  return StreamRefusal{0, 0, 0, std::move(what)};
+}
+
+// The bit of a GM20B class in StreamCheck::reported_.
+uint32_t ClassBit(const abi::GpuClass* c) {
+  return 1u << static_cast<uint32_t>(c - abi::kGpuClasses.data());
+}
+
+}  // namespace
+
+StreamCheck::StreamCheck(StreamRules rules) : rules_(std::move(rules)), regs3d_(kNumMethods, 0) {}
+
+void StreamCheck::BeginSubmission() { words_ = steps_ = 0; }
+
+void StreamCheck::Reset() {
+  subch_class_.fill(0);
+  std::fill(regs3d_.begin(), regs3d_.end(), 0);
+  mme_.Reset();
+  macro_.reset();
+  params_.clear();
+}
+
+std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> words) {
+  if (words.empty()) return PusherError("zero-length GPFIFO entry (pusher error)");
+  if (words.size() > kMaxWords - words_) {
+    return PusherError(fmt::format("a submission of more than {} pushbuffer words", kMaxWords));
+  }
+  words_ += words.size();
+  macro_.reset();  // a call whose command ran past its segment never runs (as simulated)
+  Cursor cur;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const uint32_t w = words[i];
+    if (cur.remaining != 0) {
+      const bool last = cur.remaining == 1;
+      if (auto r = Write(cur.subch, cur.method, w, last)) return r;
+      --cur.remaining;
+      if (cur.mode == sim::pb::kModeInc) {
+        cur.method = (cur.method + 1) & (kNumMethods - 1);
+      } else if (cur.mode == sim::pb::kModeIncOnce) {
+        cur.method = (cur.method + 1) & (kNumMethods - 1);
+        cur.mode = sim::pb::kModeNonInc;
+      }
+      continue;
+    }
+    const uint32_t mode = sim::pb::WordMode(w);
+    const uint32_t subch = sim::pb::WordSubchannel(w);
+    switch (mode) {
+      case sim::pb::kModeInc:
+      case sim::pb::kModeNonInc:
+      case sim::pb::kModeIncOnce:
+        cur = {sim::pb::WordMethod(w), sim::pb::WordCount(w), subch, mode};
+        break;
+      case sim::pb::kModeImmediate:
+        if (auto r = Write(subch, sim::pb::WordMethod(w), sim::pb::WordImmediate(w), true))
+          return r;
+        break;
+      case sim::pb::kModeLegacyInc:
+        // Word 0 is the NOP; tertiary ops 1..3 set subdevice masks.
+        if (w != 0 && sim::pb::LegacyTertOp(w) == 0)
+          cur = {sim::pb::LegacyMethod(w), sim::pb::LegacyCount(w), subch, sim::pb::kModeInc};
+        break;
+      case sim::pb::kModeLegacyNonInc:
+        if (sim::pb::LegacyTertOp(w) != 0)
+          return PusherError(fmt::format("command word 0x{:08X}: reserved tertiary operation", w));
+        cur = {sim::pb::LegacyMethod(w), sim::pb::LegacyCount(w), subch, sim::pb::kModeNonInc};
+        break;
+      case sim::pb::kModeEndSegment: return std::nullopt;
+      default: return PusherError(fmt::format("command word 0x{:08X}: reserved mode {}", w, mode));
+    }
+  }
+  if (cur.remaining != 0) {
+    // The simulator drops the rest; the host's pusher may take the next entry's words for them.
+    return PusherError(
+        fmt::format("command for method 0x{:X} runs {} arguments past its entry's end",
+                    cur.method * 4, cur.remaining));
+  }
+  return std::nullopt;
+}
+
+std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method, uint32_t value,
+                                                bool last_arg) {
+  if (method < sim::methods::kFirstEngineMethod) return HostMethod(subch, method, value);
+  const uint32_t cls = subch_class_[subch];
+  if (cls == 0) {
+    return PusherError(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
+                                   method * 4, subch));
+  }
+  if (cls == kClass3D) return ThreeD(method, value, last_arg);
+  return std::nullopt;  // the other classes have no method that moves a syncpoint
+}
+
+std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t method,
+                                                     uint32_t value) {
+  switch (method) {
+    case Index(h::kSetObject): {
+      const uint32_t cls = value & 0xFFFF;  // ENGINE_ID 20:16 is ignored, as simulated
+      const abi::GpuClass* c = abi::FindGpuClass(cls);
+      if (c == nullptr && cls != kClassHost) {
+        return Refuse(kClassHost, h::kSetObject, value,
+                      fmt::format("SET_OBJECT on subchannel {}: class 0x{:04X} is not a GM20B "
+                                  "class",
+                                  subch, cls));
+      }
+      if (c != nullptr && rules_.policy != nullptr && !rules_.policy->Allows(cls)) {
+        std::string detail = fmt::format(
+            "SET_OBJECT on subchannel {} binds class 0x{:04X} ({}), which the policy's "
+            "channel classes do not allow",
+            subch, cls, c->name);
+        const bool go_on = rules_.policy->violation && rules_.policy->violation(cls, detail);
+        if (!go_on) return Refuse(cls, h::kSetObject, value, std::move(detail));
+      }
+      subch_class_[subch] = cls;
+      if (c != nullptr && rules_.policy != nullptr && rules_.policy->bound &&
+          (reported_ & ClassBit(c)) == 0) {
+        reported_ |= ClassBit(c);
+        rules_.policy->bound(cls);
+      }
+      return std::nullopt;
+    }
+    case Index(h::kSyncpointB): {
+      const uint32_t id = Bits(value, h::kSyncptIndexHi, h::kSyncptIndexLo);
+      const uint32_t op = value & 3;
+      if (op == h::kSyncptOpBaseAdd || op == h::kSyncptOpBaseWrite) {
+        return Refuse(
+            kClassHost, h::kSyncpointB, value,
+            fmt::format("SYNCPOINTB 0x{:08X}: wait-base operations are not allowed", value));
+      }
+      if (op == h::kSyncptOpIncr) return Increment(kClassHost, h::kSyncpointB, value, id);
+      if (!sim::Syncpoints::ValidId(id)) {
+        return Refuse(kClassHost, h::kSyncpointB, value,
+                      fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
+      }
+      return std::nullopt;  // a wait: reading a syncpoint moves nothing
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t method_byte,
+                                                    uint32_t value, uint32_t id) {
+  if (!sim::Syncpoints::ValidId(id)) {
+    return Refuse(cls, method_byte, value,
+                  fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}): no syncpoint {}",
+                              method_byte, cls, value, id));
+  }
+  if (!rules_.owns || !rules_.owns(id)) {
+    return Refuse(cls, method_byte, value,
+                  fmt::format("method 0x{:X} of class 0x{:04X} (0x{:08X}) increments syncpoint "
+                              "{}, which is not this guest's",
+                              method_byte, cls, value, id));
+  }
+  return std::nullopt;
+}
+
+// The 3D class: its registers as a macro reads them, its syncpoint increment, and its macros
+// (loaded and run as the simulator's command processor runs them, threed_class.cc).
+std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value, bool last_arg) {
+  regs3d_[method] = value;
+  const uint32_t byte = method * 4;
+  const auto mme_error = [&](const char* what) {
+    return Refuse(kClass3D, byte, value,
+                  fmt::format("{} 0x{:08X}: past the end of the macro RAM", what, value));
+  };
+  switch (byte) {
+    case t::kIncrementSyncPoint:
+      return Increment(kClass3D, byte, value,
+                       Bits(value, t::kSyncPointIndexHi, t::kSyncPointIndexLo));
+    case t::kSetFalcon04: regs3d_[Index(t::kMmeShadowScratch)] = 1; return std::nullopt;
+    case t::kMmeCodePointer: mme_.SetCodePointer(value); return std::nullopt;
+    case t::kMmeCode:
+      return mme_.LoadCode(value) ? std::nullopt : mme_error("LOAD_MME_INSTRUCTION_RAM");
+    case t::kMmeStartPointer: mme_.SetStartPointer(value); return std::nullopt;
+    case t::kMmeStart:
+      return mme_.LoadStart(value) ? std::nullopt : mme_error("LOAD_MME_START_ADDRESS_RAM");
+    default: break;
+  }
+  if (byte < t::kCallMmeMacro) return std::nullopt;
+  // CALL_MME_MACRO(j) starts a call, CALL_MME_DATA(j) adds parameters; the command's last
+  // argument runs it.
+  if (in_macro_) return Refuse(kClass3D, byte, value, "a macro calling a macro");
+  const uint32_t slot = method - Index(t::kCallMmeMacro);
+  if (!macro_) {
+    if (slot % 2 != 0)
+      return Refuse(kClass3D, byte, value,
+                    "CALL_MME_DATA without a CALL_MME_MACRO before it in the command");
+    macro_ = slot / 2;
+    params_.clear();
+  }
+  if (params_.size() >= uint64_t{1} << 16)
+    return Refuse(kClass3D, byte, value, "a macro call with too many parameters");
+  params_.push_back(value);
+  if (!last_arg) return std::nullopt;
+  const uint32_t macro = *macro_;
+  macro_.reset();
+  std::optional<StreamRefusal> sent;
+  std::string error;
+  uint64_t steps = 0;
+  in_macro_ = true;
+  const sim::MacroExpander::Outcome o =
+      mme_.Run(macro, params_,
+               sim::MacroExpander::Io{[&](uint32_t m, uint32_t v) {
+                                        sent = ThreeD(m, v, true);
+                                        return !sent.has_value();
+                                      },
+                                      [&](uint32_t m) { return regs3d_[m]; }},
+               &error, kMaxMacroSteps - steps_, &steps);
+  in_macro_ = false;
+  steps_ += steps;
+  switch (o) {
+    case sim::MacroExpander::Outcome::kDone: return std::nullopt;
+    case sim::MacroExpander::Outcome::kSendStopped: return sent;
+    case sim::MacroExpander::Outcome::kError: break;
+  }
+  return Refuse(kClass3D, t::kCallMmeMacro + 8 * macro, params_.front(), std::move(error));
+}
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,87 @@
+// The sandbox's command-stream rules (docs/security.md, "Command stream") for a channel whose
+// pushbuffers run on the host's GPU: the sentry decodes each submission's words before the host
+// sees them and refuses the submission when they would
+// - bind a class the policy's channel classes refuse (SET_OBJECT; the policy's action decides,
+//   through the same StreamPolicy::violation the simulator calls), or one that is no GM20B class;
+// - move a syncpoint the guest does not own (the host class's SYNCPOINTB increment, the 3D class's
+//   INCREMENT_SYNC_POINT, sent directly or by a macro), or touch a wait base (SYNCPOINTB's base
+//   operations, which the simulator refuses too).
+// Everything else (draws, copies, semaphores) is the host GPU's to run: its MMU confines it to
+// the guest's own mappings.
+//
+// The decoding is the simulator's: pushbuffer.h's word formats, methods.h's method numbers, and
+// its macro expander (mme.h) run over a shadow of the 3D class's registers, so that what a macro
+// sends is checked as the pushbuffer's own methods are. Where the simulator tolerates what the
+// hardware might read otherwise, the check refuses instead: a command whose arguments run past
+// its entry's end (the host's PBDMA may go on into the next entry's words) and a method for a
+// subchannel with no class bound (the check cannot know what it reaches).
+//
+// State (the subchannels' classes, the 3D registers, the macros) lives across submissions, as
+// the host channel's does; a refused submission stops the channel (the caller answers Timeout to
+// submits until FORCE_RESET, which calls Reset). Work is bounded per submission (kMaxWords words,
+// kMaxMacroSteps macro instructions); past either the submission is refused. Not thread-safe:
+// one submission at a time per channel.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hostshim/sim/mme.h"
+#include "hostshim/sim/stream_policy.h"
+
+namespace nvsentry::hostshim::host {
+
+// Why a submission may not reach the host, in the simulator's terms (sim::RunResult's kError):
+// the method's class (0xB06F the host class, 0 for an error of the pusher itself), its byte
+// offset and its value.
+struct StreamRefusal {
+  uint32_t error_class = 0, method = 0, value = 0;
+  std::string what;
+};
+
+struct StreamRules {
+  const sim::StreamPolicy* policy = nullptr;  // null: every GM20B class may be bound
+  std::function<bool(uint32_t id)> owns;      // the syncpoints a stream may increment
+};
+
+class StreamCheck {
+ public:
+  static constexpr uint64_t kMaxWords = uint64_t{1} << 24;       // per submission (64 MiB)
+  static constexpr uint64_t kMaxMacroSteps = uint64_t{1} << 24;  // per submission
+
+  explicit StreamCheck(StreamRules rules);
+  // A new submission: its budgets start over.
+  void BeginSubmission();
+  // One GPFIFO entry's words; nullopt when they may run.
+  std::optional<StreamRefusal> Segment(std::span<const uint32_t> words);
+  // FORCE_RESET: nothing bound, no registers, no macros.
+  void Reset();
+
+ private:
+  struct Cursor {
+    uint32_t method = 0, remaining = 0, subch = 0, mode = 0;
+  };
+  std::optional<StreamRefusal> Write(uint32_t subch, uint32_t method, uint32_t value,
+                                     bool last_arg);
+  std::optional<StreamRefusal> HostMethod(uint32_t subch, uint32_t method, uint32_t value);
+  std::optional<StreamRefusal> ThreeD(uint32_t method, uint32_t value, bool last_arg);
+  std::optional<StreamRefusal> Increment(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                         uint32_t id);
+
+  StreamRules rules_;
+  std::array<uint32_t, 8> subch_class_{};  // 0: nothing bound
+  uint32_t reported_ = 0;                  // classes told to StreamPolicy::bound (bit per class)
+  std::vector<uint32_t> regs3d_;           // the 3D class's registers, as a macro reads them
+  sim::MacroExpander mme_;
+  bool in_macro_ = false;
+  std::optional<uint32_t> macro_;  // the call being collected
+  std::vector<uint32_t> params_;
+  uint64_t words_ = 0, steps_ = 0;  // this submission's
+};
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,30 @@
+// A submission's pushbuffers checked as the host's GPU will read them (stream_check.h's rules):
+// each GPFIFO entry's words come from the agreed copies of the guest's twins (what the last push
+// gave the host, not the guest's memory, which it may change after the push), found through the
+// channel's address space as the sentry recorded it. An entry not wholly inside the guest's
+// mappings is refused as the simulator answers it: an MMU fault (a read, unmapped) at its first
+// byte no mapping holds. Call after HostContext::PushGuestMemory.
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "abi/devices/channel.h"
+#include "hostshim/host/host_address_space.h"
+#include "hostshim/host/stream_check.h"
+#include "hostshim/host/twins.h"
+#include "hostshim/sim/channel_engine.h"
+
+namespace nvsentry::hostshim::host {
+
+// The error the channel stops with (as sim::ChannelEngine reports it), or nullopt: the entries
+// may reach the host. `space` may be null (no address space bound: every fetch faults).
+std::optional<sim::ChannelError> CheckSubmission(const HostAddressSpace* space, Twins& twins,
+                                                 std::span<const abi::channel::GpfifoEntry> entries,
+                                                 StreamCheck& check);
+
+// A refused method as the simulated channel reports it: a graphics-engine exception for an engine
+// class's method, a PBDMA error for the host class's and the pusher's own.
+sim::ChannelError ErrorOfRefusal(const StreamRefusal& r);
+
+}  // namespace nvsentry::hostshim::host

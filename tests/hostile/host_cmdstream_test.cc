@@ -1,0 +1,99 @@
+// The command-stream rules hold on the host backend too (docs/security.md, "Command stream";
+// docs/host-passthrough.md): tests/hostile/guests/cmdstream_guest.c runs under --backend=host over
+// a simulated Jetson (`nvsentry fake-l4t`, which itself runs whatever reaches it) and under the
+// simulated GPU, and answers the same, key by key: a pushbuffer's SET_OBJECT of a class the policy
+// refuses, and its increments of a syncpoint another host client holds, never reach the host.
+// Needs root (the fake's FUSE mount).
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "abi/l4t/nvhost_ctrl.h"
+#include "tests/integration/fake_jetson.h"
+
+namespace nvsentry::testing {
+namespace {
+
+constexpr char kGpuOnHost[] =
+    "[devices.\"/dev/nvhost-ctrl\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvmap\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-as-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-ctrl-gpu\"]\nbackend = \"host\"\n"
+    "[devices.\"/dev/nvhost-gpu\"]\nbackend = \"host\"\n";
+
+class HostCommandStream : public FakeJetsonTest {
+ protected:
+  std::string Policy(const std::string& name, const std::string& toml) const {
+    std::string path = ::testing::TempDir() + "nvsentry_host_cmdstream_" +
+                       std::to_string(getpid()) + "_" + name + ".toml";
+    std::ofstream(path) << toml;
+    return "--policy=" + path;
+  }
+  // The guest under `toml` on the simulated GPU and on the host; both key sets.
+  void RunBoth(const std::string& name, const std::string& toml,
+               const std::vector<std::string>& args, RunResult* sim, RunResult* host) {
+    std::vector<std::string> argv = {CMDSTREAM_GUEST_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    *sim = RunSandboxed({Policy(name + "_sim", toml)}, argv);
+    *host =
+        RunSandboxed({Policy(name + "_host", toml + kGpuOnHost), "--host-dev-dir=" + dir_}, argv);
+    ASSERT_EQ(sim->exit_code, 0) << sim->out << sim->err;
+    ASSERT_EQ(host->exit_code, 0) << host->out << host->err;
+  }
+  static void ExpectSameKeys(const RunResult& sim, const RunResult& host) {
+    auto ks = ParseKeyValues(sim.out), kh = ParseKeyValues(host.out);
+    ASSERT_FALSE(ks.empty()) << sim.out;
+    for (const auto& [k, v] : ks)
+      EXPECT_EQ(kh[k], v) << "key " << k << "\nsim: " << sim.out << "\nhost: " << host.out
+                          << host.err;
+  }
+};
+
+TEST_F(HostCommandStream, ABindThePolicyRefusesNeverReachesTheHost) {
+  RunResult sim, host;
+  RunBoth("class_3d",
+          "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\nfields.class_num = { one_of = [0xB197] }\n",
+          {"bind-dma", "65536"}, &sim, &host);
+  ExpectSameKeys(sim, host);
+  auto kv = ParseKeyValues(host.out);
+  EXPECT_EQ(kv["copied"], "0") << "the DMA copy ran on the host: " << host.out;
+  EXPECT_EQ(kv["info32"], "13") << host.out;
+  EXPECT_EQ(kv["error_info5"], "0xB0B5") << host.out;
+  EXPECT_NE(host.err.find("policy violation: /dev/nvhost-gpu SET_OBJECT"), std::string::npos)
+      << host.err;
+}
+
+TEST_F(HostCommandStream, IncrementsOfAnotherHostClientsSyncpointNeverReachTheHost) {
+  // Another client of the host: four channels of its own, so syncpoints 1 to 4 are its (the fake
+  // hands them out in order from 1); the guest's channel gets the next. On the simulated GPU the
+  // guest's channel has syncpoint 1, so 2 is not its there either.
+  std::vector<int> victim;
+  for (int i = 0; i < 4; ++i) {
+    victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_GE(victim.back(), 0);
+  }
+  RunResult sim, host;
+  RunBoth("incr", "", {"incr", "2", "5"}, &sim, &host);
+  ExpectSameKeys(sim, host);
+  auto kv = ParseKeyValues(host.out);
+  EXPECT_EQ(kv["syncpoint"], "0") << host.out;
+  EXPECT_EQ(kv["info32"], "32") << host.out;
+  EXPECT_EQ(kv["error_info2"], "0x74") << host.out;
+  EXPECT_EQ(kv["error_info4"], "0x201") << host.out;
+  EXPECT_EQ(kv["error_info5"], "0xB06F") << host.out;
+  // The other client's syncpoint, read on the host itself, did not move.
+  const int ctrl = open(Node("nvhost-ctrl").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(ctrl, 0);
+  abi::l4t::nvhost_ctrl::SyncptRead r{2, 0xFFFFFFFF};
+  ASSERT_EQ(ioctl(ctrl, abi::l4t::nvhost_ctrl::kSyncptRead, &r), 0);
+  EXPECT_EQ(r.value, 0u);
+  close(ctrl);
+  for (int fd : victim) close(fd);
+}
+
+}  // namespace
+}  // namespace nvsentry::testing

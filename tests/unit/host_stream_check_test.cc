@@ -1,0 +1,153 @@
+// The host backend's command-stream check (hostshim/host/stream_check.h) over hand-written
+// pushbuffer words: what it refuses is what the simulator refuses (SET_OBJECT of a class the policy
+// denies, increments of syncpoints the guest does not own, directly or from a macro), with the
+// simulator's words for GET_ERROR_INFO; the rest passes; garbage never crashes it. Words:
+// mode 31:29, count or immediate data 28:16, subchannel 15:13, method index (byte offset / 4) 11:0.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <vector>
+
+#include "hostshim/host/stream_check.h"
+
+namespace nvsentry::hostshim::host {
+namespace {
+
+uint32_t Cmd(uint32_t mode, uint32_t subch, uint32_t method_byte, uint32_t count) {
+  return (mode << 29) | (count << 16) | (subch << 13) | (method_byte >> 2);
+}
+uint32_t Inc(uint32_t subch, uint32_t m, uint32_t n) { return Cmd(1, subch, m, n); }
+uint32_t NonInc(uint32_t subch, uint32_t m, uint32_t n) { return Cmd(3, subch, m, n); }
+uint32_t Imm(uint32_t subch, uint32_t m, uint32_t data) { return Cmd(4, subch, m, data); }
+uint32_t IncOnce(uint32_t subch, uint32_t m, uint32_t n) { return Cmd(5, subch, m, n); }
+
+constexpr uint32_t kOwned = 5, kOthers = 7;
+
+class HostStreamCheck : public ::testing::Test {
+ protected:
+  HostStreamCheck() {
+    policy_.classes = {0xB197, 0xB0B5};
+    policy_.violation = [this](uint32_t cls, std::string_view) {
+      violations_.push_back(cls);
+      return audit_;
+    };
+    policy_.bound = [this](uint32_t cls) { bound_.push_back(cls); };
+  }
+  std::optional<StreamRefusal> Run(const std::vector<uint32_t>& words) {
+    check_.BeginSubmission();
+    return check_.Segment(words);
+  }
+  void ExpectRefused(const std::optional<StreamRefusal>& r, uint32_t cls, uint32_t method,
+                     uint32_t value) {
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error_class, cls) << r->what;
+    EXPECT_EQ(r->method, method) << r->what;
+    EXPECT_EQ(r->value, value) << r->what;
+  }
+
+  sim::StreamPolicy policy_;
+  bool audit_ = false;
+  std::vector<uint32_t> violations_, bound_;
+  StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }}};
+};
+
+TEST_F(HostStreamCheck, SetObjectOfAClassThePolicyRefusesIsRefusedThroughItsAction) {
+  EXPECT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5}));
+  EXPECT_TRUE(violations_.empty());
+  EXPECT_EQ(bound_, (std::vector<uint32_t>{0xB197, 0xB0B5}));
+  // The inline-to-memory class is not in the policy's classes: as the simulator reports it
+  // (class 0xA140's method 0 with the SET_OBJECT value), after the policy's violation callback.
+  ExpectRefused(Run({Inc(2, 0x000, 1), 0xA140}), 0xA140, 0x000, 0xA140);
+  EXPECT_EQ(violations_, (std::vector<uint32_t>{0xA140}));
+  // Not a GM20B class at all: the host class's error.
+  ExpectRefused(Run({Inc(3, 0x000, 1), 0x1234}), 0xB06F, 0x000, 0x1234);
+}
+
+TEST_F(HostStreamCheck, AuditLetsTheBindHappen) {
+  audit_ = true;
+  EXPECT_FALSE(Run({Inc(2, 0x000, 1), 0xA140, Inc(2, 0x180, 1), 64}));
+  EXPECT_EQ(violations_, (std::vector<uint32_t>{0xA140}));
+}
+
+TEST_F(HostStreamCheck, HostClassIncrementsOnlyOfOwnedSyncpoints) {
+  // SYNCPOINTA (payload), SYNCPOINTB (index 15:8, operation 1:0), as libnx and the kernel write it.
+  EXPECT_FALSE(Run({Inc(0, 0x70, 2), 0, (kOwned << 8) | 1}));
+  ExpectRefused(Run({Inc(0, 0x70, 2), 0, (kOthers << 8) | 1}), 0xB06F, 0x74, (kOthers << 8) | 1);
+  // Non-incrementing and increment-once forms reach SYNCPOINTB as well.
+  ExpectRefused(Run({NonInc(0, 0x74, 2), (kOwned << 8) | 1, (kOthers << 8) | 1}), 0xB06F, 0x74,
+                (kOthers << 8) | 1);
+  ExpectRefused(Run({IncOnce(0, 0x70, 2), 0, (kOthers << 8) | 1}), 0xB06F, 0x74,
+                (kOthers << 8) | 1);
+  // The legacy incrementing mode: count 28:18, method index 12:2.
+  ExpectRefused(Run({(2u << 18) | (0x70u), 0, (kOthers << 8) | 1}), 0xB06F, 0x74,
+                (kOthers << 8) | 1);
+  // A wait moves nothing: allowed on any syncpoint; the wait-base operations never.
+  EXPECT_FALSE(Run({Inc(0, 0x70, 2), 3, kOthers << 8}));
+  ExpectRefused(Run({Inc(0, 0x74, 1), (kOwned << 8) | 2}), 0xB06F, 0x74, (kOwned << 8) | 2);
+  ExpectRefused(Run({Inc(0, 0x74, 1), (200u << 8) | 1}), 0xB06F, 0x74, (200u << 8) | 1);
+}
+
+// MME instructions (mme.h), as the simulator's tests write them.
+uint32_t MmeAdd(uint32_t dst, uint32_t a, int32_t imm, uint32_t result_op, bool exit = false) {
+  return 1u | (result_op << 4) | (uint32_t{exit} << 7) | (dst << 8) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+uint32_t MmeBranchNz(uint32_t a, int32_t imm, bool no_delay) {
+  return 7u | (1u << 4) | (uint32_t{no_delay} << 5) | (a << 11) |
+         ((static_cast<uint32_t>(imm) & 0x3FFFF) << 14);
+}
+constexpr uint32_t kMoveSetMethod = 2, kMoveSend = 4, kMove = 1;
+
+TEST_F(HostStreamCheck, ThreeDIncrementsDirectOrFromAMacroOnlyOfOwnedSyncpoints) {
+  EXPECT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(0, 0x2C8, 1), kOwned}));
+  ExpectRefused(Run({Inc(0, 0x2C8, 1), kOthers | (1u << 20)}), 0xB197, 0x2C8, kOthers | (1u << 20));
+  // Macro 0 sends INCREMENT_SYNC_POINT with its first parameter; macro 1 loops forever.
+  const std::vector<uint32_t> code = {MmeAdd(0, 0, 0x2C8 / 4, kMoveSetMethod),
+                                      MmeAdd(0, 1, 0, kMoveSend, true), MmeAdd(0, 0, 0, kMove),
+                                      MmeAdd(1, 0, 1, kMove), MmeBranchNz(1, 0, true)};
+  std::vector<uint32_t> load = {Inc(0, 0x114, 1), 0,
+                                NonInc(0, 0x118, static_cast<uint32_t>(code.size()))};
+  load.insert(load.end(), code.begin(), code.end());
+  load.insert(load.end(), {Inc(0, 0x11C, 1), 0, NonInc(0, 0x120, 2), 0, 3});
+  EXPECT_FALSE(Run(load));
+  // The macros stay loaded in later submissions, as on the channel.
+  EXPECT_FALSE(Run({IncOnce(0, 0x3800, 1), kOwned}));
+  ExpectRefused(Run({IncOnce(0, 0x3800, 1), kOthers}), 0xB197, 0x2C8, kOthers);
+  // A macro that never ends is refused, bounded.
+  ExpectRefused(Run({IncOnce(0, 0x3808, 1), 0}), 0xB197, 0x3808, 0);
+  // FORCE_RESET: nothing bound any more, so a 3D method is the pusher's error.
+  check_.Reset();
+  ExpectRefused(Run({Inc(0, 0x2C8, 1), kOwned}), 0, 0, 0);
+}
+
+TEST_F(HostStreamCheck, WhatTheHostMightReadOtherwiseIsRefused) {
+  // An engine method on a subchannel with nothing bound; arguments past the entry's end; reserved
+  // modes and tertiary operations; an empty entry.
+  ExpectRefused(Run({Inc(5, 0x1B00, 1), 0}), 0, 0, 0);
+  ExpectRefused(Run({Inc(0, 0x70, 2), 0}), 0, 0, 0);
+  ExpectRefused(Run({Cmd(6, 0, 0, 0)}), 0, 0, 0);
+  ExpectRefused(Run({(2u << 29) | (1u << 16)}), 0, 0, 0);
+  ExpectRefused(Run({}), 0, 0, 0);
+  // END_PB_SEGMENT ends the entry: what follows is not read (by the host either).
+  EXPECT_FALSE(Run({Cmd(7, 0, 0, 0), Inc(0, 0x74, 1), (kOthers << 8) | 1}));
+  // NOPs and an immediate SYNCPOINTB wait.
+  EXPECT_FALSE(Run({0, Imm(0, 0x08, 0), Imm(0, 0x74, kOwned << 8)}));
+}
+
+TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {
+  std::mt19937 rng(1234);
+  std::vector<uint32_t> words(4096);
+  std::set<bool> outcomes;
+  for (int round = 0; round < 2000; ++round) {
+    for (uint32_t& w : words) w = rng();
+    // Mostly valid headers now and then, so the decoder gets deep.
+    if (round % 2 == 0) words[0] = Inc(0, 0x000, 1), words[1] = 0xB197;
+    outcomes.insert(Run(words).has_value());
+    if (round % 100 == 0) check_.Reset();
+  }
+  EXPECT_TRUE(outcomes.contains(true));
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::host
