@@ -13,15 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/fuse_flat_dir.h"
 #include "sentry/fuse_mount.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
 namespace {
-
-constexpr fuse_ino_t kRootIno = FUSE_ROOT_ID;
-// Names and attributes never change while the filesystem lives: the kernel may keep them.
-constexpr double kForever = 86400.0 * 365;
 
 // The catalogue's devices that live directly in /dev, in catalogue order: inode 2 + index.
 const std::vector<const abi::DeviceDesc*>& Served() {
@@ -40,14 +37,14 @@ const abi::DeviceDesc* DeviceOf(fuse_ino_t ino) {
   return ino >= 2 && ino - 2 < served.size() ? served[ino - 2] : nullptr;
 }
 
-struct stat AttrOf(fuse_ino_t ino) {
-  struct stat st {};
-  st.st_ino = ino;
-  st.st_nlink = 1;
-  // Owned by the root of the filesystem's user namespace; every guest may open a node (the
-  // policy, not the mode, decides who may use one).
-  st.st_mode = ino == kRootIno ? (S_IFDIR | 0755) : (S_IFREG | 0666);
-  return st;
+// The directory: one file per served device, named as in /dev.
+const FlatDir& Dir() {
+  static const FlatDir dir([] {
+    std::vector<std::string> names;
+    for (const abi::DeviceDesc* d : Served()) names.emplace_back(d->path.substr(5));
+    return names;
+  }());
+  return dir;
 }
 
 DeviceFileHandler& HandlerOf(fuse_req_t req) {
@@ -55,39 +52,20 @@ DeviceFileHandler& HandlerOf(fuse_req_t req) {
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  if (parent == kRootIno) {
-    const auto& served = Served();
-    for (size_t i = 0; i < served.size(); ++i) {
-      if (served[i]->path.substr(5) != name) continue;
-      fuse_entry_param e{};
-      e.ino = 2 + i;
-      e.attr = AttrOf(e.ino);
-      e.attr_timeout = e.entry_timeout = kForever;
-      fuse_reply_entry(req, &e);
-      return;
-    }
-  }
-  fuse_reply_err(req, ENOENT);
+  Dir().Lookup(req, parent, name);
 }
 
-void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  if (ino != kRootIno && DeviceOf(ino) == nullptr) {
-    fuse_reply_err(req, ENOENT);
-    return;
-  }
-  const struct stat st = AttrOf(ino);
-  fuse_reply_attr(req, &st, kForever);
-}
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { Dir().GetAttr(req, ino); }
 
 // O_TRUNC and the like: a node has no size to change; the attributes stay as they are.
-void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info* fi) {
-  GetAttr(req, ino, fi);
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) {
+  Dir().GetAttr(req, ino);
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const abi::DeviceDesc* dev = DeviceOf(ino);
   if (dev == nullptr) {
-    fuse_reply_err(req, ino == kRootIno ? EISDIR : ENOENT);
+    fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : ENOENT);
     return;
   }
   const int64_t handle = HandlerOf(req).OpenFile(*dev, fi->flags, fuse_req_ctx(req)->pid);
@@ -136,43 +114,14 @@ void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
   fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
 }
 
-void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  if (ino != kRootIno) {
-    fuse_reply_err(req, ENOTDIR);
-    return;
-  }
-  fuse_reply_open(req, fi);
-}
-
-// The root's entries from `off` on, as many as `size` bytes hold; with `plus`, each with its
-// attributes, which the kernel keeps as if looked up (READDIRPLUS): init lists the directory once
-// before it binds the files, one request where 24 lookups were.
-void FillDir(fuse_req_t req, size_t size, off_t off, bool plus) {
-  std::string buf(size, '\0');
-  size_t used = 0;
-  const auto& served = Served();
-  for (size_t i = static_cast<size_t>(off); i < served.size(); ++i) {
-    const std::string name(served[i]->path.substr(5));
-    fuse_entry_param e{};
-    e.ino = 2 + i;
-    e.attr = AttrOf(e.ino);
-    e.attr_timeout = e.entry_timeout = kForever;
-    const off_t next = static_cast<off_t>(i + 1);
-    const size_t n =
-        plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next)
-             : fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &e.attr, next);
-    if (n > size - used) break;
-    used += n;
-  }
-  fuse_reply_buf(req, buf.data(), used);
-}
-
+// init lists the directory once (READDIRPLUS) before it binds the files: one request where 24
+// lookups were.
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  FillDir(req, size, off, false);
+  Dir().ReadDir(req, size, off, false);
 }
 
 void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  FillDir(req, size, off, true);
+  Dir().ReadDir(req, size, off, true);
 }
 
 }  // namespace
@@ -202,7 +151,7 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
     o.write = Write;
     o.ioctl = Ioctl;
     o.lseek = Lseek;
-    o.opendir = OpenDir;
+    o.opendir = FlatDir::OpenDir;
     o.readdir = ReadDir;
     o.readdirplus = ReadDirPlus;
     return o;

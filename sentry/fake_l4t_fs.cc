@@ -16,6 +16,7 @@
 #include "hostshim/backend.h"
 #include "hostshim/rate_limited_log.h"
 #include "sentry/fake_l4t_caller.h"
+#include "sentry/fuse_flat_dir.h"
 #include "sentry/fuse_mount.h"
 #include "spdlog/spdlog.h"
 
@@ -35,8 +36,6 @@ namespace {
 
 using abi::l4t::L4tNode;
 
-constexpr fuse_ino_t kRootIno = FUSE_ROOT_ID;
-constexpr double kForever = 86400.0 * 365;
 // The five nodes, inode 2 + index.
 constexpr L4tNode kNodes[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu, L4tNode::kNvhostAsGpu,
                               L4tNode::kNvhostGpu, L4tNode::kNvmap};
@@ -47,12 +46,13 @@ const L4tNode* NodeOf(fuse_ino_t ino) {
   return ino >= 2 && ino - 2 < std::size(kNodes) ? &kNodes[ino - 2] : nullptr;
 }
 
-struct stat AttrOf(fuse_ino_t ino) {
-  struct stat st {};
-  st.st_ino = ino;
-  st.st_nlink = 1;
-  st.st_mode = ino == kRootIno ? (S_IFDIR | 0755) : (S_IFREG | 0666);
-  return st;
+const FlatDir& Dir() {
+  static const FlatDir dir([] {
+    std::vector<std::string> names;
+    for (L4tNode n : kNodes) names.emplace_back(NameOf(n));
+    return names;
+  }());
+  return dir;
 }
 
 FakeL4tFs::Impl& ImplOf(fuse_req_t req) {
@@ -123,37 +123,19 @@ class FuseReply : public L4tReply, public std::enable_shared_from_this<FuseReply
 };
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  if (parent == kRootIno) {
-    for (size_t i = 0; i < std::size(kNodes); ++i) {
-      if (NameOf(kNodes[i]) != name) continue;
-      fuse_entry_param e{};
-      e.ino = 2 + i;
-      e.attr = AttrOf(e.ino);
-      e.attr_timeout = e.entry_timeout = kForever;
-      fuse_reply_entry(req, &e);
-      return;
-    }
-  }
-  fuse_reply_err(req, ENOENT);
+  Dir().Lookup(req, parent, name);
 }
 
-void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  if (ino != kRootIno && NodeOf(ino) == nullptr) {
-    fuse_reply_err(req, ENOENT);
-    return;
-  }
-  const struct stat st = AttrOf(ino);
-  fuse_reply_attr(req, &st, kForever);
-}
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { Dir().GetAttr(req, ino); }
 
-void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info* fi) {
-  GetAttr(req, ino, fi);
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) {
+  Dir().GetAttr(req, ino);
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const L4tNode* node = NodeOf(ino);
   if (node == nullptr) {
-    fuse_reply_err(req, ino == kRootIno ? EISDIR : ENOENT);
+    fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : ENOENT);
     return;
   }
   FakeJetson& fake = ImplOf(req).fake;
@@ -213,26 +195,8 @@ void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
   fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
 }
 
-void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  if (ino != kRootIno) {
-    fuse_reply_err(req, ENOTDIR);
-    return;
-  }
-  fuse_reply_open(req, fi);
-}
-
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  std::string buf(size, '\0');
-  size_t used = 0;
-  for (size_t i = static_cast<size_t>(std::max<off_t>(off, 0)); i < std::size(kNodes); ++i) {
-    const std::string name(NameOf(kNodes[i]));
-    const struct stat st = AttrOf(2 + i);
-    const size_t n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st,
-                                       static_cast<off_t>(i + 1));
-    if (n > size - used) break;
-    used += n;
-  }
-  fuse_reply_buf(req, buf.data(), used);
+  Dir().ReadDir(req, size, off, false);
 }
 
 }  // namespace
@@ -259,7 +223,7 @@ absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& d
     o.write = Write;
     o.ioctl = Ioctl;
     o.lseek = Lseek;
-    o.opendir = OpenDir;
+    o.opendir = FlatDir::OpenDir;
     o.readdir = ReadDir;
     return o;
   }();

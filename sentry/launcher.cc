@@ -453,6 +453,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   // The listener is the sentry's for its whole life.
   sentry->Start(received->fd.Release());
   const int status = Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
+  sentry->Quiesce();
   if (frames) frames->Finish();  // the last frames the guest showed are on disk before we exit
   return status;
 }

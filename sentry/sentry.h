@@ -54,6 +54,9 @@ class Sentry final : private DeviceFileHandler {
   // Serves the guest's trapped calls from `listener_fd`, which the sentry keeps.
   void Start(int listener_fd);
   SessionTable& sessions() { return sessions_; }
+  // The guest has ended: lets the GPU's engine threads finish the steps they are in (bounded), so
+  // what they report (trace records, frames) is not cut off by the sentry's exit.
+  void Quiesce() { gpu_.Quiesce(absl::Milliseconds(500)); }
 
  private:
   // DeviceFileHandler: a device file's open and its end.

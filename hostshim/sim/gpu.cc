@@ -81,6 +81,8 @@ std::unique_ptr<DeviceBackend> Gpu::Open(const abi::DeviceDesc& device, abi::NvE
   return std::make_unique<UnimplementedDevice>(device, options_.budget.get());
 }
 
+void Gpu::Quiesce(absl::Duration timeout) { runlist_->WaitIdle(timeout); }
+
 std::string Gpu::Status() const {
   std::string s = absl::StrCat("gpu: ", nvmap_->object_count(), " nvmap objects; budgets in use:");
   for (size_t k = 0; k < kBudgetKinds; ++k) {

@@ -67,6 +67,9 @@ class Gpu : public Driver {
   BudgetAccount& budget() { return *options_.budget; }
   const StreamPolicy& stream_policy() const { return options_.stream; }
   Display& display() { return *display_; }
+  // Lets the engine threads finish the steps they are in (at most `timeout`): called when the
+  // guest has ended, so the trace records of the jobs it ran are written before the sentry exits.
+  void Quiesce(absl::Duration timeout);
   // One paragraph for DumpStatus: objects, pins (process and range), budgets in use.
   std::string Status() const override;
 

@@ -249,9 +249,15 @@ void Host1xChannel::FinishFrontJob(uint64_t epoch, const Host1xJob& job) {
         " command buffer", job.cmdbufs.size() == 1 ? "" : "s", ", ", words, " words; ",
         cp_.tally().empty() ? "nothing written" : cp_.tally().Summary(engine_class_));
   }
+  // The record goes out whatever became of the channel meanwhile (closed, reset): the job ran to
+  // its end, and a guest that closed the channel right after its fence must still see it traced.
+  if (note_) (*note_)(job.tid, line);
   {
     absl::MutexLock l(&mu_);
-    if (epoch != epoch_ || jobs_.empty()) return;
+    if (epoch != epoch_ || jobs_.empty()) {
+      cp_.ClearTally();
+      return;
+    }
     UnpinLocked(jobs_.front()->pinned);
     jobs_.pop_front();
     ++jobs_done_;
@@ -259,7 +265,6 @@ void Host1xChannel::FinishFrontJob(uint64_t epoch, const Host1xJob& job) {
     done_.Merge(cp_.tally());
   }
   cp_.ClearTally();
-  if (note_) (*note_)(job.tid, line);
 }
 
 std::vector<uint32_t> Host1xChannel::DropAllLocked() {

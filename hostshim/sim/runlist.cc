@@ -55,6 +55,12 @@ void Runlist::After(absl::Duration delay, std::function<void()> fn) {
   if (earliest) cv_.Signal();
 }
 
+bool Runlist::WaitIdle(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return busy_ == 0; };
+  return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+}
+
 uint64_t Runlist::runs() const {
   absl::MutexLock lock(&mu_);
   return runs_;
@@ -81,6 +87,7 @@ void Runlist::Loop() {
           run->queued_ = false;
           run->running_ = true;
           ++runs_;
+          ++busy_;
           break;
         }
         absl::Time deadline = timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first;
@@ -98,6 +105,7 @@ void Runlist::Loop() {
     {
       absl::MutexLock lock(&mu_);
       run->running_ = false;
+      --busy_;
       if (run->again_) {
         run->again_ = false;
         run->queued_ = true;

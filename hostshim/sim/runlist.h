@@ -51,6 +51,11 @@ class Runlist {
   // Runs `fn` on an engine thread after `delay`.
   void After(absl::Duration delay, std::function<void()> fn);
 
+  // Waits (at most `timeout`) until no thread is in a Runnable's Run(): what a step was doing when
+  // the guest ended (a job's trace record, say) is finished before the sentry exits. True when it
+  // got there.
+  bool WaitIdle(absl::Duration timeout);
+
   int threads() const { return static_cast<int>(threads_.size()); }
   uint64_t runs() const;  // Run() calls so far (tests, status)
 
@@ -63,6 +68,7 @@ class Runlist {
   std::multimap<absl::Time, std::function<void()>> timers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t runs_ ABSL_GUARDED_BY(mu_) = 0;
+  int busy_ ABSL_GUARDED_BY(mu_) = 0;  // threads in Run()
   std::vector<std::thread> threads_;
 };
 
