@@ -15,6 +15,7 @@
 
 #include "abi/catalogue.h"
 #include "abi/services.h"
+#include "absl/time/time.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
 #include "hostshim/sim/frame.h"
