@@ -21,7 +21,7 @@
 
 namespace nvsentry::hostshim::host {
 
-class HostContext {
+class HostContext : private HostFences {
  public:
   // Opens the host's nvmap and nvhost-ctrl under options.dev_dir; an error naming the node when
   // the host has none or refuses it.
@@ -65,6 +65,11 @@ class HostContext {
 
  private:
   HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd);
+  // The twins' view of the host's syncpoints (their freezes thaw at fences): the mirror's table,
+  // and the host's SYNCPT_READ.
+  std::optional<uint32_t> Mirrored(uint32_t id) override;
+  std::optional<uint32_t> Read(uint32_t id) override;
+  absl::StatusOr<uint32_t> ReadHostSyncpoint(uint32_t id);
 
   HostOptions options_;
   UniqueFd nvmap_fd_;

@@ -109,9 +109,9 @@ TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
     victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
     ASSERT_GE(victim.back(), 0);
   }
-  RunResult host = RunSandboxed(
-      {Policy("rewrite_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_},
-      {CMDSTREAM_GUEST_BIN, "rewrite", "2"});
+  RunResult host =
+      RunSandboxed({Policy("rewrite_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_},
+                   {CMDSTREAM_GUEST_BIN, "rewrite", "2"});
   ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
   auto kv = ParseKeyValues(host.out);
   EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
