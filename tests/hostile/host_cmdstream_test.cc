@@ -45,6 +45,25 @@ class HostCommandStream : public FakeJetsonTest {
     ASSERT_EQ(sim->exit_code, 0) << sim->out << sim->err;
     ASSERT_EQ(host->exit_code, 0) << host->out << host->err;
   }
+  // cmdstream_guest rewrite 2 ARGS... on the host, another client holding syncpoints 1 to 4.
+  void ExpectTheCheckedWordsRan(const std::vector<std::string>& args) {
+    std::vector<int> victim;
+    for (int i = 0; i < 4; ++i) {
+      victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
+      ASSERT_GE(victim.back(), 0);
+    }
+    std::vector<std::string> argv = {CMDSTREAM_GUEST_BIN, "rewrite", "2"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult host = RunSandboxed(
+        {Policy("rewrite_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_}, argv);
+    ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
+    auto kv = ParseKeyValues(host.out);
+    EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
+    EXPECT_EQ(kv["syncpoint"], "0") << host.out;
+    EXPECT_EQ(kv["info32"], "0") << host.out;
+    EXPECT_EQ(HostSyncpoint(2), 0u) << "the rewritten words ran on the host";
+    for (int fd : victim) close(fd);
+  }
   // Syncpoint `id` read on the host itself.
   uint32_t HostSyncpoint(uint32_t id) const {
     const int ctrl = open(Node("nvhost-ctrl").c_str(), O_RDWR | O_CLOEXEC);
@@ -99,26 +118,20 @@ TEST_F(HostCommandStream, IncrementsOfAnotherHostClientsSyncpointNeverReachTheHo
   for (int fd : victim) close(fd);
 }
 
+// The guest submits a semaphore release held behind a fence of its second channel, rewrites its
+// words to increment the other client's syncpoint 2, and submits on the second channel (pushing
+// its memory to the host; that job opens the fence). Before the freeze the host's GPU fetched the
+// rewrite: syncpoint 2 at 2, the semaphore never released.
 TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
-  // The guest submits a semaphore release held behind a fence of its second channel, rewrites
-  // its words to increment the other client's syncpoint 2, and submits on the second channel
-  // (pushing its memory to the host; that job opens the fence). Before the freeze the host's GPU
-  // fetched the rewrite: syncpoint 2 at 2, the semaphore never released.
-  std::vector<int> victim;
-  for (int i = 0; i < 4; ++i) {
-    victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
-    ASSERT_GE(victim.back(), 0);
-  }
-  RunResult host =
-      RunSandboxed({Policy("rewrite_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_},
-                   {CMDSTREAM_GUEST_BIN, "rewrite", "2"});
-  ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
-  auto kv = ParseKeyValues(host.out);
-  EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
-  EXPECT_EQ(kv["syncpoint"], "0") << host.out;
-  EXPECT_EQ(kv["info32"], "0") << host.out;
-  EXPECT_EQ(HostSyncpoint(2), 0u) << "the rewritten words ran on the host";
-  for (int fd : victim) close(fd);
+  ExpectTheCheckedWordsRan({});
+}
+
+// The same, the guest having first moved the held submission's syncpoint to its fence itself
+// (SYNCPT_INCR of its own channel's syncpoint, which it may): the host is not done with the
+// submission for that. Before the freeze counted the guest's own increments, the forged fence
+// thawed the words and the rewrite ran.
+TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
+  ExpectTheCheckedWordsRan({"forge"});
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
  *                                    copies BYTES bytes between two of its buffers
  *   cmdstream_guest incr ID COUNT    a pushbuffer that increments syncpoint ID COUNT times with
  *                                    the host class's SYNCPOINTB (ID need not be the guest's)
- *   cmdstream_guest rewrite ID       a pushbuffer that releases a semaphore, submitted on one
+ *   cmdstream_guest rewrite ID [forge]
+ *                                    a pushbuffer that releases a semaphore, submitted on one
  *                                    channel behind a fence of a second channel; while it waits,
  *                                    its words are rewritten to increment syncpoint ID twice,
  *                                    and a submission on the second channel (which pushes guest
- *                                    memory to a host backend) reaches the fence
+ *                                    memory to a host backend) reaches the fence. With `forge`
+ *                                    the guest first moves the held submission's own syncpoint to
+ *                                    its fence with SYNCPT_INCR, as if the host had finished it
  *
  * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
@@ -155,7 +158,7 @@ static struct nvgpu_fence nop(uint32_t ch, uint32_t* push, uint64_t push_va) {
 
 /* The rewrite of a pushbuffer that was checked and submitted but not yet fetched: whatever the
  * host's GPU fetches must be what the sentry checked (the semaphore), never the rewrite. */
-static int rewrite(uint32_t id) {
+static int rewrite(uint32_t id, int forge) {
   struct gpu g;
   open_gpu(&g);
   uint32_t other;
@@ -187,6 +190,14 @@ static int rewrite(uint32_t id) {
   struct nvgpu_fence f = {gate.id, gate.value + 1};
   must("SUBMIT_GPFIFO (held)",
        nvc_submit(&nv, g.ch, &e, 1, NVGPU_SUBMIT_FENCE_WAIT | NVGPU_SUBMIT_FENCE_GET, &f));
+  if (forge) {
+    struct nvhost_id_value v = {f.id, 0};
+    must("SYNCPT_READ", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+    for (uint32_t n = f.value - v.value; n != 0 && n < 16; n--) {
+      uint32_t incr = f.id;
+      must("SYNCPT_INCR", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_INCR, &incr));
+    }
+  }
   memcpy(push, evil.words, 24);
   /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate. */
   wait_fence(&g, nop(other, other_push, other_va));
@@ -206,8 +217,9 @@ int main(int argc, char** argv) {
     return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
   if (argc == 4 && strcmp(argv[1], "incr") == 0)
     return incr((uint32_t)strtoul(argv[2], NULL, 0), (uint32_t)strtoul(argv[3], NULL, 0));
-  if (argc == 3 && strcmp(argv[1], "rewrite") == 0)
-    return rewrite((uint32_t)strtoul(argv[2], NULL, 0));
-  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID\n");
+  if ((argc == 3 || (argc == 4 && strcmp(argv[3], "forge") == 0)) &&
+      strcmp(argv[1], "rewrite") == 0)
+    return rewrite((uint32_t)strtoul(argv[2], NULL, 0), argc == 4);
+  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID [forge]\n");
   return 2;
 }
