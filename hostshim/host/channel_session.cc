@@ -292,6 +292,8 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
+  // The stream's own increments, before they can run: a fence they reach thaws nothing.
+  for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
   h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
   h.num_entries = g.num_entries;

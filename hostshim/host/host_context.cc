@@ -52,6 +52,12 @@ std::optional<uint32_t> HostContext::Mirrored(uint32_t id) {
   return syncpoints_.Read(id);
 }
 
+uint64_t HostContext::GuestIncrements(uint32_t id) {
+  absl::MutexLock l(&owned_mu_);
+  auto it = guest_increments_.find(id);
+  return it == guest_increments_.end() ? 0 : it->second;
+}
+
 std::optional<uint32_t> HostContext::Read(uint32_t id) {
   // Not through the mirror's Refresh: this runs under a twin's lock, and moving the mirror pulls
   // every twin first. The mirror catches up at its next read.

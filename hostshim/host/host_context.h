@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -56,6 +57,12 @@ class HostContext : private HostFences {
     absl::MutexLock l(&owned_mu_);
     return owned_.contains(id);
   }
+  // The guest is about to increment `id` `n` times itself (SYNCPT_INCR, a checked pushbuffer):
+  // counted before the host sees them, so a fence it reaches this way thaws nothing (twins.h).
+  void CountGuestIncrements(uint32_t id, uint64_t n) {
+    absl::MutexLock l(&owned_mu_);
+    guest_increments_[id] += n;
+  }
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
@@ -69,6 +76,7 @@ class HostContext : private HostFences {
   // and the host's SYNCPT_READ.
   std::optional<uint32_t> Mirrored(uint32_t id) override;
   std::optional<uint32_t> Read(uint32_t id) override;
+  uint64_t GuestIncrements(uint32_t id) override;
   absl::StatusOr<uint32_t> ReadHostSyncpoint(uint32_t id);
 
   HostOptions options_;
@@ -80,6 +88,8 @@ class HostContext : private HostFences {
   sim::GpuControlState gpu_control_;
   absl::Mutex owned_mu_;
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
+  // Kept after a disown (bounded by the ids the guest ever owned): more only freezes longer.
+  absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
   sim::Syncpoints syncpoints_;
   std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins
   std::unique_ptr<SyncpointMirror> mirror_;    // last: its poll thread uses the rest

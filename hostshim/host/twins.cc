@@ -96,12 +96,18 @@ absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, Sync
 bool Twins::Thawed(FreezeHold& hold, bool ask_host, HostReads* reads) {
   return hold.Thawed([&](uint32_t id, uint32_t value) {
     if (fences_ == nullptr) return false;
-    if (std::optional<uint32_t> v = fences_->Mirrored(id); v && sim::SyncptReached(*v, value))
-      return true;
+    // The guest's own increments read after the value: every one that moved it is counted.
+    const auto past = [&](std::optional<uint32_t> v) {
+      if (!v) return false;
+      const uint64_t own = fences_->GuestIncrements(id);
+      return own < kMaxGuestIncrements &&
+             sim::SyncptReached(*v, value + static_cast<uint32_t>(own));
+    };
+    if (past(fences_->Mirrored(id))) return true;
     if (!ask_host || reads == nullptr) return false;
     auto [it, fresh] = reads->try_emplace(id);
     if (fresh) it->second = fences_->Read(id);
-    return it->second && sim::SyncptReached(*it->second, value);
+    return past(it->second);
   });
 }
 

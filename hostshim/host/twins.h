@@ -41,6 +41,10 @@ class HostFences {
   virtual std::optional<uint32_t> Mirrored(uint32_t id) = 0;
   // The value read from the host now; nullopt when the host does not answer.
   virtual std::optional<uint32_t> Read(uint32_t id) = 0;
+  // Increments of `id` the guest may have made itself (its SYNCPT_INCR, its pushbuffers'),
+  // counted before they reach the host. The host's own work behind a fence is done only once the
+  // syncpoint passed the fence by these too: a guest could otherwise reach the fence itself.
+  virtual uint64_t GuestIncrements(uint32_t id) = 0;
 };
 
 struct TwinCounts {
@@ -53,6 +57,9 @@ class Twins {
  public:
   // Frozen ranges all the guest's twins may hold together (FrozenRanges bounds each twin).
   static constexpr size_t kMaxFrozenRanges = size_t{1} << 16;
+  // Past this many increments of its own, a syncpoint's fences cannot be compared (2^31 apart
+  // is ambiguous): what they froze stays frozen.
+  static constexpr uint64_t kMaxGuestIncrements = uint64_t{1} << 30;
 
   // `fences` (may be null: then only released holds thaw) outlives this.
   explicit Twins(HostNvmap& host, HostFences* fences = nullptr) : host_(host), fences_(fences) {}
@@ -67,7 +74,7 @@ class Twins {
   // memory is gone keeps what it last held (counted in `skipped`); a host failure is an error.
   // Frozen bytes stay (counted in moved.held) until their hold thaws: released, or its fence
   // reached in the mirror, or (when the guest changed them) on the host, read at most once per
-  // syncpoint per push.
+  // syncpoint per push; reached means passed by the guest's own increments as well.
   absl::StatusOr<TwinCounts> PushAll();
   // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
   // guest memory is gone is skipped (its object is being freed).

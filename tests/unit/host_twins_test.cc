@@ -43,7 +43,9 @@ class FakeFences : public HostFences {
     ++reads;
     return host[id];
   }
+  uint64_t GuestIncrements(uint32_t id) override { return own[id]; }
   std::map<uint32_t, uint32_t> mirror, host;
+  std::map<uint32_t, uint64_t> own;
   int reads = 0;
 };
 
@@ -201,6 +203,38 @@ TEST_F(HostTwinsTest, OverlappingFreezesHoldUntilTheLastThaws) {
   fences.mirror[2] = 2;
   ASSERT_TRUE(twins.PushAll().ok());
   EXPECT_EQ(host_.objects.at(*h)[40], 5);
+}
+
+// The guest may increment its own channel's syncpoint (SYNCPT_INCR, its pushbuffers): a fence it
+// reaches that way says nothing of the host's work, so what it froze stays until the syncpoint is
+// past the fence by those increments too.
+TEST_F(HostTwinsTest, AFenceReachedByTheGuestsOwnIncrementsThawsNothing) {
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  FakeFences fences;
+  Twins twins(host_, &fences);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok());
+  auto hold = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(twins.Freeze(*obj, 0, 8, hold).ok());
+  hold->SetFence(4, 10);
+  fences.own[4] = 2;
+  fences.mirror[4] = fences.host[4] = 10;  // the guest's two, not the host's
+  mem_[0] = 1;
+  ASSERT_TRUE(twins.PushAll().ok());
+  EXPECT_EQ(host_.objects.at(*h)[0], 0) << "a fence the guest forged thawed the words";
+  fences.host[4] = 12;
+  ASSERT_TRUE(twins.PushAll().ok());
+  EXPECT_EQ(host_.objects.at(*h)[0], 1);
+  // Past kMaxGuestIncrements of its own, a fence cannot be compared: frozen for good.
+  auto late = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(twins.Freeze(*obj, 0, 8, late).ok());
+  late->SetFence(5, 1);
+  fences.own[5] = Twins::kMaxGuestIncrements;
+  fences.mirror[5] = fences.host[5] = 0x7FFFFFFF;
+  mem_[0] = 2;
+  ASSERT_TRUE(twins.PushAll().ok());
+  EXPECT_EQ(host_.objects.at(*h)[0], 1);
 }
 
 TEST_F(HostTwinsTest, AFreezeNeedsATwin) {
