@@ -9,7 +9,9 @@
 #include "abi/devices/channel.h"
 #include "abi/gpu_classes.h"
 #include "abi/l4t/nvgpu_channel.h"
+#include "absl/cleanup/cleanup.h"
 #include "hostshim/host/channel_xlate.h"
+#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/submission_check.h"
@@ -275,10 +277,14 @@ Result ChannelSession::Submit(Call& call) {
   }
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
-  // What the host will run, checked after the push (the agreed copies are what it got).
-  if (std::optional<sim::ChannelError> refused =
-          CheckSubmission(space.get(), ctx_.twins(), entries, check_)) {
-    Stop(std::move(*refused));
+  // What the host will run, checked after the push (the agreed copies are what it got) and frozen
+  // there until the host is past this submission; thawed at once unless the host takes it.
+  auto hold = std::make_shared<FreezeHold>();
+  absl::Cleanup thaw = [&hold] { hold->Release(); };  // after SetFence: nothing to release
+  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, hold);
+  if (verdict.error != NvError::kSuccess) return Result::Done(verdict.error);
+  if (verdict.refused) {
+    Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
     const std::optional<uint32_t> id = syncpoint();
     absl::StatusOr<uint32_t> value = id ? ctx_.mirror().Refresh(*id) : 0u;
@@ -286,12 +292,15 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
+  // The stream's own increments, before they can run: a fence they reach thaws nothing.
+  for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
   h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
   h.num_entries = g.num_entries;
   h.flags = flags;
   if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
     return Result::Done(r.nv());
+  hold->SetFence(h.fence.id, h.fence.value);
   g.fence = {h.fence.id, h.fence.value};
   g.flags = 0;  // detailed_error
   LearnSyncpoint(h.fence.id);

@@ -53,6 +53,7 @@ Result CtrlSession::Ioctl(Call& call) {
                         a.id);
         return Result::Done(NvError::kAccessDenied);
       }
+      ctx_.CountGuestIncrements(a.id, 1);  // before it can move the host's syncpoint
       l4t::SyncptIncr r{a.id};
       if (HostCallResult res = HostOf(call, l4t::kSyncptIncr, r); res.err != 0)
         return Result::Done(res.nv());

@@ -31,20 +31,39 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       nvmap_fd_(std::move(nvmap_fd)),
       ctrl_fd_(std::move(ctrl_fd)),
       host_nvmap_(nvmap_fd_.get()),
-      twins_(host_nvmap_) {
-  const int ctrl = ctrl_fd_.get();
+      twins_(host_nvmap_, this) {
   memory_waits_ = std::make_unique<MemoryWaits>(host_nvmap_, [this] { PullGuestMemory(); });
   mirror_ = std::make_unique<SyncpointMirror>(
-      syncpoints_,
-      [ctrl](uint32_t id) -> absl::StatusOr<uint32_t> {
-        abi::l4t::nvhost_ctrl::SyncptRead r{id, 0};
-        HostCallResult res = HostIoctlOf(ctrl, abi::l4t::L4tNode::kNvhostCtrl,
-                                         abi::l4t::nvhost_ctrl::kSyncptRead, r);
-        if (res.err != 0)
-          return absl::UnavailableError(absl::StrCat("host SYNCPT_READ: ", strerror(res.err)));
-        return r.value;
-      },
+      syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },
       [this] { PullGuestMemory(); });
+}
+
+absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
+  abi::l4t::nvhost_ctrl::SyncptRead r{id, 0};
+  HostCallResult res = HostIoctlOf(ctrl_fd_.get(), abi::l4t::L4tNode::kNvhostCtrl,
+                                   abi::l4t::nvhost_ctrl::kSyncptRead, r);
+  if (res.err != 0)
+    return absl::UnavailableError(absl::StrCat("host SYNCPT_READ: ", strerror(res.err)));
+  return r.value;
+}
+
+std::optional<uint32_t> HostContext::Mirrored(uint32_t id) {
+  if (!sim::Syncpoints::ValidId(id)) return std::nullopt;
+  return syncpoints_.Read(id);
+}
+
+uint64_t HostContext::GuestIncrements(uint32_t id) {
+  absl::MutexLock l(&owned_mu_);
+  auto it = guest_increments_.find(id);
+  return it == guest_increments_.end() ? 0 : it->second;
+}
+
+std::optional<uint32_t> HostContext::Read(uint32_t id) {
+  // Not through the mirror's Refresh: this runs under a twin's lock, and moving the mirror pulls
+  // every twin first. The mirror catches up at its next read.
+  absl::StatusOr<uint32_t> v = ReadHostSyncpoint(id);
+  if (v.ok()) return *v;
+  return std::nullopt;
 }
 
 HostContext::~HostContext() {

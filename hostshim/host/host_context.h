@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -21,7 +22,7 @@
 
 namespace nvsentry::hostshim::host {
 
-class HostContext {
+class HostContext : private HostFences {
  public:
   // Opens the host's nvmap and nvhost-ctrl under options.dev_dir; an error naming the node when
   // the host has none or refuses it.
@@ -56,6 +57,12 @@ class HostContext {
     absl::MutexLock l(&owned_mu_);
     return owned_.contains(id);
   }
+  // The guest is about to increment `id` `n` times itself (SYNCPT_INCR, a checked pushbuffer):
+  // counted before the host sees them, so a fence it reaches this way thaws nothing (twins.h).
+  void CountGuestIncrements(uint32_t id, uint64_t n) {
+    absl::MutexLock l(&owned_mu_);
+    guest_increments_[id] += n;
+  }
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
@@ -65,6 +72,12 @@ class HostContext {
 
  private:
   HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd);
+  // The twins' view of the host's syncpoints (their freezes thaw at fences): the mirror's table,
+  // and the host's SYNCPT_READ.
+  std::optional<uint32_t> Mirrored(uint32_t id) override;
+  std::optional<uint32_t> Read(uint32_t id) override;
+  uint64_t GuestIncrements(uint32_t id) override;
+  absl::StatusOr<uint32_t> ReadHostSyncpoint(uint32_t id);
 
   HostOptions options_;
   UniqueFd nvmap_fd_;
@@ -75,6 +88,8 @@ class HostContext {
   sim::GpuControlState gpu_control_;
   absl::Mutex owned_mu_;
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
+  // Kept after a disown (bounded by the ids the guest ever owned): more only freezes longer.
+  absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
   sim::Syncpoints syncpoints_;
   std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins
   std::unique_ptr<SyncpointMirror> mirror_;    // last: its poll thread uses the rest

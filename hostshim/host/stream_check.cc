@@ -36,7 +36,10 @@ uint32_t ClassBit(const abi::GpuClass* c) {
 
 StreamCheck::StreamCheck(StreamRules rules) : rules_(std::move(rules)), regs3d_(kNumMethods, 0) {}
 
-void StreamCheck::BeginSubmission() { words_ = steps_ = 0; }
+void StreamCheck::BeginSubmission() {
+  words_ = steps_ = 0;
+  increments_.clear();
+}
 
 void StreamCheck::Reset() {
   subch_class_.fill(0);
@@ -175,6 +178,7 @@ std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t metho
                               "{}, which is not this guest's",
                               method_byte, cls, value, id));
   }
+  ++increments_[id];
   return std::nullopt;
 }
 

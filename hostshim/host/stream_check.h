@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "hostshim/sim/mme.h"
 #include "hostshim/sim/stream_policy.h"
 
@@ -59,6 +60,8 @@ class StreamCheck {
   void BeginSubmission();
   // One GPFIFO entry's words; nullopt when they may run.
   std::optional<StreamRefusal> Segment(std::span<const uint32_t> words);
+  // The syncpoint increments this submission's words make (of syncpoints the guest owns), by id.
+  const absl::flat_hash_map<uint32_t, uint64_t>& increments() const { return increments_; }
   // FORCE_RESET: nothing bound, no registers, no macros.
   void Reset();
 
@@ -81,7 +84,8 @@ class StreamCheck {
   bool in_macro_ = false;
   std::optional<uint32_t> macro_;  // the call being collected
   std::vector<uint32_t> params_;
-  uint64_t words_ = 0, steps_ = 0;  // this submission's
+  uint64_t words_ = 0, steps_ = 0;                      // this submission's
+  absl::flat_hash_map<uint32_t, uint64_t> increments_;  // this submission's
 };
 
 }  // namespace nvsentry::hostshim::host

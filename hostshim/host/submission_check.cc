@@ -33,47 +33,88 @@ sim::ChannelError ErrorOfRefusal(const StreamRefusal& r) {
   return e;
 }
 
-std::optional<sim::ChannelError> CheckSubmission(const HostAddressSpace* space, Twins& twins,
-                                                 std::span<const abi::channel::GpfifoEntry> entries,
-                                                 StreamCheck& check) {
+SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
+                                  std::span<const abi::channel::GpfifoEntry> entries,
+                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold) {
   check.BeginSubmission();
   // The budget first, from the lengths alone: nothing is read for a submission past it.
   uint64_t total = 0;
   for (const abi::channel::GpfifoEntry& e : entries) total += sim::pb::EntryLength(e.entry1);
   if (total > StreamCheck::kMaxWords) {
-    return ErrorOfRefusal(
-        {0, 0, 0, "a submission of more pushbuffer words than the sentry checks"});
+    return {
+        ErrorOfRefusal({0, 0, 0, "a submission of more pushbuffer words than the sentry checks"})};
   }
-  std::vector<HostAddressSpace::Piece> pieces;
-  std::vector<uint32_t> words;
+  // Where each entry lies, frozen before anything is read: from here on no push changes what the
+  // check reads (and the host holds). Up to the first entry that cannot be fetched, which faults
+  // once the entries before it are checked, as the simulator would reach it.
+  std::vector<HostAddressSpace::Piece> pieces, entry_pieces;
+  std::vector<size_t> first_piece;  // of each entry in `pieces`, and one past the last
+  std::optional<sim::ChannelError> fault;
   for (const abi::channel::GpfifoEntry& e : entries) {
+    first_piece.push_back(pieces.size());
     const uint64_t va = sim::pb::EntryVa(e.entry0, e.entry1);
     const uint64_t n = sim::pb::EntryLength(e.entry1);
-    if (n == 0) {
-      if (auto r = check.Segment({})) return ErrorOfRefusal(*r);
-      continue;
+    if (n == 0) continue;
+    if (space == nullptr) {
+      fault = Unmapped(va, "a pushbuffer fetch with no address space bound");
+      break;
     }
-    if (space == nullptr) return Unmapped(va, "a pushbuffer fetch with no address space bound");
-    if (!space->Resolve(va, n * 4, &pieces)) {
+    if (!space->Resolve(va, n * 4, &entry_pieces)) {
       uint64_t at = va;
-      for (const HostAddressSpace::Piece& p : pieces) at += p.size;
-      return Unmapped(at, fmt::format("pushbuffer fetch at 0x{:X}: unmapped", at));
+      for (const HostAddressSpace::Piece& p : entry_pieces) at += p.size;
+      fault = Unmapped(at, fmt::format("pushbuffer fetch at 0x{:X}: unmapped", at));
+      break;
     }
-    words.resize(n);
-    uint8_t* out = reinterpret_cast<uint8_t*>(words.data());
-    for (const HostAddressSpace::Piece& p : pieces) {
-      if (absl::Status s = twins.ReadAgreed(*p.object, p.offset, {out, p.size}); !s.ok()) {
+    for (const HostAddressSpace::Piece& p : entry_pieces) {
+      absl::Status s = twins.Freeze(*p.object, p.offset, p.size, hold);
+      if (s.code() == absl::StatusCode::kResourceExhausted) {
+        NVS_LOG_LIMITED(spdlog::level::warn,
+                        "host backend: a submission refused: {} (the guest rewrites or keeps "
+                        "pushbuffers the host has not finished); InsufficientMemory",
+                        std::string(s.message()));
+        return {std::nullopt, abi::NvError::kInsufficientMemory};
+      }
+      if (!s.ok()) {
         // A mapping always has a twin that was filled when it was made: not expected.
         NVS_LOG_LIMITED(spdlog::level::warn,
                         "host backend: pushbuffer at 0x{:X}: its object's host copy: {}", va,
                         s.ToString());
-        return Unmapped(va, "pushbuffer fetch: the object's host copy is unknown");
+        fault = Unmapped(va, "pushbuffer fetch: the object's host copy is unknown");
+        break;
+      }
+    }
+    if (fault) break;
+    pieces.insert(pieces.end(), entry_pieces.begin(), entry_pieces.end());
+  }
+  // The entries before the fault, if any, as the host would run them.
+  const size_t checked = first_piece.size() - (fault ? 1 : 0);
+  first_piece.push_back(pieces.size());
+  std::vector<uint32_t> words;
+  for (size_t i = 0; i < checked; ++i) {
+    const abi::channel::GpfifoEntry& e = entries[i];
+    const uint64_t n = sim::pb::EntryLength(e.entry1);
+    if (n == 0) {
+      if (auto r = check.Segment({})) return {ErrorOfRefusal(*r)};
+      continue;
+    }
+    words.resize(n);
+    uint8_t* out = reinterpret_cast<uint8_t*>(words.data());
+    for (size_t k = first_piece[i]; k < first_piece[i + 1]; ++k) {
+      const HostAddressSpace::Piece& p = pieces[k];
+      if (absl::Status s = twins.ReadAgreed(*p.object, p.offset, {out, p.size}); !s.ok()) {
+        // Frozen a moment ago, so the twin was there: not expected either.
+        NVS_LOG_LIMITED(spdlog::level::warn,
+                        "host backend: pushbuffer at 0x{:X}: its object's host copy: {}",
+                        sim::pb::EntryVa(e.entry0, e.entry1), s.ToString());
+        return {Unmapped(sim::pb::EntryVa(e.entry0, e.entry1),
+                         "pushbuffer fetch: the object's host copy is unknown")};
       }
       out += p.size;
     }
-    if (auto r = check.Segment(words)) return ErrorOfRefusal(*r);
+    if (auto r = check.Segment(words)) return {ErrorOfRefusal(*r)};
   }
-  return std::nullopt;
+  if (fault) return {std::move(fault)};
+  return {};
 }
 
 }  // namespace nvsentry::hostshim::host

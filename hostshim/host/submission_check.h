@@ -4,12 +4,21 @@
 // channel's address space as the sentry recorded it. An entry not wholly inside the guest's
 // mappings is refused as the simulator answers it: an MMU fault (a read, unmapped) at its first
 // byte no mapping holds. Call after HostContext::PushGuestMemory.
+//
+// Every entry's bytes are frozen in their twins under the submission's hold (freeze_hold.h)
+// before any is read: what is checked is what the host's GPU fetches, whatever the guest writes
+// and whatever later pushes happen until the host is past the submission. A submission that would
+// take more frozen ranges than the guest may hold answers InsufficientMemory before anything is
+// checked (the check's state, which follows the host channel's, is untouched).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 
 #include "abi/devices/channel.h"
+#include "abi/nverror.h"
+#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/host/twins.h"
@@ -17,11 +26,20 @@
 
 namespace nvsentry::hostshim::host {
 
-// The error the channel stops with (as sim::ChannelEngine reports it), or nullopt: the entries
-// may reach the host. `space` may be null (no address space bound: every fetch faults).
-std::optional<sim::ChannelError> CheckSubmission(const HostAddressSpace* space, Twins& twins,
-                                                 std::span<const abi::channel::GpfifoEntry> entries,
-                                                 StreamCheck& check);
+struct SubmissionVerdict {
+  // The error the channel stops with (as sim::ChannelEngine reports it).
+  std::optional<sim::ChannelError> refused;
+  // Or the submission's answer, the channel untouched (the freeze limits).
+  abi::NvError error = abi::NvError::kSuccess;
+  bool ok() const { return !refused && error == abi::NvError::kSuccess; }
+};
+
+// Whether the entries may reach the host. `space` may be null (no address space bound: every
+// fetch faults). The bytes read stay frozen under `hold` whatever the verdict: the caller releases
+// it unless the host takes the submission.
+SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
+                                  std::span<const abi::channel::GpfifoEntry> entries,
+                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.

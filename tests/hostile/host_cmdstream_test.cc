@@ -3,7 +3,8 @@
 // a simulated Jetson (`nvsentry fake-l4t`, which itself runs whatever reaches it) and under the
 // simulated GPU, and answers the same, key by key: a pushbuffer's SET_OBJECT of a class the policy
 // refuses, and its increments of a syncpoint another host client holds, never reach the host.
-// Needs root (the fake's FUSE mount).
+// And the words the host's GPU fetches are the words the sentry checked, whatever the guest writes
+// after the check (the freeze: docs/security.md). Needs root (the fake's FUSE mount).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -43,6 +44,34 @@ class HostCommandStream : public FakeJetsonTest {
         RunSandboxed({Policy(name + "_host", toml + kGpuOnHost), "--host-dev-dir=" + dir_}, argv);
     ASSERT_EQ(sim->exit_code, 0) << sim->out << sim->err;
     ASSERT_EQ(host->exit_code, 0) << host->out << host->err;
+  }
+  // cmdstream_guest rewrite 2 ARGS... on the host, another client holding syncpoints 1 to 4.
+  void ExpectTheCheckedWordsRan(const std::vector<std::string>& args) {
+    std::vector<int> victim;
+    for (int i = 0; i < 4; ++i) {
+      victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
+      ASSERT_GE(victim.back(), 0);
+    }
+    std::vector<std::string> argv = {CMDSTREAM_GUEST_BIN, "rewrite", "2"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult host = RunSandboxed(
+        {Policy("rewrite_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_}, argv);
+    ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
+    auto kv = ParseKeyValues(host.out);
+    EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
+    EXPECT_EQ(kv["syncpoint"], "0") << host.out;
+    EXPECT_EQ(kv["info32"], "0") << host.out;
+    EXPECT_EQ(HostSyncpoint(2), 0u) << "the rewritten words ran on the host";
+    for (int fd : victim) close(fd);
+  }
+  // Syncpoint `id` read on the host itself.
+  uint32_t HostSyncpoint(uint32_t id) const {
+    const int ctrl = open(Node("nvhost-ctrl").c_str(), O_RDWR | O_CLOEXEC);
+    EXPECT_GE(ctrl, 0);
+    abi::l4t::nvhost_ctrl::SyncptRead r{id, 0xFFFFFFFF};
+    EXPECT_EQ(ioctl(ctrl, abi::l4t::nvhost_ctrl::kSyncptRead, &r), 0);
+    close(ctrl);
+    return r.value;
   }
   static void ExpectSameKeys(const RunResult& sim, const RunResult& host) {
     auto ks = ParseKeyValues(sim.out), kh = ParseKeyValues(host.out);
@@ -85,14 +114,24 @@ TEST_F(HostCommandStream, IncrementsOfAnotherHostClientsSyncpointNeverReachTheHo
   EXPECT_EQ(kv["error_info2"], "0x74") << host.out;
   EXPECT_EQ(kv["error_info4"], "0x201") << host.out;
   EXPECT_EQ(kv["error_info5"], "0xB06F") << host.out;
-  // The other client's syncpoint, read on the host itself, did not move.
-  const int ctrl = open(Node("nvhost-ctrl").c_str(), O_RDWR | O_CLOEXEC);
-  ASSERT_GE(ctrl, 0);
-  abi::l4t::nvhost_ctrl::SyncptRead r{2, 0xFFFFFFFF};
-  ASSERT_EQ(ioctl(ctrl, abi::l4t::nvhost_ctrl::kSyncptRead, &r), 0);
-  EXPECT_EQ(r.value, 0u);
-  close(ctrl);
+  EXPECT_EQ(HostSyncpoint(2), 0u) << "the other client's syncpoint, read on the host, moved";
   for (int fd : victim) close(fd);
+}
+
+// The guest submits a semaphore release held behind a fence of its second channel, rewrites its
+// words to increment the other client's syncpoint 2, and submits on the second channel (pushing
+// its memory to the host; that job opens the fence). Before the freeze the host's GPU fetched the
+// rewrite: syncpoint 2 at 2, the semaphore never released.
+TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
+  ExpectTheCheckedWordsRan({});
+}
+
+// The same, the guest having first moved the held submission's syncpoint to its fence itself
+// (SYNCPT_INCR of its own channel's syncpoint, which it may): the host is not done with the
+// submission for that. Before the freeze counted the guest's own increments, the forged fence
+// thawed the words and the rewrite ran.
+TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
+  ExpectTheCheckedWordsRan({"forge"});
 }
 
 }  // namespace

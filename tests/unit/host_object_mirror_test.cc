@@ -1,8 +1,11 @@
 // The host backend's coherence rule (hostshim/host/object_mirror.h): each side's changes reach
-// the other, and neither overwrites bytes only the other changed.
+// the other, and neither overwrites bytes only the other changed; frozen bytes (a checked
+// pushbuffer the host may still fetch) wait for their hold to thaw.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "hostshim/host/object_mirror.h"
@@ -132,6 +135,154 @@ TEST(HostObjectMirror, AFailedSideIsAnErrorAndTheNextSyncRetries) {
   guest.fail = false;
   ASSERT_TRUE(m.Pull(guest, host).ok());
   EXPECT_EQ(guest.bytes[4000], 6);
+}
+
+// A thaw test over one fence: `reached` says whether the mirror has it, `host_reached` whether
+// the host has; counts the questions that would go to the host.
+struct FakeThaw {
+  bool reached = false, host_reached = false;
+  int host_asks = 0;
+  bool operator()(FreezeHold& hold, bool ask_host) {
+    return hold.Thawed([&](uint32_t, uint32_t) {
+      if (reached) return true;
+      if (!ask_host) return false;
+      ++host_asks;
+      return host_reached;
+    });
+  }
+};
+
+// The hole this closes: a pushbuffer checked and submitted, then rewritten by the guest before
+// the host's GPU fetched it; the next submission's push must not carry the rewrite to the host.
+TEST(HostObjectMirror, AFrozenRangeIsNotPushedUntilItsFenceIsReached) {
+  VectorSide guest(4096), host(4096);
+  ObjectMirror m(4096);
+  FakeThaw thaw;
+  ASSERT_TRUE(m.Push(guest, host, std::ref(thaw)).ok());
+  auto hold = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(m.Freeze(100, 24, hold, std::ref(thaw)).ok());
+  for (int i = 90; i < 130; ++i) guest.bytes[i] = 0xEE;  // around and over the checked words
+  // Checking (no fence yet), then submitted with a fence the host has not reached.
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) hold->SetFence(7, 10);
+    auto c = m.Push(guest, host, std::ref(thaw));
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(host.bytes[99], 0xEE) << "bytes beside the frozen ones move as ever";
+    EXPECT_EQ(host.bytes[124], 0xEE);
+    for (int i = 100; i < 124; ++i) ASSERT_EQ(host.bytes[i], 0) << "frozen byte " << i << " moved";
+    EXPECT_EQ(c->held, 24u);
+    uint8_t agreed = 0xFF;
+    ASSERT_TRUE(m.ReadAgreed(110, {&agreed, 1}).ok());
+    EXPECT_EQ(agreed, 0) << "the agreed copy (what a check reads) took the rewrite";
+  }
+  EXPECT_EQ(thaw.host_asks, 1) << "the fenced hold is asked of the host once per push, only then";
+  thaw.reached = true;  // the host's GPU is past the submission
+  auto c = m.Push(guest, host, std::ref(thaw));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->bytes_moved, 24u);
+  EXPECT_EQ(c->held, 0u);
+  EXPECT_EQ(host.bytes, guest.bytes);
+  EXPECT_EQ(m.frozen_ranges(), 0u);
+}
+
+// A client that waited for the work some other way (a semaphore) sees its rewrite reach the host
+// at the next push even when the mirror lags: the host is asked then.
+TEST(HostObjectMirror, ARewriteOfFrozenBytesAsksTheHostAndMovesWhatThawed) {
+  VectorSide guest(4096), host(4096);
+  ObjectMirror m(4096);
+  FakeThaw thaw;
+  ASSERT_TRUE(m.Push(guest, host, std::ref(thaw)).ok());
+  auto hold = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(m.Freeze(0, 64, hold, std::ref(thaw)).ok());
+  hold->SetFence(3, 5);
+  guest.bytes[2000] = 1;  // nothing frozen changed: the host is not asked
+  ASSERT_TRUE(m.Push(guest, host, std::ref(thaw)).ok());
+  EXPECT_EQ(thaw.host_asks, 0);
+  EXPECT_EQ(host.bytes[2000], 1);
+  thaw.host_reached = true;
+  guest.bytes[8] = 2;
+  auto c = m.Push(guest, host, std::ref(thaw));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(thaw.host_asks, 1);
+  EXPECT_EQ(host.bytes[8], 2);
+  EXPECT_EQ(c->held, 0u);
+}
+
+TEST(HostObjectMirror, AFreezeOfASubmissionThatFailedThawsAtOnce) {
+  VectorSide guest(256), host(256);
+  ObjectMirror m(256);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  auto hold = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(m.Freeze(16, 16, hold, [](FreezeHold&, bool) { return false; }).ok());
+  guest.bytes[20] = 9;
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(host.bytes[20], 0);
+  hold->Release();
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(host.bytes[20], 9);
+  hold->SetFence(1, 1);  // too late: released for good
+  guest.bytes[20] = 10;
+  ASSERT_TRUE(m.Freeze(16, 16, hold, [](FreezeHold&, bool) { return false; }).ok());
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(host.bytes[20], 10);
+}
+
+TEST(HostObjectMirror, AFreezeOutsideTheObjectIsAnError) {
+  ObjectMirror m(64);
+  auto hold = std::make_shared<FreezeHold>();
+  auto no = [](FreezeHold&, bool) { return false; };
+  EXPECT_EQ(m.Freeze(60, 8, hold, no).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(m.Freeze(~uint64_t{0}, 2, hold, no).code(), absl::StatusCode::kOutOfRange);
+}
+
+// What one submission freezes folds: entries one after another in a pushbuffer, or the same
+// words twice, cost one range. Different submissions' ranges stay apart.
+TEST(HostFrozenRanges, OneHoldsAdjacentAndOverlappingRangesFold) {
+  FreezeBudget budget(100);
+  FrozenRanges r(&budget);
+  auto a = std::make_shared<FreezeHold>(), b = std::make_shared<FreezeHold>();
+  ASSERT_TRUE(r.Add(0, 16, a).ok());
+  ASSERT_TRUE(r.Add(16, 32, a).ok());
+  ASSERT_TRUE(r.Add(4, 8, a).ok());
+  ASSERT_TRUE(r.Add(64, 80, a).ok());
+  EXPECT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r.Add(30, 64, a).ok());  // bridges both
+  EXPECT_EQ(r.size(), 1u);
+  ASSERT_TRUE(r.Add(40, 48, b).ok());
+  EXPECT_EQ(r.size(), 2u);
+  EXPECT_EQ(budget.used(), 2u);
+  auto u = r.Union();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].begin, 0u);
+  EXPECT_EQ(u[0].end, 80u);
+  a->Release();
+  EXPECT_EQ(
+      r.Prune([](FreezeHold& h) { return h.Thawed([](uint32_t, uint32_t) { return false; }); }),
+      1u);
+  u = r.Union();
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].begin, 40u);
+  EXPECT_EQ(budget.used(), 1u);
+}
+
+// A guest decides how many ranges it makes: past the limit a freeze is refused, nothing added.
+TEST(HostFrozenRanges, PastTheLimitsAFreezeIsRefused) {
+  FreezeBudget budget(FrozenRanges::kMaxRanges + 10);
+  auto hold = std::make_shared<FreezeHold>();
+  {
+    FrozenRanges r(&budget);
+    for (uint64_t i = 0; i < FrozenRanges::kMaxRanges; ++i)
+      ASSERT_TRUE(r.Add(i * 8, i * 8 + 4, hold).ok());
+    EXPECT_EQ(r.Add(1u << 20, (1u << 20) + 4, hold).code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(r.size(), FrozenRanges::kMaxRanges);
+    FrozenRanges other(&budget);
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(other.Add(i * 8, i * 8 + 4, hold).ok());
+    EXPECT_EQ(other.Add(1000, 1004, hold).code(), absl::StatusCode::kResourceExhausted)
+        << "the guest's budget across its twins";
+    EXPECT_TRUE(r.Add(0, 12, hold).ok()) << "a fold takes nothing new";
+    EXPECT_EQ(r.size(), FrozenRanges::kMaxRanges - 1);
+  }
+  EXPECT_EQ(budget.used(), 0u) << "ranges give their budget back when their twin goes";
 }
 
 }  // namespace

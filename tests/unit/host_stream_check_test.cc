@@ -88,6 +88,17 @@ TEST_F(HostStreamCheck, HostClassIncrementsOnlyOfOwnedSyncpoints) {
   ExpectRefused(Run({Inc(0, 0x74, 1), (200u << 8) | 1}), 0xB06F, 0x74, (200u << 8) | 1);
 }
 
+// The increments a submission makes of the guest's own syncpoints are counted (the sentry adds
+// them before the host sees them: a fence the guest reaches by itself thaws no freeze).
+TEST_F(HostStreamCheck, TheIncrementsOfOwnedSyncpointsAreCounted) {
+  EXPECT_FALSE(Run({NonInc(0, 0x74, 3), (kOwned << 8) | 1, (kOwned << 8) | 1, (kOwned << 8) | 1,
+                    Inc(0, 0x000, 1), 0xB197, Inc(0, 0x2C8, 1), kOwned}));
+  EXPECT_EQ(check_.increments().at(kOwned), 4u);
+  EXPECT_EQ(check_.increments().size(), 1u);
+  EXPECT_FALSE(Run({Inc(0, 0x70, 2), 3, kOthers << 8}));  // a wait is no increment
+  EXPECT_TRUE(check_.increments().empty()) << "each submission counts its own";
+}
+
 // MME instructions (mme.h), as the simulator's tests write them.
 uint32_t MmeAdd(uint32_t dst, uint32_t a, int32_t imm, uint32_t result_op, bool exit = false) {
   return 1u | (result_op << 4) | (uint32_t{exit} << 7) | (dst << 8) | (a << 11) |

@@ -6,11 +6,20 @@
  *                                    copies BYTES bytes between two of its buffers
  *   cmdstream_guest incr ID COUNT    a pushbuffer that increments syncpoint ID COUNT times with
  *                                    the host class's SYNCPOINTB (ID need not be the guest's)
+ *   cmdstream_guest rewrite ID [forge]
+ *                                    a pushbuffer that releases a semaphore, submitted on one
+ *                                    channel behind a fence of a second channel; while it waits,
+ *                                    its words are rewritten to increment syncpoint ID twice,
+ *                                    and a submission on the second channel (which pushes guest
+ *                                    memory to a host backend) reaches the fence. With `forge`
+ *                                    the guest first moves the held submission's own syncpoint to
+ *                                    its fence with SYNCPT_INCR, as if the host had finished it
  *
- * Either way it waits for the submission's fence and prints what happened as key=value pairs:
+ * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
- * and what the channel reports: status and info32 of GET_ERROR_NOTIFICATION, error_type and
- * error_info1..5 of GET_ERROR_INFO. Exit 0 once everything ran (the verdict is the test's). */
+ * semaphore (what the rewrite mode's semaphore holds), and what the channel reports: status and
+ * info32 of GET_ERROR_NOTIFICATION, error_type and error_info1..5 of GET_ERROR_INFO. Exit 0 once
+ * everything ran (the verdict is the test's). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +79,24 @@ static uint64_t map(struct gpu* g, void* cpu, uint32_t size) {
   return va;
 }
 
+static void wait_fence(struct gpu* g, struct nvgpu_fence f) {
+  struct nvhost_wait_ex w = {f.id, f.value, 10000, 0};
+  must("SYNCPT_WAITEX", nvc_ioctl(&nv, g->ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
+}
+
+/* Prints channel `ch`'s error reports. */
+static void report(uint32_t ch) {
+  struct nvgpu_error_notification n;
+  memset(&n, 0, sizeof n);
+  must("GET_ERROR_NOTIFICATION", nvc_ioctl(&nv, ch, NVGPU_CH_GET_ERROR_NOTIFICATION, &n));
+  struct nvgpu_error_info info;
+  memset(&info, 0, sizeof info);
+  must("GET_ERROR_INFO", nvc_ioctl(&nv, ch, NVGPU_CH_GET_ERROR_INFO, &info));
+  printf("status=%u info32=%u error_type=%u", n.status, n.info32, info.type);
+  for (int i = 0; i < 5; i++) printf(" error_info%d=0x%X", i + 1, info.info[i]);
+  printf("\n");
+}
+
 /* Submits the words in `pb` (copied to `push` at GPU address push_va) with a fence, waits for it
  * and prints the channel's error reports. */
 static void run(struct gpu* g, struct nvc_push* pb, void* push, uint64_t push_va) {
@@ -78,17 +105,8 @@ static void run(struct gpu* g, struct nvc_push* pb, void* push, uint64_t push_va
   struct nvgpu_fence f = {0, 0};
   must("SUBMIT_GPFIFO", nvc_submit(&nv, g->ch, &e, 1, NVGPU_SUBMIT_FENCE_GET, &f));
   /* A channel that stops releases its fences, so this returns either way. */
-  struct nvhost_wait_ex w = {f.id, f.value, 10000, 0};
-  must("SYNCPT_WAITEX", nvc_ioctl(&nv, g->ctrl, NVHOST_CTRL_SYNCPT_WAITEX, &w));
-  struct nvgpu_error_notification n;
-  memset(&n, 0, sizeof n);
-  must("GET_ERROR_NOTIFICATION", nvc_ioctl(&nv, g->ch, NVGPU_CH_GET_ERROR_NOTIFICATION, &n));
-  struct nvgpu_error_info info;
-  memset(&info, 0, sizeof info);
-  must("GET_ERROR_INFO", nvc_ioctl(&nv, g->ch, NVGPU_CH_GET_ERROR_INFO, &info));
-  printf("status=%u info32=%u error_type=%u", n.status, n.info32, info.type);
-  for (int i = 0; i < 5; i++) printf(" error_info%d=0x%X", i + 1, info.info[i]);
-  printf("\n");
+  wait_fence(g, f);
+  report(g->ch);
 }
 
 static int bind_dma(uint32_t size) {
@@ -128,11 +146,80 @@ static int incr(uint32_t id, uint32_t count) {
   return 0;
 }
 
+/* A host NOP on channel `ch` from `push`, with a fence; the fence. */
+static struct nvgpu_fence nop(uint32_t ch, uint32_t* push, uint64_t push_va) {
+  push[0] = 0x20010002u; /* incrementing write of one argument to the host NOP (0x08) */
+  push[1] = 0;
+  struct nvgpu_gpfifo_entry e = nvc_gpfifo_entry(push_va, 2);
+  struct nvgpu_fence f = {0, 0};
+  must("SUBMIT_GPFIFO (nop)", nvc_submit(&nv, ch, &e, 1, NVGPU_SUBMIT_FENCE_GET, &f));
+  return f;
+}
+
+/* The rewrite of a pushbuffer that was checked and submitted but not yet fetched: whatever the
+ * host's GPU fetches must be what the sentry checked (the semaphore), never the rewrite. */
+static int rewrite(uint32_t id, int forge) {
+  struct gpu g;
+  open_gpu(&g);
+  uint32_t other;
+  const char* step;
+  must("the second channel", nvc_make_channel(&nv, g.nvmap, g.as, 64, &other, &step));
+  uint32_t* push = pages(4096);
+  uint32_t* other_push = pages(4096);
+  uint32_t* sem = pages(4096);
+  const uint64_t push_va = map(&g, push, 4096), other_va = map(&g, other_push, 4096);
+  const uint64_t sem_va = map(&g, sem, 4096);
+  /* The second channel's syncpoint, from its first fence. */
+  struct nvgpu_fence gate = nop(other, other_push, other_va);
+  wait_fence(&g, gate);
+  /* Six words either way: a 4-byte semaphore release of 0x600D (and a NOP word), or two
+   * SYNCPOINTB increments of `id`. */
+  struct nvc_push good = {0}, evil = {0};
+  nvc_push_incr(&good, 0, 0x10, 4, (uint32_t)(sem_va >> 32), (uint32_t)sem_va, 0x600Du,
+                2u | (1u << 24));
+  nvc_push_inline(&good, 0, 0x08, 0);
+  nvc_push_incr(&evil, 0, 0x70, 2, 0u, (id << 8) | 1u);
+  nvc_push_incr(&evil, 0, 0x70, 2, 0u, (id << 8) | 1u);
+  if (good.count != 6 || evil.count != 6) {
+    fprintf(stderr, "cmdstream_guest: pushbuffers of %u and %u words\n", good.count, evil.count);
+    return 1;
+  }
+  memcpy(push, good.words, 24);
+  struct nvgpu_gpfifo_entry e = nvc_gpfifo_entry(push_va, 6);
+  /* Not fetched until the second channel's next job ends. */
+  struct nvgpu_fence f = {gate.id, gate.value + 1};
+  must("SUBMIT_GPFIFO (held)",
+       nvc_submit(&nv, g.ch, &e, 1, NVGPU_SUBMIT_FENCE_WAIT | NVGPU_SUBMIT_FENCE_GET, &f));
+  if (forge) {
+    struct nvhost_id_value v = {f.id, 0};
+    must("SYNCPT_READ", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+    for (uint32_t n = f.value - v.value; n != 0 && n < 16; n--) {
+      uint32_t incr = f.id;
+      must("SYNCPT_INCR", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_INCR, &incr));
+    }
+  }
+  memcpy(push, evil.words, 24);
+  /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate. */
+  wait_fence(&g, nop(other, other_push, other_va));
+  wait_fence(&g, f);
+  printf("semaphore=0x%X\n", sem[0]);
+  struct nvhost_id_value v = {id, 0};
+  must("SYNCPT_READ", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+  printf("syncpoint=%u\n", v.value);
+  report(g.ch);
+  free(good.words);
+  free(evil.words);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "bind-dma") == 0)
     return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
   if (argc == 4 && strcmp(argv[1], "incr") == 0)
     return incr((uint32_t)strtoul(argv[2], NULL, 0), (uint32_t)strtoul(argv[3], NULL, 0));
-  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT\n");
+  if ((argc == 3 || (argc == 4 && strcmp(argv[3], "forge") == 0)) &&
+      strcmp(argv[1], "rewrite") == 0)
+    return rewrite((uint32_t)strtoul(argv[2], NULL, 0), argc == 4);
+  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID [forge]\n");
   return 2;
 }
