@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "abi/devices/nvgpu_shared_fields.h"
 #include "abi/l4t/elements.h"
 #include "abi/layout_check.h"
 
@@ -12,19 +13,8 @@ using enum FieldType;
 constexpr Dir I = Dir::kIn, O = Dir::kOut, IO = Dir::kInOut, N = Dir::kNone;
 constexpr Fmt H = Fmt::kHex;
 
-constexpr Field kCtxSizeF[] = {{"size", 0, kU32, 1, O, nullptr, false, H}};
-constexpr Field kZcullInfoF[] = {
-    {"width_align_pixels", 0, kU32, 1, O},
-    {"height_align_pixels", 4, kU32, 1, O},
-    {"pixel_squares_by_aliquots", 8, kU32, 1, O},
-    {"aliquot_total", 12, kU32, 1, O},
-    {"region_byte_multiplier", 16, kU32, 1, O},
-    {"region_header_size", 20, kU32, 1, O},
-    {"subregion_header_size", 24, kU32, 1, O},
-    {"subregion_width_align_pixels", 28, kU32, 1, O},
-    {"subregion_height_align_pixels", 32, kU32, 1, O},
-    {"subregion_count", 36, kU32, 1, O},
-};
+constexpr auto& kCtxSizeF = nvgpu_shared::kZcullCtxSizeFields;
+constexpr auto& kZcullInfoF = nvgpu_shared::kZcullInfoFields;
 constexpr Field kZbcSetF[] = {{"color_ds", 0, kU32, 4, I, nullptr, false, H},
                               {"color_l2", 16, kU32, 4, I, nullptr, false, H},
                               {"depth", 32, kU32, 1, I, nullptr, false, H},
