@@ -12,22 +12,8 @@ constexpr Fmt H = Fmt::kHex;
 
 constexpr auto& kCtxSizeF = nvgpu_shared::kZcullCtxSizeFields;
 constexpr auto& kZcullInfoF = nvgpu_shared::kZcullInfoFields;
-constexpr Field kZbcSetF[] = {
-    {"color_ds", 0, kU32, 4, I, nullptr, false, H},
-    {"color_l2", 16, kU32, 4, I, nullptr, false, H},
-    {"depth", 32, kU32, 1, I, nullptr, false, H},
-    {"format", 36, kU32, 1, I},
-    {"type", 40, kU32, 1, I},
-};
-constexpr Field kZbcQueryF[] = {
-    {"color_ds", 0, kU32, 4, O, nullptr, false, H},
-    {"color_l2", 16, kU32, 4, O, nullptr, false, H},
-    {"depth", 32, kU32, 1, O, nullptr, false, H},
-    {"ref_cnt", 36, kU32, 1, O},
-    {"format", 40, kU32, 1, O},
-    {"type", 44, kU32, 1, I},
-    {"index_size", 48, kU32, 1, IO},
-};
+constexpr auto& kZbcSetF = nvgpu_shared::kZbcSetFields;
+constexpr auto& kZbcQueryF = nvgpu_shared::kZbcQueryFields;
 constexpr Field kCharacteristicsF[] = {
     {"arch", 0, kU32, 1, O, nullptr, false, H},
     {"impl", 4, kU32, 1, O, nullptr, false, H},
@@ -88,10 +74,8 @@ constexpr Field kFlushL2F[] = {{"flush", 0, kU32, 1, I, nullptr, false, H},
                                {"reserved", 4, kU32, 1, I}};
 constexpr Field kInvalIcacheF[] = {{"channel_fd", 0, kS32, 1, I}, {"reserved", 4, kU32, 1, I}};
 constexpr Field kMmuDebugF[] = {{"state", 0, kU32, 1, I}, {"reserved", 4, kU32, 1, I}};
-constexpr Field kSmDebugF[] = {{"channel_fd", 0, kS32, 1, I},
-                               {"enable", 4, kU32, 1, I},
-                               {"sms", 8, kU64, 1, I, nullptr, false, H}};
-constexpr Field kWaitForPauseV1F[] = {{"pwarpstate", 0, kU64, 1, I, nullptr, false, H}};
+constexpr auto& kSmDebugF = nvgpu_shared::kSmDebugModeFields;
+constexpr auto& kWaitForPauseV1F = nvgpu_shared::kWaitForPauseV1Fields;
 constexpr Field kWaitForPauseF[] = {
     {"sm0_valid_warps", 0, kU64, 1, O, nullptr, false, H},
     {"sm0_trapped_warps", 8, kU64, 1, O, nullptr, false, H},
@@ -123,12 +107,7 @@ constexpr Field kElpgF[] = {{"pg_ingating_time_us", 0, kU64, 1, O, nullptr, fals
 constexpr Field kErrUserDataF[] = {{"data", 0, kU64, 1, O, nullptr, false, H}};
 constexpr Field kGpuTimeF[] = {{"gpu_timestamp", 0, kU64, 1, O, nullptr, false, Fmt::kDec},
                                {"reserved", 8, kU64, 1, O}};
-constexpr Field kSampleF[] = {{"cpu_timestamp", 0, kU64, 1, O, nullptr, false, Fmt::kDec},
-                              {"gpu_timestamp", 8, kU64, 1, O, nullptr, false, Fmt::kDec}};
-constexpr StructDesc kSample{"time_correlation_sample", 16, kSampleF};
-constexpr Field kCpuTimeF[] = {{"samples", 0, kStruct, 16, O, &kSample},
-                               {"count", 256, kU32, 1, I},
-                               {"source_id", 260, kU32, 1, I}};
+constexpr auto& kCpuTimeF = nvgpu_shared::kCpuTimeCorrelationFields;
 
 constexpr FwRange kAlways{};
 constexpr FwRange kBefore610{0, Fw(6, 1, 0)};

@@ -15,18 +15,8 @@ constexpr Fmt H = Fmt::kHex;
 
 constexpr auto& kCtxSizeF = nvgpu_shared::kZcullCtxSizeFields;
 constexpr auto& kZcullInfoF = nvgpu_shared::kZcullInfoFields;
-constexpr Field kZbcSetF[] = {{"color_ds", 0, kU32, 4, I, nullptr, false, H},
-                              {"color_l2", 16, kU32, 4, I, nullptr, false, H},
-                              {"depth", 32, kU32, 1, I, nullptr, false, H},
-                              {"format", 36, kU32, 1, I},
-                              {"type", 40, kU32, 1, I}};
-constexpr Field kZbcQueryF[] = {{"color_ds", 0, kU32, 4, O, nullptr, false, H},
-                                {"color_l2", 16, kU32, 4, O, nullptr, false, H},
-                                {"depth", 32, kU32, 1, O, nullptr, false, H},
-                                {"ref_cnt", 36, kU32, 1, O},
-                                {"format", 40, kU32, 1, O},
-                                {"type", 44, kU32, 1, I},
-                                {"index_size", 48, kU32, 1, IO}};
+constexpr auto& kZbcSetF = nvgpu_shared::kZbcSetFields;
+constexpr auto& kZbcQueryF = nvgpu_shared::kZbcQueryFields;
 constexpr Field kCharacteristicsF[] = {
     {"arch", 0, kU32, 1, O, nullptr, false, H},
     {"impl", 4, kU32, 1, O, nullptr, false, H},
@@ -113,14 +103,12 @@ constexpr Field kOpenChannelF[] = {{"channel_fd", 0, kS32, 1, O},
 constexpr Field kFlushL2F[] = {{"flush", 0, kU8, 1, I, nullptr, false, H},
                                {"reserved", 1, kU32, 1, N}};
 constexpr Field kMmuDebugF[] = {{"state", 0, kU32, 1, I}, {"reserved", 4, kU32, 1, N}};
-constexpr Field kSmDebugF[] = {{"channel_fd", 0, kS32, 1, I},
-                               {"enable", 4, kU32, 1, I},
-                               {"sms", 8, kU64, 1, I, nullptr, false, H}};
+constexpr auto& kSmDebugF = nvgpu_shared::kSmDebugModeFields;
 constexpr Field kWarpStateF[] = {{"valid_warps", 0, kU64, 2, O, nullptr, false, H},
                                  {"trapped_warps", 16, kU64, 2, O, nullptr, false, H},
                                  {"paused_warps", 32, kU64, 2, O, nullptr, false, H}};
 constexpr StructDesc kWarpState{"warpstate", 48, kWarpStateF};
-constexpr Field kWaitPauseF[] = {{"pwarpstate", 0, kU64, 1, I, nullptr, false, H}};
+constexpr auto& kWaitPauseF = nvgpu_shared::kWaitForPauseV1Fields;
 // One warpstate per SM (NUM_VSMS says how many).
 constexpr UserPtrDesc kWaitPauseP[] = {
     {"warpstate", 0, &kWarpState, O, PtrCount::kImplied, 0, 128}};
@@ -130,12 +118,7 @@ constexpr Field kVsmsEntryF[] = {{"gpc_index", 0, kU8, 1, O}, {"tpc_index", 1, k
 constexpr StructDesc kVsmsEntry{"vsms_mapping_entry", 2, kVsmsEntryF};
 constexpr Field kVsmsF[] = {{"vsms_map_buf_addr", 0, kU64, 1, I, nullptr, false, H}};
 constexpr UserPtrDesc kVsmsP[] = {{"map", 0, &kVsmsEntry, O, PtrCount::kImplied, 0, 128}};
-constexpr Field kSampleF[] = {{"cpu_timestamp", 0, kU64, 1, O, nullptr, false, Fmt::kDec},
-                              {"gpu_timestamp", 8, kU64, 1, O, nullptr, false, Fmt::kDec}};
-constexpr StructDesc kSample{"time_correlation_sample", 16, kSampleF};
-constexpr Field kCorrelationF[] = {{"samples", 0, kStruct, 16, O, &kSample},
-                                   {"count", 256, kU32, 1, I},
-                                   {"source_id", 260, kU32, 1, I}};
+constexpr auto& kCorrelationF = nvgpu_shared::kCpuTimeCorrelationFields;
 constexpr Field kGpuTimeF[] = {{"gpu_timestamp", 0, kU64, 1, O, nullptr, false, Fmt::kDec},
                                {"reserved", 8, kU64, 1, N}};
 
