@@ -90,28 +90,9 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void Read(fuse_req_t req, fuse_ino_t, size_t, off_t, fuse_file_info*) {
-  fuse_reply_err(req, EINVAL);
-}
-
-void Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
-  fuse_reply_err(req, EINVAL);
-}
-
 void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int, void*, fuse_file_info*, unsigned, const void*,
            size_t, size_t) {
   fuse_reply_err(req, ENOTTY);
-}
-
-// The sentry's way from an open file to its handle (IdentifyDeviceFile). Only the sentry's own
-// threads get it; a guest's SEEK_DATA fails as on a device without data. Never ENOSYS: the
-// kernel would stop asking for good.
-void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
-  if (whence != SEEK_DATA || !FromOwnThread(fuse_req_ctx(req)->pid)) {
-    fuse_reply_err(req, ENXIO);
-    return;
-  }
-  fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
 }
 
 // init lists the directory once (READDIRPLUS) before it binds the files: one request where 24
@@ -147,10 +128,10 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
     o.setattr = SetAttr;
     o.open = Open;
     o.release = Release;
-    o.read = Read;
-    o.write = Write;
+    o.read = FlatDir::Read;
+    o.write = FlatDir::Write;
     o.ioctl = Ioctl;
-    o.lseek = Lseek;
+    o.lseek = FlatDir::Lseek;
     o.opendir = FlatDir::OpenDir;
     o.readdir = ReadDir;
     o.readdirplus = ReadDirPlus;

@@ -160,14 +160,6 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void Read(fuse_req_t req, fuse_ino_t, size_t, off_t, fuse_file_info*) {
-  fuse_reply_err(req, EINVAL);
-}
-
-void Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
-  fuse_reply_err(req, EINVAL);
-}
-
 void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void* arg, fuse_file_info* fi,
            unsigned flags, const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
   // 32-bit callers (r32.7's *_32 variants) are not served.
@@ -187,14 +179,6 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void* arg, fuse_file_in
 
 // Which open a file is (FakeL4tCaller::SessionOf, through IdentifyDeviceFile): for this
 // process's own threads only; never ENOSYS (the kernel would stop asking for good).
-void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
-  if (whence != SEEK_DATA || !FromOwnThread(fuse_req_ctx(req)->pid)) {
-    fuse_reply_err(req, ENXIO);
-    return;
-  }
-  fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
-}
-
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
   Dir().ReadDir(req, size, off, false);
 }
@@ -219,10 +203,10 @@ absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& d
     o.setattr = SetAttr;
     o.open = Open;
     o.release = Release;
-    o.read = Read;
-    o.write = Write;
+    o.read = FlatDir::Read;
+    o.write = FlatDir::Write;
     o.ioctl = Ioctl;
-    o.lseek = Lseek;
+    o.lseek = FlatDir::Lseek;
     o.opendir = FlatDir::OpenDir;
     o.readdir = ReadDir;
     return o;

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "sentry/fuse_mount.h"
+
 namespace nvsentry::sentry {
 namespace {
 constexpr double kForever = 86400.0 * 365;
@@ -64,6 +66,22 @@ void FlatDir::ReadDir(fuse_req_t req, size_t size, off_t off, bool plus) const {
     used += n;
   }
   fuse_reply_buf(req, buf.data(), used);
+}
+
+void FlatDir::Read(fuse_req_t req, fuse_ino_t, size_t, off_t, fuse_file_info*) {
+  fuse_reply_err(req, EINVAL);
+}
+
+void FlatDir::Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*) {
+  fuse_reply_err(req, EINVAL);
+}
+
+void FlatDir::Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi) {
+  if (whence != SEEK_DATA || !FromOwnThread(fuse_req_ctx(req)->pid)) {
+    fuse_reply_err(req, ENXIO);
+    return;
+  }
+  fuse_reply_lseek(req, static_cast<off_t>(fi->fh));
 }
 
 }  // namespace nvsentry::sentry

@@ -36,6 +36,15 @@ class FlatDir {
   // attributes, which the kernel keeps as if looked up (READDIRPLUS).
   void ReadDir(fuse_req_t req, size_t size, off_t off, bool plus) const;
 
+  // The files' own requests both filesystems answer alike. The files have no data: READ and
+  // WRITE are EINVAL, as on a Tegra device node. LSEEK(SEEK_DATA) answers the open's handle to
+  // the server's own threads only (FromOwnThread): how the server tells which open a file it
+  // fetched from a caller is (IdentifyDeviceFile); anyone else gets ENXIO, as from a device
+  // without data. Never ENOSYS: the kernel would stop asking for good.
+  static void Read(fuse_req_t req, fuse_ino_t, size_t, off_t, fuse_file_info*);
+  static void Write(fuse_req_t req, fuse_ino_t, const char*, size_t, off_t, fuse_file_info*);
+  static void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi);
+
  private:
   std::vector<std::string> names_;
 };
