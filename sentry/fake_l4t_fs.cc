@@ -148,15 +148,15 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->fh = static_cast<uint64_t>(handle);
   fi->direct_io = 1;
   fi->keep_cache = 0;
-  spdlog::debug("fake-l4t: open {} by {}: session {}", NameOf(*node), fuse_req_ctx(req)->pid,
-                handle);
+  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: open {} by {}: session {}", NameOf(*node),
+                  fuse_req_ctx(req)->pid, handle);
   // The caller was gone before the answer: no RELEASE will come.
   if (fuse_reply_open(req, fi) == -ENOENT) fake.Release(fi->fh);
 }
 
 void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   ImplOf(req).fake.Release(fi->fh);
-  spdlog::debug("fake-l4t: session {} released", fi->fh);
+  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: session {} released", fi->fh);
   fuse_reply_err(req, 0);
 }
 
