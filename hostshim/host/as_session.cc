@@ -104,7 +104,7 @@ NvError AsSession::BindChannel(Call& call, HostAddressSpace& space) {
   const auto& a = ArgAs<as::BindChannel>(call.arg);
   // Only a channel of the caller's own: the fd names a session in the caller's fd space, and the
   // host gets the sentry's fd of it.
-  auto* channel = dynamic_cast<ChannelSession*>(
+  std::shared_ptr<ChannelSession> channel = std::dynamic_pointer_cast<ChannelSession>(
       SessionOf(call, static_cast<int32_t>(a.channel_fd), abi::DeviceId::kNvhostGpu));
   if (channel == nullptr) return NvError::kBadParameter;
   return channel->BindAddressSpace(space.shared_from_this(), Tid(call));

@@ -231,7 +231,7 @@ void ChannelSession::Stop(sim::ChannelError e) {
   uint64_t offset;
   {
     absl::MutexLock l(&mu_);
-    notifier = notifier_;
+    notifier = notifier_.lock();
     offset = notifier_offset_;
   }
   NVS_LOG_LIMITED(spdlog::level::warn, "host backend: channel stopped by the sentry: {}", e.what);
@@ -314,7 +314,7 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
     if (HostCallResult r = HostOf(call, l4t::kSetErrorNotifier, h); r.err != 0)
       return Result::Done(r.nv());
     absl::MutexLock l(&mu_);
-    notifier_ = nullptr;
+    notifier_.reset();
     return Result::Done(NvError::kSuccess);
   }
   std::shared_ptr<sim::NvmapObject> obj = ctx_.nvmap().Resolve(Tgid(call), a.mem);
@@ -323,7 +323,7 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
     // the client asks with GET_ERROR_NOTIFICATION, as simulated. The host needs memory: nothing
     // for it.
     absl::MutexLock l(&mu_);
-    notifier_ = nullptr;
+    notifier_.reset();
     return Result::Done(NvError::kSuccess);
   }
   if (!Inside(a.offset, sizeof(sim::NotifierRecord), obj->size()))
@@ -353,7 +353,7 @@ NvError ChannelSession::HostError(const Call& call, HostChannelError* e) {
   uint64_t offset;
   {
     absl::MutexLock l(&mu_);
-    obj = notifier_;
+    obj = notifier_.lock();
     offset = notifier_offset_;
   }
   // The host's own copy of the record: the guest's reaches it only at the next pull, and a failed

@@ -72,7 +72,9 @@ class ChannelSession : public HostSession {
   uint32_t obj_class_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<sim::ChannelError> stopped_ ABSL_GUARDED_BY(mu_);  // by the sentry's check
   bool reset_check_ ABSL_GUARDED_BY(mu_) = false;  // FORCE_RESET: check_ starts over
-  std::shared_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
+  // Weak: the channel's notifier must not keep a freed object (and its twin, its agreed copy and
+  // its host memory) alive after its pinned_bytes went back to the guest's budget.
+  std::weak_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t priority_ ABSL_GUARDED_BY(mu_) = 0x64;
   uint32_t timeslice_us_ ABSL_GUARDED_BY(mu_) = 0;

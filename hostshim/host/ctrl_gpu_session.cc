@@ -92,7 +92,7 @@ NvError CtrlGpuSession::FlushL2(Call& call) {
 NvError CtrlGpuSession::SetSmDebugMode(Call& call) {
   const auto& a = ArgAs<cg::SetSmDebugMode>(call.arg);
   // Only a channel of the caller's own, named by the sentry's host fd of it.
-  HostSession* ch = SessionOf(call, a.channel_fd, abi::DeviceId::kNvhostGpu);
+  std::shared_ptr<HostSession> ch = SessionOf(call, a.channel_fd, abi::DeviceId::kNvhostGpu);
   if (ch == nullptr) return NvError::kBadParameter;
   l4t::SmDebugMode h{ch->host_fd(), a.enable, a.sms};
   return HostOf(call, l4t::kSetSmDebugMode, h).nv();

@@ -46,17 +46,18 @@ Result CtrlSession::Ioctl(Call& call) {
     case g::kSyncptIncr: {
       auto& a = ArgAs<g::SyncptIncr>(call.arg);
       if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
-      if (!ctx_.OwnsSyncpoint(a.id)) {
+      HostCallResult res;
+      if (!ctx_.IncrementOwned(a.id, [&] {
+            l4t::SyncptIncr r{a.id};
+            res = HostOf(call, l4t::kSyncptIncr, r);
+          })) {
         NVS_LOG_LIMITED(spdlog::level::warn,
                         "host backend: SYNCPT_INCR of syncpoint {}, which no channel of the guest "
                         "owns, refused (it would move a fence outside the sandbox)",
                         a.id);
         return Result::Done(NvError::kAccessDenied);
       }
-      ctx_.CountGuestIncrements(a.id, 1);  // before it can move the host's syncpoint
-      l4t::SyncptIncr r{a.id};
-      if (HostCallResult res = HostOf(call, l4t::kSyncptIncr, r); res.err != 0)
-        return Result::Done(res.nv());
+      if (res.err != 0) return Result::Done(res.nv());
       return Result::Done(Refresh(call, a.id));
     }
     case g::kSyncptWait:

@@ -57,6 +57,17 @@ class HostContext : private HostFences {
     absl::MutexLock l(&owned_mu_);
     return owned_.contains(id);
   }
+  // SYNCPT_INCR: counts the guest's increment and runs `host_incr` (the host call) with `id` owned
+  // throughout, so a channel closing meanwhile cannot give the syncpoint to another host client
+  // between the check and the host call. False, and nothing runs, when the guest does not own it.
+  template <typename F>
+  bool IncrementOwned(uint32_t id, F&& host_incr) {
+    absl::MutexLock l(&owned_mu_);
+    if (!owned_.contains(id)) return false;
+    guest_increments_[id] += 1;  // before it can move the host's syncpoint
+    host_incr();
+    return true;
+  }
   // The guest is about to increment `id` `n` times itself (SYNCPT_INCR, a checked pushbuffer):
   // counted before the host sees them, so a fence it reaches this way thaws nothing (twins.h).
   void CountGuestIncrements(uint32_t id, uint64_t n) {

@@ -28,10 +28,10 @@ Result HostSession::Same(Call& call, uint32_t host_code) {
   return Result::Done(Host(call, host_code, call.arg.first(n)).nv());
 }
 
-HostSession* HostSession::SessionOf(const Call& call, int32_t fd, abi::DeviceId device) {
+std::shared_ptr<HostSession> HostSession::SessionOf(const Call& call, int32_t fd,
+                                                    abi::DeviceId device) {
   if (call.caller == nullptr) return nullptr;
-  std::shared_ptr<DeviceBackend> b = call.caller->BackendOf(fd);
-  auto* s = dynamic_cast<HostSession*>(b.get());
+  auto s = std::dynamic_pointer_cast<HostSession>(call.caller->BackendOf(fd));
   return s != nullptr && s->device_.id == device ? s : nullptr;
 }
 

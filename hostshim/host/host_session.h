@@ -45,7 +45,9 @@ class HostSession : public DeviceBackend {
   void RestoreHostFd(UniqueFd fd) { fd_ = std::move(fd); }
   // The host session behind guest fd `fd` of the caller (BIND_CHANNEL's channel), if it is one of
   // this backend's sessions of `device`.
-  static HostSession* SessionOf(const Call& call, int32_t fd, abi::DeviceId device);
+  // Shared: the guest may close or dup2 over that fd meanwhile, and the session must outlive the
+  // call that uses it.
+  static std::shared_ptr<HostSession> SessionOf(const Call& call, int32_t fd, abi::DeviceId device);
 
   HostContext& ctx_;
 

@@ -115,6 +115,7 @@ absl::StatusOr<TwinCounts> Twins::PushAll() { return SyncAll(Direction::kPush); 
 absl::StatusOr<TwinCounts> Twins::PullAll() { return SyncAll(Direction::kPull); }
 
 absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
+  Sweep();  // a freed object's twin goes at the next sync, not only at the next new twin
   std::vector<std::shared_ptr<Twin>> all;
   {
     absl::MutexLock l(&mu_);

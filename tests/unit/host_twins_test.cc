@@ -109,6 +109,22 @@ TEST_F(HostTwinsTest, TheTwinGoesWithTheGuestObject) {
   EXPECT_TRUE(host_.objects.empty());
 }
 
+// A freed object's twin (its agreed copy in the sentry, its host memory) goes at the next push
+// or pull, not only when the guest next makes a twin: its pinned_bytes are the guest's again.
+TEST_F(HostTwinsTest, AFreedObjectsTwinGoesAtTheNextSync) {
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  Twins twins(host_);
+  ASSERT_TRUE(twins.HandleOf(obj).ok());
+  obj.reset();
+  uint64_t a;
+  uint32_t sz, f;
+  ASSERT_EQ(nvmap_.Free(me_, gh, &a, &sz, &f), abi::NvError::kSuccess);
+  ASSERT_TRUE(twins.PullAll().ok());
+  EXPECT_EQ(twins.size(), 0u);
+  EXPECT_TRUE(host_.objects.empty());
+}
+
 TEST_F(HostTwinsTest, ARefusalIsAnErrorAndLeavesNothing) {
   uint32_t gh = 0, gh2 = 0;
   auto obj = Object(&gh);
