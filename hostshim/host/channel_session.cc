@@ -275,6 +275,8 @@ Result ChannelSession::Submit(Call& call) {
     if (!sim::Syncpoints::ValidId(g.fence.id)) return Result::Done(NvError::kBadParameter);
     h.fence = {g.fence.id, g.fence.value};
   }
+  // No mapping of the space goes from the check until the host holds the job's buffers.
+  HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
   // What the host will run, checked after the push (the agreed copies are what it got) and frozen

@@ -112,6 +112,7 @@ NvError HostAddressSpace::AllocSpace(pid_t tid, as::AllocSpace* a) {
 }
 
 NvError HostAddressSpace::FreeSpace(pid_t tid, const as::FreeSpace& a) {
+  absl::WriterMutexLock no_submission(&submit_mu_);  // SubmitHold
   absl::MutexLock l(&mu_);
   // Only a reservation the guest made, named with its own size, as simulated.
   auto it = reservations_.find(a.offset);
@@ -160,6 +161,7 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
 }
 
 NvError HostAddressSpace::Unmap(pid_t tid, uint64_t va) {
+  absl::WriterMutexLock no_submission(&submit_mu_);  // SubmitHold
   absl::MutexLock l(&mu_);
   auto it = mappings_.find(va);
   if (it == mappings_.end()) return NvError::kBadValue;
@@ -170,6 +172,7 @@ NvError HostAddressSpace::Unmap(pid_t tid, uint64_t va) {
 }
 
 void HostAddressSpace::ForceUnmap(uint64_t va) {
+  absl::WriterMutexLock no_submission(&submit_mu_);  // SubmitHold
   absl::MutexLock l(&mu_);
   auto it = mappings_.find(va);
   if (it == mappings_.end()) return;

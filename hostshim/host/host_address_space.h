@@ -84,6 +84,25 @@ class HostAddressSpace : public sim::MappingOwner,
   size_t mapping_count() const;
   size_t reservation_count() const;
 
+  // Held shared by a submission from its check until the host has taken the job, exclusively by
+  // whatever takes a mapping away (UNMAP, FREE_SPACE, a freed object's ForceUnmap): between the
+  // check and the host's own hold on the job's buffers, the guest must not be able to put other
+  // (unchecked) memory under a checked VA.
+  class SubmitHold {
+   public:
+    explicit SubmitHold(const HostAddressSpace* s) : s_(s) {
+      if (s_) s_->submit_mu_.ReaderLock();
+    }
+    ~SubmitHold() {
+      if (s_) s_->submit_mu_.ReaderUnlock();
+    }
+    SubmitHold(const SubmitHold&) = delete;
+    SubmitHold& operator=(const SubmitHold&) = delete;
+
+   private:
+    const HostAddressSpace* s_;
+  };
+
  private:
   HostAddressSpace(UniqueFd fd, BudgetAccount* budget, HostNote note)
       : fd_(std::move(fd)), budget_(budget), note_(std::move(note)) {}
@@ -108,6 +127,7 @@ class HostAddressSpace : public sim::MappingOwner,
   const UniqueFd fd_;
   BudgetAccount* const budget_;
   const HostNote note_;
+  mutable absl::Mutex submit_mu_;  // SubmitHold; taken before mu_
   mutable absl::Mutex mu_;
   absl::btree_map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   absl::btree_map<uint64_t, Reservation> reservations_ ABSL_GUARDED_BY(mu_);
