@@ -47,8 +47,14 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                                std::unique_ptr<BudgetHold> charge)
     : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostGpu, std::move(host_fd)),
       charge_(std::move(charge)),
-      check_(
-          StreamRules{ctx.options().stream, [&ctx](uint32_t id) { return ctx.OwnsSyncpoint(id); }}),
+      // A stream increments only its own channel's syncpoint: a job held back (on a semaphore,
+      // say) could otherwise still move another channel's after that channel closed and the host
+      // gave it away; nvgpu ends a channel's jobs with the channel.
+      check_(StreamRules{ctx.options().stream,
+                         [this](uint32_t id) {
+                           const std::optional<uint32_t> own = syncpoint();
+                           return own && *own == id;
+                         }}),
       events_(ctx.budget()) {}
 
 ChannelSession::~ChannelSession() {
