@@ -148,7 +148,7 @@ Result ChannelSession::Wait(Call& call) {
     return Result::Done(NvError::kBadParameter);
   absl::StatusOr<uint32_t> twin = ctx_.twins().HandleOf(object);
   if (!twin.ok()) return Result::Done(NvError::kInvalidAddress);
-  const MemoryWaitCondition c{*twin, a.offset, semaphore, a.payload};
+  const MemoryWaitCondition c{*twin, a.offset, semaphore, a.payload, object, true};
   switch (ctx_.memory_waits().Check(c)) {
     case MemoryWaits::State::kMet: ctx_.PullGuestMemory(); return Result::Done(NvError::kSuccess);
     case MemoryWaits::State::kGone: return Result::Done(NvError::kInvalidAddress);

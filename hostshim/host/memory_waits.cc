@@ -45,6 +45,8 @@ MemoryWaits::~MemoryWaits() {
 }
 
 MemoryWaits::State MemoryWaits::Check(const MemoryWaitCondition& c) {
+  std::shared_ptr<sim::NvmapObject> object = c.object.lock();
+  if (c.has_object && object == nullptr) return State::kGone;  // freed: its handle is no longer it
   if (c.semaphore) {
     uint32_t v = 0;
     if (!host_.Read(c.handle, c.offset, {reinterpret_cast<uint8_t*>(&v), sizeof v}).ok())
@@ -55,8 +57,10 @@ MemoryWaits::State MemoryWaits::Check(const MemoryWaitCondition& c) {
   if (!host_.Read(c.handle, c.offset, {reinterpret_cast<uint8_t*>(&rec), sizeof rec}).ok())
     return State::kGone;
   if (rec.status != 0) return State::kNotYet;
-  const uint64_t now = RealtimeNs();
-  host_.Write(c.handle, c.offset, {reinterpret_cast<const uint8_t*>(&now), sizeof now});
+  if (object != nullptr) {
+    const uint64_t now = RealtimeNs();
+    object->Write(c.offset, {reinterpret_cast<const uint8_t*>(&now), sizeof now});
+  }
   return State::kMet;
 }
 

@@ -4,7 +4,8 @@
 // host side (every 20 us at first, backing off to 1 ms while nothing is met), as the simulated
 // channel polls guest memory. A met wait is answered after guest memory is pulled (the guest sees
 // what the GPU wrote); one past its deadline answers Timeout; one whose guest thread is gone is
-// dropped. A notifier found finished gets the time stamped into it, as the Linux driver does.
+// dropped. A notifier found finished gets the time stamped into the guest's copy of it, as the
+// Linux driver stamps its own.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +23,16 @@
 namespace nvsentry::hostshim::host {
 
 struct MemoryWaitCondition {
-  uint32_t handle = 0;  // the twin's host handle
+  uint32_t handle = 0;  // the twin's host handle, valid while `object` lives
   uint64_t offset = 0;
   bool semaphore = false;  // else a notifier record (16 bytes, status last)
   uint32_t payload = 0;    // the semaphore value waited for
+  // The guest's object: once it is gone the wait is over (kGone; its twin, and so the handle, may
+  // already be another object's), and a finished notifier's stamp goes into its guest memory, for
+  // the next push to carry (through the twin's lock, its freezes and its agreed copy), never
+  // straight into the host object. Null (tests): nothing stamped.
+  std::weak_ptr<sim::NvmapObject> object;
+  bool has_object = false;
 };
 
 class MemoryWaits {

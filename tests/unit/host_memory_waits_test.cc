@@ -83,16 +83,22 @@ TEST(HostMemoryWaits, DeadlinesOutsideTheObjectAndLeavers) {
   EXPECT_FALSE(left->done.HasBeenNotified());
 }
 
-TEST(HostMemoryWaits, AFinishedNotifierIsStampedAndWaitsLeftAtTheEndTimeOut) {
+TEST(HostMemoryWaits, AFinishedNotifierIsNeverStampedIntoTheHostAndWaitsLeftAtTheEndTimeOut) {
   OneObject host;
   auto forever = std::make_shared<Answer>();
   {
     MemoryWaits waits(host, nullptr);
-    // A notifier whose status (the last u16 of 16 bytes) is 0 is finished.
+    // A notifier whose status (the last u16 of 16 bytes) is 0 is finished. Its stamp goes to the
+    // guest's copy (for the next push, through the twin's freezes), never straight to the host
+    // object, where it could land on checked, frozen pushbuffer words.
     EXPECT_EQ(waits.Check({1, 128, false, 0}), MemoryWaits::State::kMet);
     uint64_t stamp = 0;
     ASSERT_TRUE(host.Read(1, 128, {reinterpret_cast<uint8_t*>(&stamp), 8}).ok());
-    EXPECT_NE(stamp, 0u);
+    EXPECT_EQ(stamp, 0u);
+    // A wait on an object the guest has since freed is over: its handle may be another's now.
+    MemoryWaitCondition gone{1, 0, true, 0};
+    gone.has_object = true;  // and its weak pointer expired
+    EXPECT_EQ(waits.Check(gone), MemoryWaits::State::kGone);
     host.Set32(256 + 12, 0xFFFF0000u);  // status 0xFFFF: pending
     EXPECT_EQ(waits.Check({1, 256, false, 0}), MemoryWaits::State::kNotYet);
     waits.Park({1, 256, false, 0}, absl::InfiniteFuture(), forever);
