@@ -31,7 +31,7 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       nvmap_fd_(std::move(nvmap_fd)),
       ctrl_fd_(std::move(ctrl_fd)),
       host_nvmap_(nvmap_fd_.get()),
-      twins_(host_nvmap_, this) {
+      twins_(host_nvmap_, this, options.budget) {
   memory_waits_ = std::make_unique<MemoryWaits>(host_nvmap_, [this] { PullGuestMemory(); });
   mirror_ = std::make_unique<SyncpointMirror>(
       syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },

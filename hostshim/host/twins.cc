@@ -57,9 +57,13 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
   }
   const sim::NvmapObject::Attributes attr = object->attributes();
   if (!attr.allocated) return absl::FailedPreconditionError("nvmap object has no memory yet");
+  auto fd_charge = std::make_unique<BudgetHold>();
+  if (!fd_charge->Take(budget_, BudgetKind::kOpenFds))
+    return absl::ResourceExhaustedError("open_fds: each host object is an fd of the sentry's");
   absl::StatusOr<uint32_t> handle = host_.Make(object->size(), attr);
   if (!handle.ok()) return handle.status();
   auto twin = std::make_shared<Twin>(object, *handle, object->size(), &freeze_budget_);
+  twin->fd_charge = std::move(fd_charge);  // held as long as the twin
   SyncCounts c;
   if (absl::Status s = SyncOne(*twin, *object, Direction::kPush, &c, nullptr); !s.ok()) {
     host_.Free(*handle);

@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/budget.h"
 #include "hostshim/host/object_mirror.h"
 #include "hostshim/sim/nvmap.h"
 
@@ -62,7 +63,11 @@ class Twins {
   static constexpr uint64_t kMaxGuestIncrements = uint64_t{1} << 30;
 
   // `fences` (may be null: then only released holds thaw) outlives this.
-  explicit Twins(HostNvmap& host, HostFences* fences = nullptr) : host_(host), fences_(fences) {}
+  // `budget` (may be null) is charged one open_fds per twin: on r32.7 kernels each host object is
+  // a dma-buf fd of the sentry's, held as long as the twin.
+  explicit Twins(HostNvmap& host, HostFences* fences = nullptr,
+                 std::shared_ptr<BudgetAccount> budget = nullptr)
+      : host_(host), fences_(fences), budget_(std::move(budget)) {}
   ~Twins();
   Twins(const Twins&) = delete;
   Twins& operator=(const Twins&) = delete;
@@ -100,6 +105,7 @@ class Twins {
         : object(std::move(o)), handle(h), mirror(size, budget) {}
     std::weak_ptr<sim::NvmapObject> object;
     const uint32_t handle;
+    std::unique_ptr<BudgetHold> fd_charge;  // open_fds, for the host object's fd
     absl::Mutex mu;
     ObjectMirror mirror ABSL_GUARDED_BY(mu);
   };
@@ -116,6 +122,7 @@ class Twins {
 
   HostNvmap& host_;
   HostFences* const fences_;
+  const std::shared_ptr<BudgetAccount> budget_;
   FreezeBudget freeze_budget_{kMaxFrozenRanges};  // before the twins, which give back to it
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<Twin>> twins_ ABSL_GUARDED_BY(mu_);

@@ -125,6 +125,28 @@ TEST_F(HostTwinsTest, AFreedObjectsTwinGoesAtTheNextSync) {
   EXPECT_TRUE(host_.objects.empty());
 }
 
+// Each host object is an fd of the sentry's on r32.7: the twins count against open_fds, and a
+// twin's charge goes with it.
+TEST_F(HostTwinsTest, EachTwinIsChargedToOpenFds) {
+  abi::Budgets b;
+  b.open_fds = 1;
+  auto account = std::make_shared<BudgetAccount>(b);
+  uint32_t h1 = 0, h2 = 0;
+  auto a = Object(&h1), c = Object(&h2);
+  Twins twins(host_, nullptr, account);
+  ASSERT_TRUE(twins.HandleOf(a).ok());
+  EXPECT_EQ(account->used(BudgetKind::kOpenFds), 1u);
+  EXPECT_EQ(twins.HandleOf(c).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(host_.objects.size(), 1u) << "a refused twin made a host object";
+  a.reset();
+  uint64_t addr;
+  uint32_t sz, f;
+  ASSERT_EQ(nvmap_.Free(me_, h1, &addr, &sz, &f), abi::NvError::kSuccess);
+  twins.Sweep();
+  EXPECT_EQ(account->used(BudgetKind::kOpenFds), 0u);
+  EXPECT_TRUE(twins.HandleOf(c).ok());
+}
+
 TEST_F(HostTwinsTest, ARefusalIsAnErrorAndLeavesNothing) {
   uint32_t gh = 0, gh2 = 0;
   auto obj = Object(&gh);
