@@ -74,6 +74,10 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
   closedir(d);
   const uid_t me_uid = geteuid();
   const gid_t me_gid = getegid();
+  // A node's mode is fixed after mknod only where the umask took bits from it (a start-up cost:
+  // the launcher makes this /dev with a umask of 0).
+  const mode_t mask = umask(0);
+  umask(mask);
   for (const std::string& name : names) {
     if (name == kStagingName || Hidden(name, hide) ||
         std::find(device_files.begin(), device_files.end(), name) != device_files.end())
@@ -96,7 +100,8 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
       if (mknodat(dir, name.c_str(), st.st_mode & (S_IFMT | 07777), st.st_rdev) != 0 ||
           (!same_owner &&
            fchownat(dir, name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0) ||
-          fchmodat(dir, name.c_str(), st.st_mode & 07777, 0) != 0)
+          ((!same_owner || (st.st_mode & mask) != 0) &&
+           fchmodat(dir, name.c_str(), st.st_mode & 07777, 0) != 0))
         return DevError("copying the node " + name);
       continue;
     }

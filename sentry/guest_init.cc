@@ -14,6 +14,7 @@
 
 #include "sentry/fd_passing.h"
 #include "sentry/guest_network.h"
+#include "sentry/startup_marks.h"
 
 namespace nvsentry::sentry {
 namespace {
@@ -39,6 +40,7 @@ void Report(int status_fd, InitReport::Kind kind, int value) {
 }
 
 [[noreturn]] void ExecGuest(const GuestInitArgs& a) {
+  StartupMark("guest: exec");
   sigprocmask(SIG_SETMASK, &a.guest_sigmask, nullptr);
   execvp(a.argv[0], a.argv);
   int err = errno;
@@ -107,6 +109,7 @@ void Reap(int status_fd, GuestState& g) {
   while ((p = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
     if (p != g.pid) continue;  // orphans of the guest: only reaped
     if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      StartupMark("init: the guest exited");
       Report(status_fd, InitReport::kGuestExited, st);
       _exit(0);
     }
@@ -135,6 +138,7 @@ void RunGuestInit(const GuestInitArgs& a) {
     while (n < 0 && errno == EINTR);
     if (n <= 0) _exit(125);
   }
+  StartupMark("init: go");
   if (a.identity.user_ns) {
     if (const char* what = BecomeGuestRoot(a.identity)) Fail(a.control_fd, what, errno);
     // A change of credentials clears the parent-death signal: set it again. (The sentry cannot
@@ -161,6 +165,7 @@ void RunGuestInit(const GuestInitArgs& a) {
   snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%d/stat", a.sentry_pid, a.sentry_pid);
   const int sentry_stat = open(stat_path, O_RDONLY | O_CLOEXEC);
 
+  StartupMark("init: guest root");
   if (std::string e = SetUpGuestMounts(a.mounts); !e.empty()) FailWith(a.control_fd, e.c_str());
   if (a.loopback)
     if (const char* what = BringUpLoopback()) Fail(a.control_fd, what, errno);
@@ -172,9 +177,11 @@ void RunGuestInit(const GuestInitArgs& a) {
     if (chdir("/") != 0) Fail(a.control_fd, "changing to /", errno);
   }
 
+  StartupMark("init: mounts made");
   bool killable = false;
   int listener = LoadGuestFilter(*a.filter, &killable);
   if (listener < 0) Fail(a.control_fd, "installing the seccomp filter", -listener);
+  StartupMark("init: filter loaded");
   SendListener(a.control_fd, listener, killable);
   close(listener);
   close(a.control_fd);
@@ -192,6 +199,7 @@ void RunGuestInit(const GuestInitArgs& a) {
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
     _exit(125);
   }
+  StartupMark("init: forking the guest");
   GuestState guest{fork()};
   if (guest.pid < 0) {
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);
@@ -201,6 +209,7 @@ void RunGuestInit(const GuestInitArgs& a) {
     close(a.status_fd);
     if (sentry_stat >= 0) close(sentry_stat);
     if (lock) EnterLockedNamespaces(ready[1], mapped[0]);
+    StartupMark("guest: namespaces locked");
     ExecGuest(a);
   }
   if (lock) {

@@ -1,9 +1,11 @@
 #include "sentry/host_nodes.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -32,35 +34,56 @@ std::set<unsigned> NvidiaCharMajors() {
   return majors;
 }
 
+// Walks the directory open as `dir` (`rel`: its path under the root, "" for the root). A start-up
+// cost of every run: entries are judged by their directory type where the name does not already
+// decide, and a node is stat'ed only when some driver's major is NVIDIA's.
+void Walk(int dir, const std::string& root, const std::string& rel,
+          const std::set<unsigned>& majors, std::vector<HostNode>& nodes) {
+  DIR* d = fdopendir(dir);
+  if (d == nullptr) {
+    close(dir);
+    return;
+  }
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string child = rel + "/" + name;
+    unsigned char type = e->d_type;
+    struct stat st;
+    const bool need_stat = type == DT_UNKNOWN || (type == DT_CHR && !majors.empty());
+    if (need_stat) {
+      if (fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      type = S_ISDIR(st.st_mode)   ? DT_DIR
+             : S_ISLNK(st.st_mode) ? DT_LNK
+             : S_ISCHR(st.st_mode) ? DT_CHR
+                                   : DT_REG;
+    }
+    if (type == DT_LNK) continue;  // a mount would land on the link's target instead
+    const bool is_dir = type == DT_DIR;
+    // Pseudo-terminals, shared memory and message queues are never NVIDIA's; don't walk them.
+    if (is_dir &&
+        (child == "/pts" || child == "/shm" || child == "/mqueue" || child == "/hugepages"))
+      continue;
+    const bool by_name = abi::LooksLikeNvidiaNode("/dev" + child);
+    const bool by_major = type == DT_CHR && need_stat && majors.count(major(st.st_rdev)) > 0;
+    if (by_name || by_major) {
+      nodes.push_back({root + child, is_dir});
+      continue;  // a directory's cover hides its contents
+    }
+    if (is_dir) {
+      const int sub = openat(dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (sub >= 0) Walk(sub, root, child, majors, nodes);  // unreadable: skipped
+    }
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 std::vector<HostNode> FindHostNvidiaNodes(const std::string& dev_root) {
-  namespace fs = std::filesystem;
   std::vector<HostNode> nodes;
-  const std::set<unsigned> majors = NvidiaCharMajors();
-  std::error_code ec;
-  auto it =
-      fs::recursive_directory_iterator(dev_root, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::directory_entry& e = *it;
-    std::string rel = e.path().string().substr(dev_root.size());
-    std::string as_dev = "/dev" + rel;
-    struct stat st;
-    if (lstat(e.path().c_str(), &st) != 0) continue;
-    bool is_dir = S_ISDIR(st.st_mode);
-    // Pseudo-terminals, shared memory and message queues are never NVIDIA's; don't walk them.
-    if (is_dir && (rel == "/pts" || rel == "/shm" || rel == "/mqueue" || rel == "/hugepages")) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    bool by_name = abi::LooksLikeNvidiaNode(as_dev);
-    bool by_major = S_ISCHR(st.st_mode) && majors.count(major(st.st_rdev)) > 0;
-    if (S_ISLNK(st.st_mode)) continue;  // a mount would land on the link's target instead
-    if (by_name || by_major) {
-      nodes.push_back({e.path().string(), is_dir});
-      if (is_dir) it.disable_recursion_pending();  // the directory's cover hides its contents
-    }
-  }
+  const int root = open(dev_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root >= 0) Walk(root, dev_root, "", NvidiaCharMajors(), nodes);
   return nodes;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
@@ -35,6 +37,7 @@
 #include "sentry/identity.h"
 #include "sentry/job_control.h"
 #include "sentry/sentry.h"
+#include "sentry/startup_marks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -88,11 +91,11 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
   return true;
 }
 
-// The sandbox's filesystem view from the command line; bind sources relative to nvsentry's own
-// directory.
-MountPlan GuestMountPlan(const RunOptions& o) {
+// The sandbox's filesystem view from the command line and the host's NVIDIA nodes; bind sources
+// relative to nvsentry's own directory.
+MountPlan GuestMountPlan(const RunOptions& o, std::vector<HostNode> hide) {
   MountPlan plan;
-  plan.hide = FindHostNvidiaNodes();
+  plan.hide = std::move(hide);
   plan.read_only_root = o.ro_root;
   plan.private_tmp = o.private_tmp;
   plan.binds = o.binds;
@@ -206,8 +209,8 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   return init;
 }
 
-// Lets init go on: it sets up the guest's view (attaching the device files, which the sentry
-// must be serving by now) and starts the guest program.
+// Lets init go on: it sets up the guest's view (attaching the device files, whose requests wait
+// in the kernel until the sentry serves them) and starts the guest program.
 absl::Status GoAhead(StartedInit& init, Terminal& tty) {
   if (SendWithFd(init.control.get(), "go", -1).ok()) return absl::OkStatus();
   init.control.Reset();  // init exits on EOF
@@ -231,6 +234,51 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
       std::string(m.status().message()));
   return std::nullopt;
 }
+
+// Before the clone, the longest steps are finding the host's NVIDIA nodes (a walk of /dev) and
+// making the guest's /dev (some hundred mknods); a thread of their own does both while the device
+// files and the filter are made. Take joins it, as the fork-like clone needs a single-threaded
+// sentry. The thread has a umask of its own (CLONE_FS unshared), 0, so the nodes need no chmod,
+// and nvsentry's, which the guest inherits, stays as it was.
+class HostViewInBackground {
+ public:
+  struct Result {
+    std::vector<HostNode> hide;
+    absl::StatusOr<GuestDev> dev = absl::FailedPreconditionError("the guest's /dev: not made");
+  };
+
+  HostViewInBackground(bool make_dev, const GuestIdentity& identity) {
+    thread_ = std::thread([this, make_dev, uid = identity.host_uid, gid = identity.host_gid] {
+      result_.hide = FindHostNvidiaNodes();
+      if (!make_dev) return;
+      if (unshare(CLONE_FS) == 0) umask(0);
+      result_.dev = MakeGuestDev(DeviceFileNames(), result_.hide, uid, gid);
+    });
+    // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
+    // blocks (measured on a 2-CPU VM): this one is moved off it.
+    cpu_set_t others;
+    const int here = sched_getcpu();
+    if (here >= 0 && sched_getaffinity(0, sizeof others, &others) == 0 && CPU_COUNT(&others) > 1) {
+      CPU_CLR(here, &others);
+      pthread_setaffinity_np(thread_.native_handle(), sizeof others, &others);
+    }
+  }
+  HostViewInBackground(const HostViewInBackground&) = delete;
+  HostViewInBackground& operator=(const HostViewInBackground&) = delete;
+  ~HostViewInBackground() { Join(); }
+
+  Result Take() {
+    Join();
+    return std::move(result_);
+  }
+
+ private:
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Result result_;
+  std::thread thread_;
+};
 
 // After the guest runs: what nvsentry passes on between its own signals and the guest (job
 // control, forwarded signals) and, when the whole guest is gone, the exit status.
@@ -310,6 +358,7 @@ class Supervisor {
         info.si_pid == 0)
       return std::nullopt;
     while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+    StartupMark("the guest's init is gone");
     // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
     tty_.TakeBack();
     sentry_.sessions().EndAll();
@@ -354,6 +403,7 @@ void NarrowTheSentry(const GuestIdentity& identity) {
 }
 
 int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
+  StartupMark("sandbox starts");
   absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
   if (!identity.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
@@ -371,31 +421,35 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     frames =
         std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
   }
+  StartupMark("identity chosen");
+  HostViewInBackground host_view(options.devices != DeviceMode::kTrap && geteuid() == 0, *identity);
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
     return kSandboxFailed;
   }
+  StartupMark("device files made");
   absl::StatusOr<FilterProgram> filter = BuildGuestFilter(!device_files->has_value());
   if (!filter.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
     return kSandboxFailed;
   }
-  MountPlan mounts = GuestMountPlan(options);
+  StartupMark("filter built");
+  HostViewInBackground::Result view = host_view.Take();  // joined: the clone needs one thread
+  MountPlan mounts = GuestMountPlan(options, std::move(view.hide));
   std::optional<GuestDev> dev;
   if (device_files->has_value()) {
-    absl::StatusOr<GuestDev> made =
-        MakeGuestDev(DeviceFileNames(), mounts.hide, identity->host_uid, identity->host_gid);
-    if (!made.ok()) {
-      fprintf(stderr, "nvsentry: %s\n", std::string(made.status().message()).c_str());
+    if (!view.dev.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(view.dev.status().message()).c_str());
       return kSandboxFailed;
     }
-    dev = *std::move(made);
+    dev = *std::move(view.dev);
     mounts.device_mount = (*device_files)->mount.get();
     mounts.dev_tmpfs = dev->tmpfs.get();
     mounts.dev_binds = dev->binds;
     mounts.device_files = dev->devices;
   }
+  StartupMark("host nodes found, the guest's /dev made");
   for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
 
   // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
@@ -415,6 +469,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   // Init has its own copies of the mounts to attach.
+  StartupMark("init cloned, id maps written");
   if (device_files->has_value()) (*device_files)->mount.Reset();
   dev.reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
@@ -428,15 +483,20 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
 
   NarrowTheSentry(*identity);
   if (frames) frames->Start();
+  StartupMark("capabilities dropped");
+  // Init goes on while the sentry is made (a start-up cost of its own, on the other CPU): what
+  // init asks of the device files before they are served waits in the kernel's queue.
+  if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
+    return kSandboxFailed;
+  }
+  StartupMark("init told to go");
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
   auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames,
                                           options.frames_every, options.host_dev_dir});
   if (device_files->has_value()) sentry->ServeDeviceFiles(**std::move(device_files));
-  if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
-    return kSandboxFailed;
-  }
+  StartupMark("sentry made, device files served");
   absl::StatusOr<ReceivedListener> received = ReceiveListener(init->control.get());
   init->control.Reset();
   if (!received.ok()) {
@@ -451,9 +511,13 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
         "kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
         "interrupt a call after the sentry acted on it");
   // The listener is the sentry's for its whole life.
+  StartupMark("listener received");
   sentry->Start(received->fd.Release());
+  StartupMark("receiver started");
   const int status = Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
+  StartupMark("supervisor returned");
   sentry->Quiesce();
+  StartupMark("engines quiesced");
   if (frames) frames->Finish();  // the last frames the guest showed are on disk before we exit
   return status;
 }

@@ -15,6 +15,7 @@
 #include "sentry/fake_l4t_cmd.h"
 #include "sentry/launcher.h"
 #include "sentry/policy_cmd.h"
+#include "sentry/startup_marks.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -56,6 +57,7 @@ absl::StatusOr<int> SetUpLogging(const nvsentry::sentry::RunOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nvsentry::sentry::StartupMarksInit();
   using nvsentry::sentry::Command;
   // Debian's Abseil is built with its mutex deadlock detector on, which records every lock
   // acquisition in a graph: a cost on each of the sentry's calls. The unit tests keep it.
