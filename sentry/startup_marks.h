@@ -1,6 +1,7 @@
 // Start-up marks: with NVSENTRY_STARTUP_MARKS set in nvsentry's environment, each call writes one
 // line to standard error, "nvsentry-mark <microseconds since nvsentry's main> <pid> <what>", from
-// the sentry, the guest's init and the guest before its exec. A developer's tool for the start-up
+// the sentry, the guest's init and the guest before its exec; the first, "main", also gives the
+// clock's reading then. A developer's tool for the start-up
 // row of bench/run.sh (docs/benchmarks.md, "Start-up, step by step"); off, a call costs a load.
 // Async-signal-safe once StartupMarksInit has run (init and the guest call it after a fork).
 #pragma once
