@@ -157,6 +157,24 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
   });
 }
 
+void DeferredDeviceFileHandler::Set(DeviceFileHandler& handler) {
+  absl::MutexLock lock(&mu_);
+  handler_ = &handler;
+}
+
+DeviceFileHandler& DeferredDeviceFileHandler::Wait() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](DeviceFileHandler** h) { return *h != nullptr; }, &handler_));
+  return *handler_;
+}
+
+int64_t DeferredDeviceFileHandler::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
+  return Wait().OpenFile(dev, flags, tid);
+}
+
+void DeferredDeviceFileHandler::ReleaseFile(uint64_t handle) { Wait().ReleaseFile(handle); }
+
 DeviceFs::~DeviceFs() {
   if (thread_.joinable()) thread_.detach();  // ends with the connection or the process
 }

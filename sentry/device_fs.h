@@ -25,6 +25,7 @@
 
 #include "abi/catalogue.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/fuse_mount.h"
 
@@ -40,6 +41,22 @@ class DeviceFileHandler {
   virtual int64_t OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) = 0;
   // The open `handle` named is gone.
   virtual void ReleaseFile(uint64_t handle) = 0;
+};
+
+// A handler named after the filesystem is already being served (the launcher serves it while the
+// sentry is still being made): until Set, OPEN and RELEASE wait for it. Neither can come before
+// the guest runs, which is soon after.
+class DeferredDeviceFileHandler final : public DeviceFileHandler {
+ public:
+  // Once; `handler` outlives this.
+  void Set(DeviceFileHandler& handler);
+  int64_t OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) override;
+  void ReleaseFile(uint64_t handle) override;
+
+ private:
+  DeviceFileHandler& Wait();
+  absl::Mutex mu_;
+  DeviceFileHandler* handler_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // The filesystem before anyone serves it: the FUSE connection and the detached mount.

@@ -83,10 +83,12 @@ Sentry::Sentry(const SentryOptions& options)
   if (options_.workers <= 0) options_.workers = std::max(2u, std::thread::hardware_concurrency());
 }
 
-void Sentry::ServeDeviceFiles(DeviceFsMount mount) {
-  sessions_.SetDeviceFiles(mount.dev);
+void Sentry::ServeDeviceFiles(std::unique_ptr<DeviceFs> files, dev_t dev,
+                              DeferredDeviceFileHandler& deferred) {
+  sessions_.SetDeviceFiles(dev);
+  device_fs_ = std::move(files);
   DeviceFileHandler& handler = *this;
-  device_fs_ = std::make_unique<DeviceFs>(std::move(mount.connection), handler);
+  deferred.Set(handler);
 }
 
 void Sentry::Start(int listener_fd) {

@@ -48,9 +48,10 @@ struct SentryOptions {
 class Sentry final : private DeviceFileHandler {
  public:
   explicit Sentry(const SentryOptions& options);
-  // Serves the device files on `connection` (DeviceFsMount) from now on: before the guest's init
-  // attaches them, which waits for the answers.
-  void ServeDeviceFiles(DeviceFsMount mount);
+  // Answers the opens of the device files `files` serves (files of st_dev `dev`) from now on,
+  // through `deferred`, which it was made with.
+  void ServeDeviceFiles(std::unique_ptr<DeviceFs> files, dev_t dev,
+                        DeferredDeviceFileHandler& deferred);
   // Serves the guest's trapped calls from `listener_fd`, which the sentry keeps.
   void Start(int listener_fd);
   SessionTable& sessions() { return sessions_; }
