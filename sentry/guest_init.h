@@ -41,7 +41,9 @@ struct GuestInitArgs {
 struct InitReport {
   enum Kind : int32_t { kGuestStopped = 1, kGuestExited = 2 };
   Kind kind;
-  int32_t value;  // kGuestStopped: the stop signal; kGuestExited: the raw wait status
+  // kGuestStopped: the stop signal; kGuestExited: the guest program's raw wait status, sent once
+  // every other process of the guest is gone too (killed and reaped by init).
+  int32_t value;
 };
 
 [[noreturn]] void RunGuestInit(const GuestInitArgs& args);

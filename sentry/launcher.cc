@@ -300,7 +300,7 @@ class Supervisor {
       pollfd fds[2] = {{sfd, POLLIN, 0}, {report_fd_, POLLIN, 0}};
       if (poll(fds, 2, -1) < 0) continue;
       if (fds[1].revents != 0) {
-        OnReport();
+        if (std::optional<int> code = OnReport()) return *code;
         continue;
       }
       if (!(fds[0].revents & POLLIN)) continue;
@@ -313,12 +313,16 @@ class Supervisor {
  private:
   void Signal(int sig) { syscall(SYS_pidfd_send_signal, pidfd_, sig, nullptr, 0); }
 
-  void OnReport() {
+  // The guest's exit code once the whole guest is gone, else nullopt.
+  std::optional<int> OnReport() {
     InitReport report;
     if (read(report_fd_, &report, sizeof report) != sizeof report) {
       report_fd_ = -1;  // init is gone; SIGCHLD says so too
     } else if (report.kind == InitReport::kGuestExited) {
+      // Init has killed and reaped the rest of the guest, and exits now: nvsentry does not wait
+      // for its namespaces to be torn down.
       exit_status_ = report.value;
+      return Finish(nullptr);
     } else if (report.kind == InitReport::kGuestStopped) {
       // The guest stopped (Ctrl-Z, a stop signal): so does nvsentry, for its shell to see. The
       // shell takes the terminal back; `fg` continues nvsentry, which continues the guest.
@@ -334,6 +338,7 @@ class Supervisor {
         Signal(SIGCONT);
       }
     }
+    return std::nullopt;
   }
 
   // The guest's exit code once the whole guest is gone, else nullopt.
@@ -357,22 +362,28 @@ class Supervisor {
     if (waitid(P_PIDFD, static_cast<id_t>(pidfd_), &info, WEXITED | WNOHANG) != 0 ||
         info.si_pid == 0)
       return std::nullopt;
-    while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
-    StartupMark("the guest's init is gone");
-    // The whole guest is gone (its init was the last of its PID namespace): end what it left open.
-    tty_.TakeBack();
-    sentry_.sessions().EndAll();
-    return ExitCode(info);
+    // Init is gone, and with it the last of its PID namespace.
+    return Finish(&info);
   }
 
-  int ExitCode(const siginfo_t& init_exit) {
+  // The whole guest is gone (`init_exit`: how init ended, when that is how nvsentry learnt it):
+  // ends what it left open; nvsentry's exit code.
+  int Finish(const siginfo_t* init_exit) {
+    while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+    StartupMark("the guest is gone");
+    tty_.TakeBack();
+    sentry_.sessions().EndAll();
+    return ExitCode(init_exit);
+  }
+
+  int ExitCode(const siginfo_t* init_exit) {
     if (*killed_by_policy_) return 128 + SIGKILL;
     if (exit_status_ >= 0 || (report_fd_ >= 0 && ReadExitReport(report_fd_, &exit_status_)))
       return StatusToExitCode(exit_status_);
     // Init died without reporting: killed from outside, or it could not start the program.
-    if (init_exit.si_code == CLD_KILLED || init_exit.si_code == CLD_DUMPED)
-      return 128 + init_exit.si_status;
-    return init_exit.si_status == 0 ? kSandboxFailed : init_exit.si_status;
+    if (init_exit->si_code == CLD_KILLED || init_exit->si_code == CLD_DUMPED)
+      return 128 + init_exit->si_status;
+    return init_exit->si_status == 0 ? kSandboxFailed : init_exit->si_status;
   }
 
   const pid_t pid_;
