@@ -5,15 +5,18 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "abi/catalogue.h"
 #include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
 namespace {
@@ -22,23 +25,14 @@ namespace {
 constexpr unsigned kFsopenCloexec = 0x1;
 constexpr unsigned kFsconfigSetString = 1, kFsconfigCmdCreate = 6;
 constexpr unsigned kFsmountCloexec = 0x1;
-constexpr unsigned kMountAttrNosuid = 0x2, kMountAttrNoexec = 0x8;
+constexpr unsigned kMountAttrRdonly = 0x1, kMountAttrNosuid = 0x2, kMountAttrNoexec = 0x8;
 constexpr unsigned kMoveMountFEmptyPath = 0x4;
-
-// Where init attaches the device files while it binds them one by one.
-constexpr const char* kStagingName = ".nvsentry-devices";
 
 absl::Status DevError(const std::string& what) {
   return absl::ErrnoToStatus(errno, "the guest's /dev: " + what);
 }
 
 std::string Why(const std::string& what, int err) { return what + ": " + strerror(err); }
-
-bool Hidden(const std::string& name, const std::vector<HostNode>& hide) {
-  const std::string path = "/dev/" + name;
-  if (abi::LooksLikeNvidiaNode(path)) return true;
-  return std::any_of(hide.begin(), hide.end(), [&](const HostNode& n) { return n.path == path; });
-}
 
 // An empty file or directory to mount on, in `dir`.
 bool MakeMountPoint(int dir, const std::string& name, bool directory, mode_t mode) {
@@ -49,88 +43,194 @@ bool MakeMountPoint(int dir, const std::string& name, bool directory, mode_t mod
   return true;
 }
 
+// What the guest's /dev does with an entry of the host's.
+enum class Fate {
+  kHide,    // an NVIDIA node: left out
+  kDevice,  // a device file takes its name
+  kLink,    // a symbolic link
+  kNode,    // a device node of /dev's own filesystem
+  kBind,    // a directory, or anything the host mounted there
+};
+
+struct HostEntry {
+  std::string name;
+  Fate fate = Fate::kBind;
+  bool directory = false;
+  struct stat st {};  // for kNode (st_mode, st_rdev, owner)
+};
+
+// Lists the host's /dev and decides each entry's fate; stats only what the type leaves open.
+absl::StatusOr<std::vector<HostEntry>> ListHostDev(int host,
+                                                   const std::vector<std::string>& device_files,
+                                                   const std::set<unsigned>& nvidia_majors) {
+  struct stat host_st;
+  if (fstat(host, &host_st) != 0) return DevError("opening the host's /dev");
+  DIR* d = fdopendir(dup(host));
+  if (d == nullptr) return DevError("listing the host's /dev");
+  std::vector<HostEntry> entries;
+  while (const dirent* e = readdir(d)) {
+    HostEntry h{e->d_name};
+    if (h.name == "." || h.name == "..") continue;
+    if (std::find(device_files.begin(), device_files.end(), h.name) != device_files.end()) {
+      h.fate = Fate::kDevice;
+      entries.push_back(std::move(h));
+      continue;
+    }
+    if (abi::LooksLikeNvidiaNode("/dev/" + h.name)) {
+      h.fate = Fate::kHide;
+      entries.push_back(std::move(h));
+      continue;
+    }
+    if (e->d_type == DT_DIR) {
+      h.directory = true;
+      entries.push_back(std::move(h));  // kBind
+      continue;
+    }
+    if (fstatat(host, h.name.c_str(), &h.st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+    if (S_ISDIR(h.st.st_mode)) {
+      h.directory = true;
+    } else if (S_ISLNK(h.st.st_mode)) {
+      h.fate = Fate::kLink;
+    } else if (S_ISCHR(h.st.st_mode) && nvidia_majors.count(major(h.st.st_rdev)) > 0) {
+      h.fate = Fate::kHide;
+    } else if ((S_ISCHR(h.st.st_mode) || S_ISBLK(h.st.st_mode)) && h.st.st_dev == host_st.st_dev) {
+      h.fate = Fate::kNode;
+    }  // else kBind: a directory, or a node the host mounted over its /dev
+    entries.push_back(std::move(h));
+  }
+  closedir(d);
+  return entries;
+}
+
+// A fresh, empty tmpfs (detached), mode 0755.
+absl::StatusOr<hostshim::UniqueFd> MakeTmpfs(unsigned attrs) {
+  const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "tmpfs", kFsopenCloexec)));
+  if (!fs || syscall(SYS_fsconfig, fs.get(), kFsconfigSetString, "mode", "0755", 0) != 0 ||
+      syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0)
+    return DevError("making a tmpfs");
+  hostshim::UniqueFd mnt(static_cast<int>(syscall(SYS_fsmount, fs.get(), kFsmountCloexec, attrs)));
+  if (!mnt) return DevError("fsmount");
+  return mnt;
+}
+
+// The overlay: a layer with the device files' mount points and the NVIDIA nodes' whiteouts over
+// the host's /dev. nullopt where the kernel has no overlayfs (or refuses this one).
+absl::StatusOr<std::optional<hostshim::UniqueFd>> MakeOverlay(
+    const std::vector<HostEntry>& entries, const std::vector<std::string>& device_files,
+    uid_t owner, gid_t group) {
+  absl::StatusOr<hostshim::UniqueFd> layer = MakeTmpfs(0);
+  if (!layer.ok()) return layer.status();
+  const int dir = layer->get();
+  for (const HostEntry& h : entries)
+    if (h.fate == Fate::kHide && mknodat(dir, h.name.c_str(), S_IFCHR, makedev(0, 0)) != 0)
+      return DevError("hiding " + h.name);
+  for (const std::string& name : device_files)
+    if (!MakeMountPoint(dir, name, false, 0666))
+      return DevError("making a mount point for " + name);
+  // The overlay's root takes the top layer's owner.
+  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
+    return DevError("giving it to the guest");
+  const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "overlay", kFsopenCloexec)));
+  if (!fs) {
+    spdlog::debug("the guest's /dev: no overlayfs ({}); copying the host's nodes", strerror(errno));
+    return std::nullopt;
+  }
+  const std::string lower = absl::StrCat("/proc/self/fd/", dir, ":/dev");
+  if (syscall(SYS_fsconfig, fs.get(), kFsconfigSetString, "lowerdir", lower.c_str(), 0) != 0 ||
+      syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0) {
+    spdlog::debug("the guest's /dev: overlayfs refused the host's /dev ({}); copying its nodes",
+                  strerror(errno));
+    return std::nullopt;
+  }
+  hostshim::UniqueFd mnt(
+      static_cast<int>(syscall(SYS_fsmount, fs.get(), kFsmountCloexec,
+                               kMountAttrRdonly | kMountAttrNosuid | kMountAttrNoexec)));
+  if (!mnt) return DevError("fsmount of the overlay");
+  return std::optional<hostshim::UniqueFd>(std::move(mnt));
+}
+
+// The copy: a tmpfs with a node for each of the host's (same device, owner and mode) and a copy
+// of each link. Called with a umask of 0, a node needs no chmod after its mknod.
+absl::StatusOr<hostshim::UniqueFd> MakeCopy(const std::vector<HostEntry>& entries,
+                                            const std::vector<std::string>& device_files, int host,
+                                            uid_t owner, gid_t group) {
+  absl::StatusOr<hostshim::UniqueFd> copy = MakeTmpfs(kMountAttrNosuid | kMountAttrNoexec);
+  if (!copy.ok()) return copy.status();
+  const int dir = copy->get();
+  const uid_t me_uid = geteuid();
+  const gid_t me_gid = getegid();
+  const mode_t mask = umask(0);
+  umask(mask);
+  for (const HostEntry& h : entries) {
+    const char* name = h.name.c_str();
+    if (h.fate == Fate::kLink) {
+      char link[PATH_MAX];
+      const ssize_t n = readlinkat(host, name, link, sizeof link - 1);
+      if (n <= 0) continue;
+      link[n] = '\0';
+      if (symlinkat(link, dir, name) != 0) return DevError("copying the link " + h.name);
+    } else if (h.fate == Fate::kNode) {
+      // Most nodes are root's, as the copy already is: no chown for those.
+      const bool same_owner = h.st.st_uid == me_uid && h.st.st_gid == me_gid;
+      if (mknodat(dir, name, h.st.st_mode & (S_IFMT | 07777), h.st.st_rdev) != 0 ||
+          (!same_owner &&
+           fchownat(dir, name, h.st.st_uid, h.st.st_gid, AT_SYMLINK_NOFOLLOW) != 0) ||
+          ((!same_owner || (h.st.st_mode & mask) != 0) &&
+           fchmodat(dir, name, h.st.st_mode & 07777, 0) != 0))
+        return DevError("copying the node " + h.name);
+    } else if (h.fate == Fate::kBind) {
+      if (!MakeMountPoint(dir, h.name, h.directory, 0755))
+        return DevError("making a mount point for " + h.name);
+    }
+  }
+  for (const std::string& name : device_files)
+    if (!MakeMountPoint(dir, name, false, 0666))
+      return DevError("making a mount point for " + name);
+  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
+    return DevError("giving it to the guest");
+  return copy;
+}
+
 }  // namespace
 
 absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_files,
-                                      const std::vector<HostNode>& hide, uid_t owner, gid_t group) {
+                                      const std::set<unsigned>& nvidia_majors, uid_t owner,
+                                      gid_t group, bool copy) {
   const hostshim::UniqueFd host(open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  struct stat host_st;
-  if (!host || fstat(host.get(), &host_st) != 0) return DevError("opening the host's /dev");
-  const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "tmpfs", kFsopenCloexec)));
-  const std::string mode = "0755";
-  if (!fs || syscall(SYS_fsconfig, fs.get(), kFsconfigSetString, "mode", mode.c_str(), 0) != 0 ||
-      syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0)
-    return DevError("making a tmpfs");
+  if (!host) return DevError("opening the host's /dev");
+  absl::StatusOr<std::vector<HostEntry>> entries =
+      ListHostDev(host.get(), device_files, nvidia_majors);
+  if (!entries.ok()) return entries.status();
   GuestDev dev;
-  dev.tmpfs.Reset(static_cast<int>(
-      syscall(SYS_fsmount, fs.get(), kFsmountCloexec, kMountAttrNosuid | kMountAttrNoexec)));
-  if (!dev.tmpfs) return DevError("fsmount");
-  const int dir = dev.tmpfs.get();
-  DIR* d = fdopendir(dup(host.get()));
-  if (d == nullptr) return DevError("listing the host's /dev");
-  std::vector<std::string> names;
-  while (const dirent* e = readdir(d))
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
-  closedir(d);
-  const uid_t me_uid = geteuid();
-  const gid_t me_gid = getegid();
-  // A node's mode is fixed after mknod only where the umask took bits from it (a start-up cost:
-  // the launcher makes this /dev with a umask of 0).
-  const mode_t mask = umask(0);
-  umask(mask);
-  for (const std::string& name : names) {
-    if (name == kStagingName || Hidden(name, hide) ||
-        std::find(device_files.begin(), device_files.end(), name) != device_files.end())
-      continue;
-    struct stat st;
-    if (fstatat(host.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
-    if (S_ISLNK(st.st_mode)) {
-      char link[PATH_MAX];
-      const ssize_t n = readlinkat(host.get(), name.c_str(), link, sizeof link - 1);
-      if (n <= 0) continue;
-      link[n] = '\0';
-      if (symlinkat(link, dir, name.c_str()) != 0) return DevError("copying the link " + name);
-      continue;
+  for (const HostEntry& h : *entries)
+    if (h.fate == Fate::kBind) dev.binds.push_back(h.name);
+  dev.devices = device_files;
+  if (!copy) {
+    absl::StatusOr<std::optional<hostshim::UniqueFd>> overlay =
+        MakeOverlay(*entries, device_files, owner, group);
+    if (!overlay.ok()) return overlay.status();
+    if (overlay->has_value()) {
+      dev.root = std::move(**overlay);
+      dev.overlay = true;
+      return dev;
     }
-    // A node the host mounted over its /dev (a container's console, say) is bound as it is.
-    const bool mounted_here = st.st_dev != host_st.st_dev;
-    if ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !mounted_here) {
-      // Most nodes are root's, as the copy already is: no chown for those (a start-up cost).
-      const bool same_owner = st.st_uid == me_uid && st.st_gid == me_gid;
-      if (mknodat(dir, name.c_str(), st.st_mode & (S_IFMT | 07777), st.st_rdev) != 0 ||
-          (!same_owner &&
-           fchownat(dir, name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0) ||
-          ((!same_owner || (st.st_mode & mask) != 0) &&
-           fchmodat(dir, name.c_str(), st.st_mode & 07777, 0) != 0))
-        return DevError("copying the node " + name);
-      continue;
-    }
-    if (!MakeMountPoint(dir, name, S_ISDIR(st.st_mode), 0755))
-      return DevError("making a mount point for " + name);
-    dev.binds.push_back(name);
   }
-  for (const std::string& name : device_files) {
-    if (!MakeMountPoint(dir, name, false, 0666))
-      return DevError("making a mount point for " + name);
-    dev.devices.push_back(name);
-  }
-  if (mkdirat(dir, kStagingName, 0700) != 0) return DevError("making " + std::string(kStagingName));
-  // The guest's root's, as a container's /dev is (init removes the staging directory in it).
-  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
-    return DevError("giving it to the guest");
+  absl::StatusOr<hostshim::UniqueFd> made =
+      MakeCopy(*entries, device_files, host.get(), owner, group);
+  if (!made.ok()) return made.status();
+  dev.root = *std::move(made);
   return dev;
 }
 
-std::string AttachGuestDev(int tmpfs, const std::vector<std::string>& binds,
+std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
                            const std::vector<std::string>& devices, int device_mount) {
   // The host's /dev, for the binds' sources, before the new /dev hides it.
   const int host = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
   std::string err;
   if (host < 0) err = Why("opening the host's /dev", errno);
-  if (err.empty() &&
-      syscall(SYS_move_mount, tmpfs, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
+  if (err.empty() && syscall(SYS_move_mount, root, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
     err = Why("attaching the guest's /dev", errno);
-  close(tmpfs);
+  close(root);
   for (size_t i = 0; err.empty() && i < binds.size(); ++i) {
     const std::string source = absl::StrCat("/proc/self/fd/", host, "/", binds[i]);
     const std::string target = "/dev/" + binds[i];
@@ -138,14 +238,18 @@ std::string AttachGuestDev(int tmpfs, const std::vector<std::string>& binds,
     const bool dir = stat(source.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
     if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND | (dir ? MS_REC : 0), nullptr) !=
         0) {
-      // One the guest's identity cannot reach (or gone since) is left out.
+      // One the guest's identity cannot reach (or gone since) is left out: where the new /dev
+      // is a copy, its empty mount point goes (the overlay shows the host's own entry, which
+      // the guest could not reach either).
       const int e = errno;
       if (e != ENOENT && e != EACCES && e != EPERM) err = Why("binding the host's " + target, e);
       dir ? rmdir(target.c_str()) : unlink(target.c_str());
     }
   }
   if (host >= 0) close(host);
-  const std::string staging = std::string("/dev/") + kStagingName;
+  // The device files are staged on /proc, which init covers with the guest's own later: nothing
+  // is left of them in /dev but their binds.
+  const std::string staging = "/proc";
   if (err.empty() && syscall(SYS_move_mount, device_mount, "", AT_FDCWD, staging.c_str(),
                              kMoveMountFEmptyPath) != 0)
     err = Why("attaching the device files", errno);
@@ -158,14 +262,13 @@ std::string AttachGuestDev(int tmpfs, const std::vector<std::string>& binds,
       }
       closedir(d);
     }
-  // Each by its own bind, so that the directory holding them all can go again.
   for (size_t i = 0; err.empty() && i < devices.size(); ++i) {
     const std::string target = "/dev/" + devices[i], source = staging + "/" + devices[i];
     if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
       err = Why("binding the device file " + target, errno);
   }
-  if (err.empty() && (umount2(staging.c_str(), MNT_DETACH) != 0 || rmdir(staging.c_str()) != 0))
-    err = Why("removing " + staging, errno);
+  if (err.empty() && umount2(staging.c_str(), MNT_DETACH) != 0)
+    err = Why("taking the device files off " + staging, errno);
   if (err.empty() && mount(nullptr, "/dev", nullptr,
                            MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) != 0)
     err = Why("making the guest's /dev read-only", errno);

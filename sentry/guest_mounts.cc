@@ -106,7 +106,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
     return Why("making / a slave mount", errno);
   if (plan.device_mount >= 0)
     if (std::string e =
-            AttachGuestDev(plan.dev_tmpfs, plan.dev_binds, plan.device_files, plan.device_mount);
+            AttachGuestDev(plan.dev_root, plan.dev_binds, plan.device_files, plan.device_mount);
         !e.empty())
       return e;
   for (const HostNode& n : plan.hide) {

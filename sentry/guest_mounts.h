@@ -31,7 +31,7 @@ struct MountPlan {
   // The sentry's device files (sentry/device_fs.h) as a detached mount, and the guest's own /dev
   // that holds them (sentry/guest_dev.h); -1 when the sentry traps the guest's opens instead.
   int device_mount = -1;
-  int dev_tmpfs = -1;
+  int dev_root = -1;
   std::vector<std::string> dev_binds;     // host entries to bind into it
   std::vector<std::string> device_files;  // the device files' names in it
   bool read_only_root = false;

@@ -12,7 +12,6 @@
 #include "abi/catalogue.h"
 
 namespace nvsentry::sentry {
-namespace {
 
 std::set<unsigned> NvidiaCharMajors() {
   std::set<unsigned> majors;
@@ -33,6 +32,8 @@ std::set<unsigned> NvidiaCharMajors() {
   }
   return majors;
 }
+
+namespace {
 
 // Walks the directory open as `dir` (`rel`: its path under the root, "" for the root). A start-up
 // cost of every run: entries are judged by their directory type where the name does not already

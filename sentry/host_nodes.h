@@ -3,6 +3,7 @@
 // NVIDIA/Tegra driver in /proc/devices. The guest's mount namespace covers each one.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,5 +15,8 @@ struct HostNode {
 };
 
 std::vector<HostNode> FindHostNvidiaNodes(const std::string& dev_root = "/dev");
+
+// The character-device majors /proc/devices gives NVIDIA/Tegra drivers (empty on most hosts).
+std::set<unsigned> NvidiaCharMajors();
 
 }  // namespace nvsentry::sentry

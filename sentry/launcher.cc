@@ -38,6 +38,7 @@
 #include "sentry/job_control.h"
 #include "sentry/sentry.h"
 #include "sentry/startup_marks.h"
+#include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -235,24 +236,19 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
   return std::nullopt;
 }
 
-// Before the clone, the longest steps are finding the host's NVIDIA nodes (a walk of /dev) and
-// making the guest's /dev (some hundred mknods); a thread of their own does both while the device
-// files and the filter are made. Take joins it, as the fork-like clone needs a single-threaded
-// sentry. The thread has a umask of its own (CLONE_FS unshared), 0, so the nodes need no chmod,
-// and nvsentry's, which the guest inherits, stays as it was.
-class HostViewInBackground {
+// Before the clone, the longest step is making the guest's /dev (sentry/guest_dev.h); a thread
+// of its own makes it while the device files, the filter and the list of the host's NVIDIA nodes
+// are made. Take joins it, as the fork-like clone needs a single-threaded sentry. The thread has
+// a umask of its own (CLONE_FS unshared), 0, so that copied nodes need no chmod, and nvsentry's,
+// which the guest inherits, stays as it was.
+class GuestDevInBackground {
  public:
-  struct Result {
-    std::vector<HostNode> hide;
-    absl::StatusOr<GuestDev> dev = absl::FailedPreconditionError("the guest's /dev: not made");
-  };
-
-  HostViewInBackground(bool make_dev, const GuestIdentity& identity) {
-    thread_ = std::thread([this, make_dev, uid = identity.host_uid, gid = identity.host_gid] {
-      result_.hide = FindHostNvidiaNodes();
-      if (!make_dev) return;
+  GuestDevInBackground(bool wanted, const GuestIdentity& identity) {
+    if (!wanted) return;
+    thread_ = std::thread([this, uid = identity.host_uid, gid = identity.host_gid] {
       if (unshare(CLONE_FS) == 0) umask(0);
-      result_.dev = MakeGuestDev(DeviceFileNames(), result_.hide, uid, gid);
+      result_ = MakeGuestDev(DeviceFileNames(), NvidiaCharMajors(), uid, gid,
+                             TestHookOn(TestHook::kCopyDev));
     });
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one is moved off it.
@@ -263,11 +259,11 @@ class HostViewInBackground {
       pthread_setaffinity_np(thread_.native_handle(), sizeof others, &others);
     }
   }
-  HostViewInBackground(const HostViewInBackground&) = delete;
-  HostViewInBackground& operator=(const HostViewInBackground&) = delete;
-  ~HostViewInBackground() { Join(); }
+  GuestDevInBackground(const GuestDevInBackground&) = delete;
+  GuestDevInBackground& operator=(const GuestDevInBackground&) = delete;
+  ~GuestDevInBackground() { Join(); }
 
-  Result Take() {
+  absl::StatusOr<GuestDev> Take() {
     Join();
     return std::move(result_);
   }
@@ -276,7 +272,7 @@ class HostViewInBackground {
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  Result result_;
+  absl::StatusOr<GuestDev> result_ = absl::FailedPreconditionError("the guest's /dev: not made");
   std::thread thread_;
 };
 
@@ -433,7 +429,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
         std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
   }
   StartupMark("identity chosen");
-  HostViewInBackground host_view(options.devices != DeviceMode::kTrap && geteuid() == 0, *identity);
+  GuestDevInBackground dev_maker(options.devices != DeviceMode::kTrap && geteuid() == 0, *identity);
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
@@ -446,21 +442,22 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("filter built");
-  HostViewInBackground::Result view = host_view.Take();  // joined: the clone needs one thread
-  MountPlan mounts = GuestMountPlan(options, std::move(view.hide));
+  MountPlan mounts = GuestMountPlan(options, FindHostNvidiaNodes());
+  StartupMark("host nodes found");
+  absl::StatusOr<GuestDev> made = dev_maker.Take();  // joined: the clone needs one thread
   std::optional<GuestDev> dev;
   if (device_files->has_value()) {
-    if (!view.dev.ok()) {
-      fprintf(stderr, "nvsentry: %s\n", std::string(view.dev.status().message()).c_str());
+    if (!made.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(made.status().message()).c_str());
       return kSandboxFailed;
     }
-    dev = *std::move(view.dev);
+    dev = *std::move(made);
     mounts.device_mount = (*device_files)->mount.get();
-    mounts.dev_tmpfs = dev->tmpfs.get();
+    mounts.dev_root = dev->root.get();
     mounts.dev_binds = dev->binds;
     mounts.device_files = dev->devices;
   }
-  StartupMark("host nodes found, the guest's /dev made");
+  StartupMark("the guest's /dev made");
   for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
 
   // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's

@@ -52,9 +52,11 @@ class HostNode : public ::testing::Test {
 // The guest opens the node by its path and through /proc/1/root, swaps the path under a racing
 // open, and tries to unmount or make a node; the key=value lines it prints.
 std::map<std::string, std::string> TryToReach(const std::string& devices, const std::string& path,
-                                              dev_t rdev) {
-  RunResult r = RunSandboxed({"--devices=" + devices},
-                             {CtrlGuestPath(), "host_node", path, std::to_string(rdev)}, {}, 60000);
+                                              dev_t rdev,
+                                              const std::vector<std::string>& env = {}) {
+  RunResult r =
+      RunSandboxed({"--devices=" + devices},
+                   {CtrlGuestPath(), "host_node", path, std::to_string(rdev)}, env, 60000);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   auto kv = ParseKeyValues(r.out);
   EXPECT_EQ(kv["breaches"], "0");
@@ -66,6 +68,45 @@ std::map<std::string, std::string> TryToReach(const std::string& devices, const 
 
 // The guest's own /dev holds the device files; the host node is simply absent from it.
 TEST_F(HostNode, StandInIsUnreachable) { TryToReach("files", path_, rdev_); }
+
+// The same where the guest's /dev is a copy of the host's nodes (a kernel without overlayfs).
+TEST_F(HostNode, StandInIsUnreachableWithACopiedDev) {
+  TryToReach("files", path_, rdev_, {"NVSENTRY_TEST_HOOKS=copy-dev"});
+}
+
+// Each entry of the guest's /dev (name, type, mode, device numbers, owner), whether it is made as
+// an overlay of the host's /dev or as a copy; then whether a pseudo-terminal opens, whether /dev
+// may be written, and the owner of /dev itself. `fs`: the type of /dev's filesystem.
+std::string GuestDevListing(const std::vector<std::string>& env, std::string* fs) {
+  RunResult r = RunSandboxed(
+      {"--devices=files"},
+      {"sh", "-c",
+       "for f in $(ls -A /dev); do stat -c '%n %F %a %t:%T %u:%g' /dev/$f; done; "
+       "python3 -c 'import os, pty; m, s = pty.openpty(); print(\"pty\", os.ttyname(s)[:9])'; "
+       "touch /dev/x 2>/dev/null || echo read-only; stat -c 'owner %u' /dev; stat -f -c %T /dev"},
+      env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const size_t last = r.out.rfind('\n', r.out.size() - 2);
+  if (last == std::string::npos) return r.out;
+  *fs = r.out.substr(last + 1);
+  return r.out.substr(0, last + 1);
+}
+
+TEST_F(HostNode, TheGuestsDevIsTheSameOverlaidOrCopied) {
+  std::string overlaid_fs, copied_fs;
+  const std::string overlaid = GuestDevListing({}, &overlaid_fs);
+  const std::string copied = GuestDevListing({"NVSENTRY_TEST_HOOKS=copy-dev"}, &copied_fs);
+  EXPECT_EQ(overlaid_fs, "overlayfs\n");
+  EXPECT_EQ(copied_fs, "tmpfs\n");
+  EXPECT_EQ(overlaid, copied);
+  for (const std::string& line :
+       {std::string("/dev/null character special file 666 1:3 65534:65534\n"),
+        std::string("/dev/nvhost-ctrl regular empty file 666 0:0 65534:65534\n"),
+        std::string("/dev/pts directory"), std::string("pty /dev/pts/\n"),
+        std::string("read-only\n"), std::string("owner 0\n")})
+    EXPECT_NE(overlaid.find(line), std::string::npos) << line << " not in\n" << overlaid;
+  EXPECT_EQ(overlaid.find("nvhost-standin"), std::string::npos) << overlaid;
+}
 
 // With trapped opens the host node is covered by /dev/null where it is, and the sentry looks at
 // each open's path.
