@@ -43,6 +43,18 @@ bool MakeMountPoint(int dir, const std::string& name, bool directory, mode_t mod
   return true;
 }
 
+// In the new /dev being made (`dir`): a mount point for each device file, and the whole to the
+// guest's root.
+absl::Status AddDeviceFilesAndGive(int dir, const std::vector<std::string>& device_files,
+                                   uid_t owner, gid_t group) {
+  for (const std::string& name : device_files)
+    if (!MakeMountPoint(dir, name, false, 0666))
+      return DevError("making a mount point for " + name);
+  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
+    return DevError("giving it to the guest");
+  return absl::OkStatus();
+}
+
 // What the guest's /dev does with an entry of the host's.
 enum class Fate {
   kHide,    // an NVIDIA node: left out
@@ -124,12 +136,8 @@ absl::StatusOr<std::optional<hostshim::UniqueFd>> MakeOverlay(
   for (const HostEntry& h : entries)
     if (h.fate == Fate::kHide && mknodat(dir, h.name.c_str(), S_IFCHR, makedev(0, 0)) != 0)
       return DevError("hiding " + h.name);
-  for (const std::string& name : device_files)
-    if (!MakeMountPoint(dir, name, false, 0666))
-      return DevError("making a mount point for " + name);
   // The overlay's root takes the top layer's owner.
-  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
-    return DevError("giving it to the guest");
+  if (absl::Status s = AddDeviceFilesAndGive(dir, device_files, owner, group); !s.ok()) return s;
   const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "overlay", kFsopenCloexec)));
   if (!fs) {
     spdlog::debug("the guest's /dev: no overlayfs ({}); copying the host's nodes", strerror(errno));
@@ -183,11 +191,7 @@ absl::StatusOr<hostshim::UniqueFd> MakeCopy(const std::vector<HostEntry>& entrie
         return DevError("making a mount point for " + h.name);
     }
   }
-  for (const std::string& name : device_files)
-    if (!MakeMountPoint(dir, name, false, 0666))
-      return DevError("making a mount point for " + name);
-  if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
-    return DevError("giving it to the guest");
+  if (absl::Status s = AddDeviceFilesAndGive(dir, device_files, owner, group); !s.ok()) return s;
   return copy;
 }
 

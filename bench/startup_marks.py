@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Where `nvsentry run -- PROGRAM` spends its start-up and its end.
+
+Runs nvsentry N times with NVSENTRY_STARTUP_MARKS set (sentry/startup_marks.h) and prints, for
+each mark, the median of its time in microseconds after nvsentry's main, in the order the marks
+first came. Two lines are added: "spawn", when this script started nvsentry (negative: before
+main; it includes Python's own fork and exec), and "waited", when nvsentry had ended.
+
+  bench/startup_marks.py [--runs=N] [NVSENTRY [PROGRAM ARGS...]]
+
+Defaults: 40 runs, build/sentry/nvsentry, /bin/true. docs/benchmarks.md ("Start-up, step by
+step") has a table made with it.
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main(argv):
+    runs = 40
+    args = []
+    for a in argv[1:]:
+        if a.startswith("--runs="):
+            runs = int(a.split("=", 1)[1])
+        else:
+            args.append(a)
+    nvsentry = args[0] if args else "build/sentry/nvsentry"
+    program = args[1:] or ["/bin/true"]
+    env = dict(os.environ, NVSENTRY_STARTUP_MARKS="1")
+    times = {}
+    order = ["spawn"]
+    for _ in range(runs):
+        start = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+        r = subprocess.run([nvsentry, "run", "--"] + program, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        end = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+        main_at = None
+        for line in r.stderr.splitlines():
+            if not line.startswith("nvsentry-mark "):
+                continue
+            _, us, _, what = line.split(" ", 3)
+            m = re.search(r"CLOCK_MONOTONIC (\d+)", what)
+            if m:
+                main_at = int(m.group(1))
+                what = "main"
+            if what not in order:
+                order.append(what)
+            times.setdefault(what, []).append(float(us))
+        if main_at is None:
+            sys.exit("no marks: is this nvsentry built with sentry/startup_marks.cc?")
+        times.setdefault("spawn", []).append(start - main_at)
+        times.setdefault("waited", []).append(end - main_at)
+    order.append("waited")
+    print(f"median of {runs} runs, microseconds after nvsentry's main:")
+    for what in order:
+        print(f"{statistics.median(times[what]):8.0f}  {what}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
