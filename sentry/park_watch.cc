@@ -83,8 +83,8 @@ uint64_t ParkWatch::Watch(std::weak_ptr<WatchedCall> call, pid_t tid) {
   due_.insert({due, ticket});
   // The first parked call: until now the thread had nothing to do.
   if (!started_ && !stopping_) {
-    started_ = true;
     thread_ = std::thread([this] { Loop(); });
+    started_ = true;
   }
   return ticket;
 }

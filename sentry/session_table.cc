@@ -120,8 +120,8 @@ void SessionTable::Placed(Pending& p) {
     // The first pipe to watch: until now there was nothing for the thread to wait on (device
     // files' sessions end at their RELEASE).
     if (!lifetime_started_) {
-      lifetime_started_ = true;
       lifetime_ = std::thread([this] { LifetimeLoop(); });
+      lifetime_started_ = true;
     }
   }
   // Watched only now, so the lifetime thread cannot end a session still being placed. The hang-up

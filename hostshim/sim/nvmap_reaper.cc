@@ -51,8 +51,8 @@ bool ExitWatcher::Watch(int pidfd, uint64_t cookie) {
     // The first process to watch: until now there was no exit to wait for.
     absl::MutexLock l(&mu_);
     if (!started_) {
-      started_ = true;
       thread_ = std::thread([this] { Run(); });
+      started_ = true;
     }
   }
   epoll_event ev{};

@@ -166,8 +166,8 @@ Syncpoints::WaitStart Syncpoints::Wait(
   // The first waiter: from now on there may be a deadline to keep and waiters to sweep, never
   // before.
   if (!timer_started_ && !stopping_) {
-    timer_started_ = true;
     timer_ = std::thread([this] { TimerLoop(made_at_); });
+    timer_started_ = true;
   }
   if (park_listener_) park_listener_(id);
   return WaitStart::kParked;
