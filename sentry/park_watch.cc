@@ -54,17 +54,17 @@ bool ParseThreadStatus(std::string_view text, ThreadSignals* out) {
 
 ParkWatch::ParkWatch() : ParkWatch(Options()) {}
 
-ParkWatch::ParkWatch(Options options) : options_(options) {
-  thread_ = std::thread([this] { Loop(); });
-}
+ParkWatch::ParkWatch(Options options) : options_(options) {}
 
 ParkWatch::~ParkWatch() {
+  bool started;
   {
     absl::MutexLock l(&mu_);
     stopping_ = true;
+    started = started_;
     cv_.Signal();
   }
-  thread_.join();
+  if (started) thread_.join();
   for (auto& [ticket, e] : entries_)
     if (e.fd >= 0) close(e.fd);
 }
@@ -81,6 +81,11 @@ uint64_t ParkWatch::Watch(std::weak_ptr<WatchedCall> call, pid_t tid) {
   entries_.emplace(ticket, std::move(e));
   if (due_.empty() || due < due_.begin()->first) cv_.Signal();
   due_.insert({due, ticket});
+  // The first parked call: until now the thread had nothing to do.
+  if (!started_ && !stopping_) {
+    thread_ = std::thread([this] { Loop(); });
+    started_ = true;
+  }
   return ticket;
 }
 

@@ -12,8 +12,8 @@
 // intervals stretch instead and the cost stays put (docs/architecture.md, "A wait that must
 // sleep").
 //
-// Thread-safe. One thread of its own; a watched call's callbacks run on it, never under the
-// watch's lock.
+// Thread-safe. One thread of its own, started by the first Watch; a watched call's callbacks run
+// on it, never under the watch's lock.
 #pragma once
 
 #include <sys/types.h>
@@ -82,7 +82,8 @@ class ParkWatch {
   ParkWatch& operator=(const ParkWatch&) = delete;
 
   // Watches the call of thread `tid` (in the sentry's PID namespace) until it ends or is
-  // forgotten. Cheap: no system call. Returns the ticket Forget takes.
+  // forgotten. Cheap: no system call (but the first, which starts the watch's thread). Returns the
+  // ticket Forget takes.
   uint64_t Watch(std::weak_ptr<WatchedCall> call, pid_t tid);
   // The call ended: forget it and close its status file.
   void Forget(uint64_t ticket);
@@ -116,8 +117,9 @@ class ParkWatch {
   absl::flat_hash_map<uint64_t, Entry> entries_ ABSL_GUARDED_BY(mu_);
   absl::btree_set<std::pair<absl::Time, uint64_t>> due_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;
+  std::thread thread_;  // started by the first Watch
 };
 
 }  // namespace nvsentry::sentry

@@ -32,9 +32,8 @@ void Receiver::Start() {
     current_ = first;
     receivers_ = 1;
   }
+  // The pool's threads and the watch start when first needed (ReceiveLoop).
   Launch([this, first] { ReceiveLoop(first); });
-  for (int i = 0; i < options_.pool_threads; ++i) Launch([this] { PoolLoop(); });
-  Launch([this] { WatchLoop(); });
 }
 
 void Receiver::ReceiveLoop(std::shared_ptr<Turn> turn) {
@@ -56,16 +55,36 @@ void Receiver::ReceiveLoop(std::shared_ptr<Turn> turn) {
     }
     if (is_slow_(req)) {
       handed_off_.fetch_add(1, std::memory_order_relaxed);
-      absl::MutexLock lock(&pool_mu_);
-      queue_.push_back(req);
+      bool start = false;
+      {
+        absl::MutexLock lock(&pool_mu_);
+        queue_.push_back(req);
+        // A call no free thread will take starts one more, up to the pool's size: each call waits
+        // exactly as long as with the whole pool started at once.
+        if (queue_.size() > static_cast<size_t>(pool_idle_) &&
+            pool_started_ < options_.pool_threads) {
+          ++pool_started_;
+          ++pool_idle_;  // free from now on: calls queued before it runs wait for it
+          start = true;
+        }
+      }
+      if (start) Launch([this] { PoolLoop(); });
       continue;
     }
     // Inside a call: the watch may take over from here on. Sequentially consistent with the
     // watch's own store and load of watch_idle_, so that one of the two sees the other.
     turn->seq.store(++seq, std::memory_order_seq_cst);
     if (watch_idle_.load(std::memory_order_seq_cst)) {
-      absl::MutexLock lock(&mu_);
-      watch_idle_.store(false);
+      bool start = false;
+      {
+        absl::MutexLock lock(&mu_);
+        watch_idle_.store(false);
+        start = !watch_started_;
+        watch_started_ = true;
+      }
+      // The first call served here: the watch starts before it, so that it sees this very call
+      // if it stalls.
+      if (start) Launch([this] { WatchLoop(); });
     }
     serve_(req);
     turn->seq.store(++seq, std::memory_order_release);
@@ -77,12 +96,16 @@ void Receiver::ReceiveLoop(std::shared_ptr<Turn> turn) {
 
 void Receiver::PoolLoop() {
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool_mu_) { return !queue_.empty(); };
-  for (;;) {
+  // Counted free from its launch (ReceiveLoop), then again each time it waits.
+  for (bool counted = true;; counted = false) {
     seccomp_notif req;
     {
-      absl::MutexLock lock(&pool_mu_, absl::Condition(&ready));
+      absl::MutexLock lock(&pool_mu_);
+      if (!counted) ++pool_idle_;
+      pool_mu_.Await(absl::Condition(&ready));
       req = queue_.front();
       queue_.pop_front();
+      --pool_idle_;
     }
     serve_(req);
   }
@@ -90,7 +113,10 @@ void Receiver::PoolLoop() {
 
 // Looks at the receiving threads every stall_after while calls run; sleeps while none does.
 void Receiver::WatchLoop() {
-  uint64_t last = 1;  // odd: no look yet
+  // No look yet: a value seq never takes (1, a turn's first call, made a look inside that call
+  // take over at once).
+  constexpr uint64_t kNoLook = ~uint64_t{0};
+  uint64_t last = kNoLook;
   int backlog_looks = 0, apart_looks = 0;
   std::shared_ptr<Turn> watched;
   for (;;) {
@@ -103,7 +129,7 @@ void Receiver::WatchLoop() {
     }
     if (turn != watched) {
       watched = turn;
-      last = 1;
+      last = kNoLook;
     }
     const uint64_t seq = turn->seq.load(std::memory_order_seq_cst);
     const bool busy = (seq & 1) != 0;
@@ -125,7 +151,7 @@ void Receiver::WatchLoop() {
         mu_.Await(absl::Condition(&woken));
       }
       watch_idle_.store(false);
-      last = 1;
+      last = kNoLook;
       continue;
     }
     last = seq;

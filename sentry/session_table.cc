@@ -54,13 +54,20 @@ SessionTable::SessionTable() : self_(getpid()) {
   ev.events = EPOLLIN;
   ev.data.fd = stop_fd_.get();
   epoll_ctl(lifetime_epoll_.get(), EPOLL_CTL_ADD, stop_fd_.get(), &ev);
-  lifetime_ = std::thread([this] { LifetimeLoop(); });
+  // The lifetime thread starts with the first pipe it watches (Placed).
 }
 
 SessionTable::~SessionTable() {
-  uint64_t one = 1;
-  (void)!write(stop_fd_.get(), &one, sizeof one);
-  lifetime_.join();
+  bool started;
+  {
+    absl::MutexLock lock(&mu_);
+    started = lifetime_started_;
+  }
+  if (started) {
+    uint64_t one = 1;
+    (void)!write(stop_fd_.get(), &one, sizeof one);
+    lifetime_.join();
+  }
   // The entries' fds close with the maps.
 }
 
@@ -110,6 +117,12 @@ void SessionTable::Placed(Pending& p) {
     auto it = by_slot_.find(p.slot);
     if (it == by_slot_.end()) return;  // EndAll ended it already: the guest is gone
     keep_end = it->second.keep_end.get();
+    // The first pipe to watch: until now there was nothing for the thread to wait on (device
+    // files' sessions end at their RELEASE).
+    if (!lifetime_started_) {
+      lifetime_ = std::thread([this] { LifetimeLoop(); });
+      lifetime_started_ = true;
+    }
   }
   // Watched only now, so the lifetime thread cannot end a session still being placed. The hang-up
   // is level-triggered: a guest that closed it already is seen at once.

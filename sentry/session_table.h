@@ -120,7 +120,8 @@ class SessionTable {
   bool end_all_started_ ABSL_GUARDED_BY(mu_) = false;
   hostshim::UniqueFd lifetime_epoll_;
   hostshim::UniqueFd stop_fd_;
-  std::thread lifetime_;
+  bool lifetime_started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread lifetime_;  // started with the first pipe to watch (Placed)
 };
 
 }  // namespace nvsentry::sentry

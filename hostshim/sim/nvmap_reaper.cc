@@ -28,11 +28,16 @@ ExitWatcher::ExitWatcher(std::function<void(uint64_t)> on_exit) : on_exit_(std::
   ev.events = EPOLLIN;
   ev.data.u64 = kStopCookie;
   if (epoll_ctl(epfd_.get(), EPOLL_CTL_ADD, stopfd_.get(), &ev) != 0) return;
-  thread_ = std::thread([this] { Run(); });
+  ready_ = true;  // the thread starts with the first Watch
 }
 
 ExitWatcher::~ExitWatcher() {
-  if (thread_.joinable()) {
+  bool started;
+  {
+    absl::MutexLock l(&mu_);
+    started = started_;
+  }
+  if (started) {
     uint64_t one = 1;
     while (write(stopfd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
     }
@@ -41,7 +46,15 @@ ExitWatcher::~ExitWatcher() {
 }
 
 bool ExitWatcher::Watch(int pidfd, uint64_t cookie) {
-  if (!thread_.joinable() || cookie == kStopCookie) return false;
+  if (!ready_ || cookie == kStopCookie) return false;
+  {
+    // The first process to watch: until now there was no exit to wait for.
+    absl::MutexLock l(&mu_);
+    if (!started_) {
+      thread_ = std::thread([this] { Run(); });
+      started_ = true;
+    }
+  }
   epoll_event ev{};
   // One shot: an exit is reported once even if the owner is slow to Unwatch.
   ev.events = EPOLLIN | EPOLLONESHOT;

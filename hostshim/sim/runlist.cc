@@ -4,10 +4,8 @@
 
 namespace nvsentry::hostshim::sim {
 
-Runlist::Runlist(int threads) {
-  if (threads < 1) threads = 1;
-  threads_.reserve(threads);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+Runlist::Runlist(int threads) : max_threads_(threads < 1 ? 1 : threads) {
+  threads_.reserve(max_threads_);  // started as work comes (StartWanted)
 }
 
 Runlist::~Runlist() {
@@ -16,6 +14,7 @@ Runlist::~Runlist() {
     stopping_ = true;
     cv_.SignalAll();
   }
+  // No thread starts once stopping_ is set: threads_ no longer changes.
   for (auto& t : threads_) t.join();
   // Timer callbacks may own parked calls or channels; destroy them without the lock.
   std::multimap<absl::Time, std::function<void()>> timers;
@@ -37,6 +36,7 @@ void Runlist::Schedule(const std::shared_ptr<Runnable>& r) {
   r->queued_ = true;
   queue_.push_back(r);
   cv_.Signal();
+  StartWanted();
 }
 
 void Runlist::ScheduleAfter(std::weak_ptr<Runnable> r, absl::Duration delay) {
@@ -53,6 +53,16 @@ void Runlist::After(absl::Duration delay, std::function<void()> fn) {
   timers_.emplace(when, std::move(fn));
   // A sleeping thread's deadline may be later than this one.
   if (earliest) cv_.Signal();
+  StartWanted();
+}
+
+void Runlist::StartWanted() {
+  // A thread for each queued runnable and one for the timers, as far as the free ones do not
+  // suffice: what the whole pool started at once would have had.
+  const size_t wanted = queue_.size() + (timers_.empty() ? 0 : 1);
+  if (stopping_ || free_ >= wanted || static_cast<int>(threads_.size()) >= max_threads_) return;
+  threads_.emplace_back([this] { Loop(); });
+  ++free_;  // free from now on: work queued before it runs waits for it
 }
 
 bool Runlist::WaitIdle(absl::Duration timeout) {
@@ -67,11 +77,13 @@ uint64_t Runlist::runs() const {
 }
 
 void Runlist::Loop() {
-  for (;;) {
+  // Counted free from its start (StartWanted), then again each time it looks for work.
+  for (bool counted = true;; counted = false) {
     std::function<void()> fire;
     std::shared_ptr<Runnable> run;
     {
       absl::MutexLock lock(&mu_);
+      if (!counted) ++free_;
       for (;;) {
         if (stopping_) return;
         if (!timers_.empty() && timers_.begin()->first <= absl::Now()) {
@@ -93,8 +105,12 @@ void Runlist::Loop() {
         absl::Time deadline = timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first;
         cv_.WaitWithDeadline(&mu_, deadline);
       }
-      // More work than this thread: let another one look.
-      if (!queue_.empty() || !timers_.empty()) cv_.Signal();
+      --free_;
+      // More work than this thread: let another one look, started if none is free.
+      if (!queue_.empty() || !timers_.empty()) {
+        cv_.Signal();
+        StartWanted();
+      }
     }
     if (fire) {
       fire();

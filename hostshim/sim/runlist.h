@@ -4,6 +4,10 @@
 // take turns. A Runnable is never run by two threads at once, and the runlist holds it only
 // weakly: a channel that goes away while queued is simply skipped.
 //
+// The pool's threads start as work comes: one when a runnable is queued or a timer set that no
+// free thread will see to, up to the pool's size. Work waits as it would with the whole pool
+// started at once, and a guest that never submits work costs no thread.
+//
 // Timers: After() runs a small callback on an engine thread once a delay has passed (semaphore
 // acquire retries, polling of WAIT conditions). Callbacks and Run() are called without the
 // runlist's lock, so they may call Schedule/After again.
@@ -56,12 +60,16 @@ class Runlist {
   // got there.
   bool WaitIdle(absl::Duration timeout);
 
-  int threads() const { return static_cast<int>(threads_.size()); }
-  uint64_t runs() const;  // Run() calls so far (tests, status)
+  int threads() const { return max_threads_; }  // the pool's size (not all started, maybe)
+  uint64_t runs() const;                        // Run() calls so far (tests, status)
 
  private:
   void Loop();
+  // Starts a thread if the free ones do not suffice for what is queued and set (and the pool is
+  // not full).
+  void StartWanted() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const int max_threads_;
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   std::deque<std::weak_ptr<Runnable>> queue_ ABSL_GUARDED_BY(mu_);
@@ -69,6 +77,8 @@ class Runlist {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t runs_ ABSL_GUARDED_BY(mu_) = 0;
   int busy_ ABSL_GUARDED_BY(mu_) = 0;  // threads in Run()
+  int free_ ABSL_GUARDED_BY(mu_) = 0;  // threads looking for work, or about to
+  // Grows under mu_ until stopping_ is set; read without it by the destructor only.
   std::vector<std::thread> threads_;
 };
 

@@ -6,20 +6,21 @@
 
 namespace nvsentry::hostshim::sim {
 
-Syncpoints::Syncpoints(absl::Duration sweep_period) : sweep_period_(sweep_period) {
-  // Ends announced from now on concern this table's waiters (read here, not on the new thread,
-  // which may start after the first of them).
-  const uint64_t ended = AbandonedCallCount().load(std::memory_order_acquire);
-  timer_ = std::thread([this, ended] { TimerLoop(ended); });
-}
+Syncpoints::Syncpoints(absl::Duration sweep_period)
+    : sweep_period_(sweep_period),
+      // Ends announced from now on may concern this table's waiters (read here, not when the timer
+      // starts: an end announced before a waiter is parked may still be its call's).
+      made_at_(AbandonedCallCount().load(std::memory_order_acquire)) {}
 
 Syncpoints::~Syncpoints() {
+  bool started;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    started = timer_started_;
     cv_.Signal();
   }
-  timer_.join();
+  if (started) timer_.join();
 }
 
 uint32_t Syncpoints::Increment(uint32_t id) { return IncrementBy(id, 1); }
@@ -161,6 +162,12 @@ Syncpoints::WaitStart Syncpoints::Wait(
   if (deadline != absl::InfiniteFuture()) {
     if (deadlines_.empty() || deadline < deadlines_.begin()->first) cv_.Signal();
     deadlines_.insert({deadline, key});
+  }
+  // The first waiter: from now on there may be a deadline to keep and waiters to sweep, never
+  // before.
+  if (!timer_started_ && !stopping_) {
+    timer_ = std::thread([this] { TimerLoop(made_at_); });
+    timer_started_ = true;
   }
   if (park_listener_) park_listener_(id);
   return WaitStart::kParked;

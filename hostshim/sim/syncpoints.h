@@ -5,7 +5,8 @@
 // Idle waiters cost nothing: an increment visits only the waiters it completes (each syncpoint
 // keeps its waiters ordered by how far ahead their thresholds were), the timer thread wakes only
 // for the earliest deadline, and it looks for abandoned waiters only after some parked call
-// ended without its holder (hostshim::AbandonedCallCount()).
+// ended without its holder (hostshim::AbandonedCallCount()). The timer thread starts with the
+// first waiter parked: before it there is no deadline to keep and no waiter to sweep.
 //
 // Allocation: each GPU channel takes a syncpoint of its own (Allocate) and gives it back when it
 // goes (Free). Id 0 is never handed out; 26 and 27 (vblank, client-managed), 8 and 9 (the display
@@ -56,6 +57,7 @@ class SyncpointWaiter {
 class Syncpoints {
  public:
   // `sweep_period`: how often the timer thread looks for abandoned waiters (when there may be any).
+  // The thread starts with the first waiter parked (Wait).
   explicit Syncpoints(absl::Duration sweep_period = absl::Milliseconds(100));
   ~Syncpoints();
   Syncpoints(const Syncpoints&) = delete;
@@ -141,7 +143,7 @@ class Syncpoints {
   };
   using Order = std::pair<uint64_t, uint64_t>;  // (due or deadline, key)
 
-  // `swept_at`: AbandonedCallCount() when the table was made.
+  // `swept_at`: AbandonedCallCount() when the table was made (made_at_).
   void TimerLoop(uint64_t swept_at);
   // Completes the waiters of `id` whose threshold the value has reached.
   void CompleteReached(uint32_t id);
@@ -151,6 +153,7 @@ class Syncpoints {
 
   Point points_[kNumSyncpoints];
   const absl::Duration sweep_period_;
+  const uint64_t made_at_;
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   uint64_t next_key_ ABSL_GUARDED_BY(mu_) = 1;
@@ -159,7 +162,8 @@ class Syncpoints {
   absl::btree_set<Order> by_point_[kNumSyncpoints] ABSL_GUARDED_BY(mu_);  // (due, key)
   absl::btree_set<std::pair<absl::Time, uint64_t>> deadlines_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread timer_;
+  bool timer_started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread timer_;  // started with the first waiter parked
   std::function<void(uint32_t)> park_listener_;
 
   // Allocation has its own lock: it never nests with mu_.

@@ -6,21 +6,26 @@ namespace nvsentry::hostshim::sim {
 
 VblankClock::VblankClock(std::function<void()> tick, std::function<bool()> wanted,
                          absl::Duration period)
-    : tick_(std::move(tick)), wanted_(std::move(wanted)), period_(period) {
-  thread_ = std::thread([this] { Loop(); });
-}
+    : tick_(std::move(tick)), wanted_(std::move(wanted)), period_(period) {}
 
 VblankClock::~VblankClock() {
+  bool started;
   {
     absl::MutexLock l(&mu_);
     stopping_ = true;
+    started = started_;
   }
-  thread_.join();
+  if (started) thread_.join();
 }
 
 void VblankClock::Wake() {
   absl::MutexLock l(&mu_);
   woken_ = true;
+  // The first Wake: until now the thread would only have slept.
+  if (!started_ && !stopping_) {
+    thread_ = std::thread([this] { Loop(); });
+    started_ = true;
+  }
 }
 
 bool VblankClock::Running() const {

@@ -5,7 +5,8 @@
 // counters stand still (docs/simulated-gpu.md).
 //
 // Thread-safe. `tick` and `wanted` run on the clock's thread without the clock's lock held; Wake
-// takes only the clock's lock, so it may be called under other locks (the syncpoint table's).
+// takes only the clock's lock, so it may be called under other locks (the syncpoint table's). The
+// thread starts with the first Wake (a guest that never waits for a vblank costs none).
 #pragma once
 
 #include <functional>
@@ -41,7 +42,8 @@ class VblankClock {
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // started by the first Wake
 };
 
 }  // namespace nvsentry::hostshim::sim

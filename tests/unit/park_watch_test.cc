@@ -10,12 +10,22 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
+#include <thread>
+#include <vector>
 
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/unit/tasks.h"
 
 namespace nvsentry::sentry {
 namespace {
+
+using nvsentry::testing::Tasks;
+using nvsentry::testing::TasksAdded;
+using nvsentry::testing::TasksAddedBecome;
 
 class FakeCall : public WatchedCall {
  public:
@@ -193,6 +203,44 @@ TEST(ParkWatch, AnEndedOrForgottenCallIsNoLongerWatched) {
   watch.Watch(dropped, child.pid());
   dropped.reset();
   while (watch.watched() != 0) absl::SleepFor(absl::Milliseconds(1));
+}
+
+// A sentry whose guest never parks a wait has no watch thread: it starts with the first call
+// watched, and serves it. Guest threads that park their first calls at once start one.
+TEST(ParkWatch, ItsThreadStartsWithTheFirstWatchedCall) {
+  StoppedChild child;
+  const std::set<pid_t> before = Tasks();
+  { ParkWatch unused(Fast()); }  // nothing to join
+  {
+    ParkWatch watch(Fast());
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    constexpr int kWatchers = 8;
+    std::vector<std::shared_ptr<FakeCall>> calls;
+    for (int i = 0; i < kWatchers; ++i) calls.push_back(std::make_shared<FakeCall>());
+    absl::Mutex mu;
+    std::set<pid_t> watchers;
+    absl::Barrier* start = new absl::Barrier(kWatchers);  // the last thread through deletes it
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWatchers; ++i)
+      threads.emplace_back([&, i] {
+        {
+          absl::MutexLock l(&mu);
+          watchers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+        }
+        if (start->Block()) delete start;
+        watch.Watch(calls[i], child.pid());
+      });
+    for (auto& t : threads) t.join();
+    std::set<pid_t> added = TasksAdded(before);
+    for (pid_t t : watchers) added.erase(t);
+    EXPECT_EQ(added.size(), 1u) << "watched: one thread";
+    ASSERT_EQ(kill(child.pid(), SIGUSR1), 0);
+    for (auto& call : calls) {
+      ASSERT_TRUE(call->done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+      EXPECT_TRUE(call->interrupted);
+    }
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
 }
 
 }  // namespace

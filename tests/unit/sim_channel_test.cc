@@ -3,15 +3,20 @@
 // Busy, faults and the error notifier, FORCE_RESET, WAIT, destruction with work queued, and the
 // syncpoint allocator channels take their syncpoints from.
 #include <poll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "abi/devices/channel.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -23,11 +28,15 @@
 #include "hostshim/sim/runlist.h"
 #include "hostshim/sim/syncpoints.h"
 #include "tests/unit/fake_caller.h"
+#include "tests/unit/tasks.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
 namespace ch = abi::channel;
 using abi::NvError;
+using nvsentry::testing::Tasks;
+using nvsentry::testing::TasksAdded;
+using nvsentry::testing::TasksAddedBecome;
 
 const abi::IoctlDesc& Desc(uint32_t code) {
   for (const auto& d : ch::Ioctls())
@@ -301,6 +310,101 @@ TEST(SimRunlist, TimersFireAndGoneRunnablesAreSkipped) {
   rl.ScheduleAfter(r, absl::Milliseconds(5));
   r.reset();
   absl::SleepFor(absl::Milliseconds(30));
+}
+
+// A runnable held in Run() until released (a long slice).
+struct HeldRunnable : Runnable {
+  void Run() override {
+    absl::MutexLock l(&mu);
+    ++inside;
+    auto go = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return released; };
+    mu.AwaitWithTimeout(absl::Condition(&go), absl::Seconds(10));
+    --inside;
+    ++runs;
+  }
+  bool Inside() {
+    absl::MutexLock l(&mu);
+    return inside > 0;
+  }
+  int Runs() {
+    absl::MutexLock l(&mu);
+    return runs;
+  }
+  void Release() {
+    absl::MutexLock l(&mu);
+    released = true;
+  }
+  absl::Mutex mu;
+  int inside ABSL_GUARDED_BY(mu) = 0;
+  int runs ABSL_GUARDED_BY(mu) = 0;
+  bool released ABSL_GUARDED_BY(mu) = false;
+};
+
+// The engine threads start as work comes: none for a GPU nobody gives work, one for a first
+// runnable or timer, another when work is queued while the started ones are busy, never more than
+// the pool's size.
+TEST(SimRunlist, ThreadsStartAsWorkComes) {
+  const std::set<pid_t> before = Tasks();
+  { Runlist unused(2); }  // nothing to join
+  {
+    Runlist rl(2);
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    EXPECT_TRUE(rl.WaitIdle(absl::Seconds(1)));
+    auto a = std::make_shared<HeldRunnable>(), b = std::make_shared<HeldRunnable>(),
+         c = std::make_shared<HeldRunnable>();
+    rl.Schedule(a);
+    EXPECT_EQ(TasksAdded(before).size(), 1u) << "the first runnable: one thread";
+    ASSERT_TRUE(Eventually([&] { return a->Inside(); }));
+    rl.Schedule(b);
+    EXPECT_EQ(TasksAdded(before).size(), 2u) << "queued while the first is busy: the second";
+    ASSERT_TRUE(Eventually([&] { return b->Inside(); })) << "both run at once";
+    rl.Schedule(c);
+    absl::Notification fired;
+    rl.After(absl::Milliseconds(1), [&] { fired.Notify(); });
+    EXPECT_EQ(TasksAdded(before).size(), 2u) << "the pool is full";
+    a->Release();
+    b->Release();
+    c->Release();
+    EXPECT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_TRUE(Eventually([&] { return c->Runs() == 1; }));
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
+  {
+    Runlist rl(2);
+    absl::Notification fired;
+    rl.After(absl::Milliseconds(1), [&] { fired.Notify(); });
+    EXPECT_EQ(TasksAdded(before).size(), 1u) << "a first timer: one thread";
+    EXPECT_TRUE(fired.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+}
+
+// Channels of guest threads that submit their first work at once: the pool's threads start, no
+// more, and run all of it.
+TEST(SimRunlist, WorkQueuedAtOnceStartsThePoolOnly) {
+  constexpr int kSchedulers = 8;
+  const std::set<pid_t> before = Tasks();
+  Runlist rl(2);
+  std::vector<std::shared_ptr<HeldRunnable>> work;
+  for (int i = 0; i < kSchedulers; ++i) work.push_back(std::make_shared<HeldRunnable>());
+  absl::Mutex mu;
+  std::set<pid_t> schedulers;
+  absl::Barrier* start = new absl::Barrier(kSchedulers);  // the last thread through deletes it
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSchedulers; ++i)
+    threads.emplace_back([&, i] {
+      {
+        absl::MutexLock l(&mu);
+        schedulers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+      }
+      if (start->Block()) delete start;
+      rl.Schedule(work[i]);
+    });
+  for (auto& t : threads) t.join();
+  std::set<pid_t> added = TasksAdded(before);
+  for (pid_t t : schedulers) added.erase(t);
+  EXPECT_EQ(added.size(), 2u);
+  for (auto& w : work) w->Release();
+  for (auto& w : work) EXPECT_TRUE(Eventually([&] { return w->Runs() == 1; }));
 }
 
 TEST_F(SimChannel, SubmitRunsThePushbufferAndReturnsTheFence) {

@@ -2,14 +2,19 @@
 // state, the vblank clock (idle when nobody waits, 60 Hz when somebody does), flips with
 // pre-fences, post-fences and the frame observer, the other display devices' answers, and hostile
 // flips answering errors.
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "abi/catalogue.h"
 #include "abi/devices/nvdisp.h"
 #include "abi/devices/nvdisp_ctrl.h"
+#include "absl/synchronization/barrier.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -19,11 +24,15 @@
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/syncpoints.h"
 #include "tests/unit/fake_caller.h"
+#include "tests/unit/tasks.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
 namespace nd = abi::nvdisp;
 using abi::NvError;
+using nvsentry::testing::Tasks;
+using nvsentry::testing::TasksAdded;
+using nvsentry::testing::TasksAddedBecome;
 
 const abi::IoctlDesc& Desc(std::span<const abi::IoctlDesc> table, uint32_t code) {
   for (const auto& d : table)
@@ -218,6 +227,58 @@ TEST_F(SimDisplay, TheClockIsIdleUntilSomebodyWaitsOnTheVblank) {
   absl::SleepFor(absl::Milliseconds(60));
   EXPECT_EQ(display_.head(0).vblanks(), n);
   EXPECT_EQ(display_.head(1).vblanks(), 0u);  // the disconnected head has none
+}
+
+// A display nobody waits on costs no thread: the clock's starts with the first waiter parked on
+// a vblank syncpoint (with the syncpoint table's timer, which starts with any first waiter).
+TEST(SimDisplayClock, ItsThreadStartsWithTheFirstVblankWaiter) {
+  const std::set<pid_t> before = Tasks();
+  {
+    Syncpoints syncpoints;
+    Display display(syncpoints);
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    auto w = std::make_shared<CountingWaiter>();
+    uint32_t value;
+    ASSERT_EQ(syncpoints.Wait(
+                  26, syncpoints.Read(26) + 2, -1, [&] { return w; }, &value),
+              Syncpoints::WaitStart::kParked);
+    EXPECT_EQ(TasksAdded(before).size(), 2u) << "the clock's and the syncpoint timer";
+    EXPECT_TRUE(Eventually([&] { return w->reached.load(); }));
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
+}
+
+// Wakes from many threads at once start one thread, which ticks.
+TEST(SimDisplayClock, WakesAtOnceStartOneThread) {
+  constexpr int kWakers = 8;
+  const std::set<pid_t> before = Tasks();
+  {
+    VblankClock unused([] {}, [] { return false; });
+  }  // nothing to join
+  std::atomic<int> ticks{0};
+  {
+    VblankClock clock([&] { ++ticks; }, [&] { return ticks.load() < 3; }, absl::Milliseconds(1));
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    absl::Mutex mu;
+    std::set<pid_t> wakers;
+    absl::Barrier* start = new absl::Barrier(kWakers);  // the last thread through deletes it
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWakers; ++i)
+      threads.emplace_back([&] {
+        {
+          absl::MutexLock l(&mu);
+          wakers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+        }
+        if (start->Block()) delete start;
+        clock.Wake();
+      });
+    for (auto& t : threads) t.join();
+    std::set<pid_t> added = TasksAdded(before);
+    for (pid_t t : wakers) added.erase(t);
+    EXPECT_EQ(added.size(), 1u);
+    EXPECT_TRUE(Eventually([&] { return ticks.load() >= 3; }));
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
 }
 
 TEST_F(SimDisplay, AFlipWaitsForItsPreFenceAndReachesTheScreenAtAVblank) {

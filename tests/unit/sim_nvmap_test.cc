@@ -2,29 +2,41 @@
 // Expected values come from Switchbrew and the reference notes (ids start at 4 and step by 4,
 // sizes round up to 4 KiB, PARAM HEAP 0x40000000, FREE's WAS_UNCACHED = 1, permission bits 9/12).
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "abi/catalogue.h"
 #include "abi/devices/nvmap.h"
 #include "abi/services.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "hostshim/budget.h"
 #include "hostshim/sim/guest_process.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/nvmap_device.h"
+#include "hostshim/sim/nvmap_reaper.h"
+#include "hostshim/unique_fd.h"
+#include "tests/unit/tasks.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
+
+using nvsentry::testing::Tasks;
+using nvsentry::testing::TasksAdded;
+using nvsentry::testing::TasksAddedBecome;
 
 using abi::NvError;
 constexpr uint64_t kPage = 4096;
@@ -645,6 +657,75 @@ TEST(SimNvmapReaper, ExplicitReleaseClient) {
   EXPECT_EQ(nvmap.object_count(), 0u);
   EXPECT_EQ(budget.used(BudgetKind::kPinnedBytes), 0u);
   EXPECT_EQ(nvmap.Resolve(getpid(), h), nullptr);
+}
+
+// The reaper's thread starts with the first client process (a guest that never uses nvmap costs
+// none), and reports its exit.
+TEST(SimNvmapReaper, TheReaperThreadStartsWithTheFirstClient) {
+  const std::set<pid_t> before = Tasks();
+  BudgetAccount budget(Limits());
+  {
+    Nvmap nvmap(&budget, 0, kAruid);
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    {
+      Child child;
+      uint32_t h;
+      ASSERT_EQ(nvmap.Create(child.pid(), kPage, &h), NvError::kSuccess);
+      EXPECT_EQ(TasksAdded(before).size(), 1u) << "a client: the reaper";
+    }
+    ASSERT_TRUE(Eventually([&] { return nvmap.object_count() == 0; }));
+    EXPECT_EQ(nvmap.client_count(), 0u);
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
+}
+
+// Processes watched first on many threads at once start one reaper thread, which reports each
+// exit once.
+TEST(SimNvmapReaper, WatchesBegunAtOnceStartOneThread) {
+  constexpr int kWatchers = 8;
+  std::vector<std::unique_ptr<Child>> children;
+  std::vector<UniqueFd> pidfds;
+  for (int i = 0; i < kWatchers; ++i) {
+    children.push_back(std::make_unique<Child>());
+    pidfds.emplace_back(static_cast<int>(syscall(SYS_pidfd_open, children.back()->pid(), 0)));
+    ASSERT_TRUE(pidfds.back()) << strerror(errno);
+  }
+  const std::set<pid_t> before = Tasks();
+  absl::Mutex mu;
+  std::vector<uint64_t> reported;
+  {
+    ExitWatcher watcher([&](uint64_t cookie) {
+      absl::MutexLock l(&mu);
+      reported.push_back(cookie);
+    });
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    std::set<pid_t> watchers;
+    absl::Barrier* start = new absl::Barrier(kWatchers);  // the last thread through deletes it
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWatchers; ++i)
+      threads.emplace_back([&, i] {
+        {
+          absl::MutexLock l(&mu);
+          watchers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+        }
+        if (start->Block()) delete start;
+        EXPECT_TRUE(watcher.Watch(pidfds[i].get(), i));
+      });
+    for (auto& t : threads) t.join();
+    std::set<pid_t> added = TasksAdded(before);
+    for (pid_t t : watchers) added.erase(t);
+    EXPECT_EQ(added.size(), 1u) << "watched: one thread";
+    // Each exits and is reaped. Released all first: a child holds copies of the pipes of those
+    // forked before it, so the last one ends first.
+    for (auto& c : children) c->Release();
+    children.clear();
+    ASSERT_TRUE(Eventually([&] {
+      absl::MutexLock l(&mu);
+      return reported.size() == kWatchers;
+    }));
+  }
+  std::sort(reported.begin(), reported.end());
+  for (int i = 0; i < kWatchers; ++i) EXPECT_EQ(reported[i], static_cast<uint64_t>(i));
 }
 
 TEST(SimNvmapLifetime, DestructorReleasesEverything) {

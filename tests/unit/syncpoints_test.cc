@@ -1,14 +1,26 @@
 #include "hostshim/sim/syncpoints.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <set>
+#include <thread>
 #include <vector>
 
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "hostshim/backend.h"
+#include "tests/unit/tasks.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
+
+using nvsentry::testing::Tasks;
+using nvsentry::testing::TasksAdded;
+using nvsentry::testing::TasksAddedBecome;
 
 class RecordingWaiter : public SyncpointWaiter {
  public:
@@ -250,6 +262,74 @@ TEST(Syncpoints, AShortDeadlineAmongManyEndlessWaitsFiresOnTime) {
   EXPECT_EQ(timed->timed_out.load(), 1);
   EXPECT_EQ(s.ParkedCount(), 1000u);
   for (auto& w : endless) EXPECT_EQ(w->timed_out.load(), 0);
+}
+
+// A table whose guest never parks a wait has no timer thread: reads, increments, waits answered
+// at once and refused ones start none. Waits parked at once on many threads start one, and it
+// keeps their deadlines.
+TEST(Syncpoints, TheTimerThreadStartsWithTheFirstParkedWaiter) {
+  const std::set<pid_t> before = Tasks();
+  { Syncpoints unused; }  // nothing to join
+  {
+    Syncpoints s;
+    EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
+    uint32_t v;
+    s.Increment(3);
+    EXPECT_EQ(s.Wait(
+                  3, 1, 100, [] { return std::make_shared<RecordingWaiter>(); }, &v),
+              Syncpoints::WaitStart::kReached);
+    EXPECT_EQ(s.Wait(
+                  3, 5, 0, [] { return std::make_shared<RecordingWaiter>(); }, &v),
+              Syncpoints::WaitStart::kTimedOut);
+    EXPECT_EQ(s.Wait(
+                  3, 5, 100, [] { return std::shared_ptr<SyncpointWaiter>(); }, &v),
+              Syncpoints::WaitStart::kRefused);
+    EXPECT_TRUE(TasksAdded(before).empty()) << "nothing parked: no thread";
+
+    constexpr int kWaiters = 8;
+    std::vector<std::shared_ptr<RecordingWaiter>> waiters;
+    for (int i = 0; i < kWaiters; ++i) waiters.push_back(std::make_shared<RecordingWaiter>());
+    absl::Mutex mu;
+    std::set<pid_t> parkers;
+    absl::Barrier* start = new absl::Barrier(kWaiters);  // the last thread through deletes it
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWaiters; ++i)
+      threads.emplace_back([&, i] {
+        {
+          absl::MutexLock l(&mu);
+          parkers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+        }
+        if (start->Block()) delete start;
+        uint32_t value;
+        EXPECT_EQ(s.Wait(
+                      10 + i, 1, 20, [&] { return waiters[i]; }, &value),
+                  Syncpoints::WaitStart::kParked);
+      });
+    for (auto& t : threads) t.join();
+    std::set<pid_t> added = TasksAdded(before);
+    for (pid_t t : parkers) added.erase(t);
+    EXPECT_EQ(added.size(), 1u) << "parked: one timer thread";
+    for (auto& w : waiters) {
+      ASSERT_TRUE(w->done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+      EXPECT_EQ(w->timed_out.load(), 1);
+    }
+  }
+  EXPECT_EQ(TasksAddedBecome(before, 0), 0u) << "destroyed: joined";
+}
+
+// The timer starts after the table was made, but an end announced in between still makes it
+// look: the end may be that of a call whose waiter was about to park.
+TEST(Syncpoints, AnEndAnnouncedBeforeTheFirstWaiterParkedIsLookedInto) {
+  Syncpoints s(absl::Milliseconds(1));
+  NoteAbandonedCall();
+  auto w = std::make_shared<RecordingWaiter>();
+  w->abandoned = true;
+  uint32_t v;
+  ASSERT_EQ(s.Wait(
+                4, 1, -1, [&] { return w; }, &v),
+            Syncpoints::WaitStart::kParked);
+  for (int i = 0; i < 2000 && s.ParkedCount() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(s.ParkedCount(), 0u);
 }
 
 }  // namespace
