@@ -60,7 +60,9 @@ void Runlist::StartWanted() {
   // A thread for each queued runnable and one for the timers, as far as the free ones do not
   // suffice: what the whole pool started at once would have had.
   const size_t wanted = queue_.size() + (timers_.empty() ? 0 : 1);
-  if (stopping_ || free_ >= wanted || static_cast<int>(threads_.size()) >= max_threads_) return;
+  if (stopping_ || static_cast<size_t>(free_) >= wanted ||
+      static_cast<int>(threads_.size()) >= max_threads_)
+    return;
   threads_.emplace_back([this] { Loop(); });
   ++free_;  // free from now on: work queued before it runs waits for it
 }
