@@ -57,8 +57,9 @@ Options for run:
   --log-file=FILE    write the sentry's log to FILE (appending) instead of standard error
   --log-burst=N      lines each place in the sentry that a guest can make log writes per
                      10 s before it counts the rest (default 10; 0: no limit)
-  --workers=N        threads serving the slow trapped calls (default: one per CPU, at least
-                     2); one more thread receives every call and serves the fast ones
+  --workers=N        threads serving the slow trapped calls, at most (default: one per CPU,
+                     at least 2; each starts when a slow call finds the others busy); one
+                     more thread receives every call and serves the fast ones
   --sync-wakeup      ask the kernel to wake the sentry on the program's CPU (the default
                      where the kernel has it, Linux 6.6+; see docs/benchmarks.md)
   --no-sync-wakeup   let the scheduler place the sentry's wake-ups
