@@ -476,8 +476,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
     return kSandboxFailed;
   }
-  // Init has its own copies of the mounts to attach.
   StartupMark("init cloned, id maps written");
+  // Init has its own copies of the mounts to attach.
   if (device_files->has_value()) (*device_files)->mount.Reset();
   dev.reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
