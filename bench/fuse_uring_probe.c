@@ -124,6 +124,13 @@ static void prep(struct queue* q, struct entry* e, int op, uint64_t commit) {
   c->commit_id = commit;
 }
 
+// Node 1 is the root directory, node 2 the file.
+static void fill_attr(struct fuse_attr* a, uint64_t node) {
+  a->ino = node;
+  a->mode = node == 1 ? (S_IFDIR | 0755) : (S_IFREG | 0666);
+  a->nlink = 1;
+}
+
 static uint64_t calls;
 static void handle(struct queue* q, struct entry* e) {
   struct fuse_in_header* in = (struct fuse_in_header*)e->hdr.in_out;
@@ -132,15 +139,12 @@ static void handle(struct queue* q, struct entry* e) {
   out.unique = in->unique;
   uint32_t psz = 0;
   switch (in->opcode) {
-    case FUSE_LOOKUP: {
+    case FUSE_LOOKUP: {  // the one file, node 2, whatever its name
       struct fuse_entry_out eo;
       memset(&eo, 0, sizeof eo);
       eo.nodeid = 2;
-      eo.attr.ino = 2;
-      eo.attr.mode = S_IFREG | 0666;
-      eo.attr.nlink = 1;
-      eo.entry_valid = 1000;
-      eo.attr_valid = 1000;
+      eo.entry_valid = eo.attr_valid = 1000;
+      fill_attr(&eo.attr, 2);
       memcpy(e->payload, &eo, sizeof eo);
       psz = sizeof eo;
       break;
@@ -149,9 +153,7 @@ static void handle(struct queue* q, struct entry* e) {
       struct fuse_attr_out ao;
       memset(&ao, 0, sizeof ao);
       ao.attr_valid = 1000;
-      ao.attr.ino = in->nodeid;
-      ao.attr.mode = in->nodeid == 1 ? (S_IFDIR | 0755) : (S_IFREG | 0666);
-      ao.attr.nlink = 1;
+      fill_attr(&ao.attr, in->nodeid);
       memcpy(e->payload, &ao, sizeof ao);
       psz = sizeof ao;
       break;

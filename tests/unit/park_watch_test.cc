@@ -26,6 +26,7 @@ namespace {
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 class FakeCall : public WatchedCall {
  public:
@@ -217,22 +218,8 @@ TEST(ParkWatch, ItsThreadStartsWithTheFirstWatchedCall) {
     constexpr int kWatchers = 8;
     std::vector<std::shared_ptr<FakeCall>> calls;
     for (int i = 0; i < kWatchers; ++i) calls.push_back(std::make_shared<FakeCall>());
-    absl::Mutex mu;
-    std::set<pid_t> watchers;
-    absl::Barrier* start = new absl::Barrier(kWatchers);  // the last thread through deletes it
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kWatchers; ++i)
-      threads.emplace_back([&, i] {
-        {
-          absl::MutexLock l(&mu);
-          watchers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
-        }
-        if (start->Block()) delete start;
-        watch.Watch(calls[i], child.pid());
-      });
-    for (auto& t : threads) t.join();
-    std::set<pid_t> added = TasksAdded(before);
-    for (pid_t t : watchers) added.erase(t);
+    const std::set<pid_t> added =
+        TasksAddedByRace(before, kWatchers, [&](int i) { watch.Watch(calls[i], child.pid()); });
     EXPECT_EQ(added.size(), 1u) << "watched: one thread";
     ASSERT_EQ(kill(child.pid(), SIGUSR1), 0);
     for (auto& call : calls) {

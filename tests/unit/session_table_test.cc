@@ -25,6 +25,7 @@ namespace {
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 class NoBackend : public hostshim::DeviceBackend {
  public:
@@ -88,22 +89,8 @@ TEST_F(SessionTableTest, PipesPlacedAtOnceStartOneLifetimeThread) {
     copies.emplace_back(dup(p->guest_end.get()));
     pending.push_back(*std::move(p));
   }
-  absl::Mutex mu;
-  std::set<pid_t> placers;
-  absl::Barrier* start = new absl::Barrier(kPlacers);  // the last thread through deletes it
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kPlacers; ++i)
-    threads.emplace_back([&, i] {
-      {
-        absl::MutexLock l(&mu);
-        placers.insert(Tid());
-      }
-      if (start->Block()) delete start;
-      table.Placed(pending[i]);
-    });
-  for (auto& t : threads) t.join();
-  std::set<pid_t> added = TasksAdded(before);
-  for (pid_t t : placers) added.erase(t);
+  const std::set<pid_t> added =
+      TasksAddedByRace(before, kPlacers, [&](int i) { table.Placed(pending[i]); });
   EXPECT_EQ(added.size(), 1u);
   copies.clear();  // every session's pipe closes
   for (const auto& p : pending) table.WaitUntilEnded(p.slot, absl::Seconds(10));

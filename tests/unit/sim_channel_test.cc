@@ -37,6 +37,7 @@ using abi::NvError;
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 const abi::IoctlDesc& Desc(uint32_t code) {
   for (const auto& d : ch::Ioctls())
@@ -386,22 +387,8 @@ TEST(SimRunlist, WorkQueuedAtOnceStartsThePoolOnly) {
   Runlist rl(2);
   std::vector<std::shared_ptr<HeldRunnable>> work;
   for (int i = 0; i < kSchedulers; ++i) work.push_back(std::make_shared<HeldRunnable>());
-  absl::Mutex mu;
-  std::set<pid_t> schedulers;
-  absl::Barrier* start = new absl::Barrier(kSchedulers);  // the last thread through deletes it
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kSchedulers; ++i)
-    threads.emplace_back([&, i] {
-      {
-        absl::MutexLock l(&mu);
-        schedulers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
-      }
-      if (start->Block()) delete start;
-      rl.Schedule(work[i]);
-    });
-  for (auto& t : threads) t.join();
-  std::set<pid_t> added = TasksAdded(before);
-  for (pid_t t : schedulers) added.erase(t);
+  const std::set<pid_t> added =
+      TasksAddedByRace(before, kSchedulers, [&](int i) { rl.Schedule(work[i]); });
   EXPECT_EQ(added.size(), 2u);
   for (auto& w : work) w->Release();
   for (auto& w : work) EXPECT_TRUE(Eventually([&] { return w->Runs() == 1; }));

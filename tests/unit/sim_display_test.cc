@@ -33,6 +33,7 @@ using abi::NvError;
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 const abi::IoctlDesc& Desc(std::span<const abi::IoctlDesc> table, uint32_t code) {
   for (const auto& d : table)
@@ -259,22 +260,7 @@ TEST(SimDisplayClock, WakesAtOnceStartOneThread) {
   {
     VblankClock clock([&] { ++ticks; }, [&] { return ticks.load() < 3; }, absl::Milliseconds(1));
     EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
-    absl::Mutex mu;
-    std::set<pid_t> wakers;
-    absl::Barrier* start = new absl::Barrier(kWakers);  // the last thread through deletes it
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kWakers; ++i)
-      threads.emplace_back([&] {
-        {
-          absl::MutexLock l(&mu);
-          wakers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
-        }
-        if (start->Block()) delete start;
-        clock.Wake();
-      });
-    for (auto& t : threads) t.join();
-    std::set<pid_t> added = TasksAdded(before);
-    for (pid_t t : wakers) added.erase(t);
+    const std::set<pid_t> added = TasksAddedByRace(before, kWakers, [&](int) { clock.Wake(); });
     EXPECT_EQ(added.size(), 1u);
     EXPECT_TRUE(Eventually([&] { return ticks.load() >= 3; }));
   }

@@ -37,6 +37,7 @@ namespace {
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 using abi::NvError;
 constexpr uint64_t kPage = 4096;
@@ -699,21 +700,8 @@ TEST(SimNvmapReaper, WatchesBegunAtOnceStartOneThread) {
       reported.push_back(cookie);
     });
     EXPECT_TRUE(TasksAdded(before).empty()) << "made: no thread";
-    std::set<pid_t> watchers;
-    absl::Barrier* start = new absl::Barrier(kWatchers);  // the last thread through deletes it
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kWatchers; ++i)
-      threads.emplace_back([&, i] {
-        {
-          absl::MutexLock l(&mu);
-          watchers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
-        }
-        if (start->Block()) delete start;
-        EXPECT_TRUE(watcher.Watch(pidfds[i].get(), i));
-      });
-    for (auto& t : threads) t.join();
-    std::set<pid_t> added = TasksAdded(before);
-    for (pid_t t : watchers) added.erase(t);
+    const std::set<pid_t> added = TasksAddedByRace(
+        before, kWatchers, [&](int i) { EXPECT_TRUE(watcher.Watch(pidfds[i].get(), i)); });
     EXPECT_EQ(added.size(), 1u) << "watched: one thread";
     // Each exits and is reaped. Released all first: a child holds copies of the pipes of those
     // forked before it, so the last one ends first.

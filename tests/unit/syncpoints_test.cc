@@ -21,6 +21,7 @@ namespace {
 using nvsentry::testing::Tasks;
 using nvsentry::testing::TasksAdded;
 using nvsentry::testing::TasksAddedBecome;
+using nvsentry::testing::TasksAddedByRace;
 
 class RecordingWaiter : public SyncpointWaiter {
  public:
@@ -289,25 +290,12 @@ TEST(Syncpoints, TheTimerThreadStartsWithTheFirstParkedWaiter) {
     constexpr int kWaiters = 8;
     std::vector<std::shared_ptr<RecordingWaiter>> waiters;
     for (int i = 0; i < kWaiters; ++i) waiters.push_back(std::make_shared<RecordingWaiter>());
-    absl::Mutex mu;
-    std::set<pid_t> parkers;
-    absl::Barrier* start = new absl::Barrier(kWaiters);  // the last thread through deletes it
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kWaiters; ++i)
-      threads.emplace_back([&, i] {
-        {
-          absl::MutexLock l(&mu);
-          parkers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
-        }
-        if (start->Block()) delete start;
-        uint32_t value;
-        EXPECT_EQ(s.Wait(
-                      10 + i, 1, 20, [&] { return waiters[i]; }, &value),
-                  Syncpoints::WaitStart::kParked);
-      });
-    for (auto& t : threads) t.join();
-    std::set<pid_t> added = TasksAdded(before);
-    for (pid_t t : parkers) added.erase(t);
+    const std::set<pid_t> added = TasksAddedByRace(before, kWaiters, [&](int i) {
+      uint32_t value;
+      EXPECT_EQ(s.Wait(
+                    10 + i, 1, 20, [&] { return waiters[i]; }, &value),
+                Syncpoints::WaitStart::kParked);
+    });
     EXPECT_EQ(added.size(), 1u) << "parked: one timer thread";
     for (auto& w : waiters) {
       ASSERT_TRUE(w->done.WaitForNotificationWithTimeout(absl::Seconds(10)));

@@ -5,13 +5,20 @@
 #pragma once
 
 #include <dirent.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <set>
+#include <thread>
+#include <vector>
 
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -66,6 +73,30 @@ inline size_t TasksAddedBecome(const std::set<pid_t>& before, size_t n,
     now = TasksAdded(before).size();
   }
   return now;
+}
+
+// Runs body(0), ..., body(n - 1) on n threads of its own, released together (a first use racing
+// on all of them), and joins them; the threads that exist then and did not in `before`, those n
+// left out.
+inline std::set<pid_t> TasksAddedByRace(const std::set<pid_t>& before, int n,
+                                        const std::function<void(int)>& body) {
+  absl::Mutex mu;
+  std::set<pid_t> racers;
+  absl::Barrier* start = new absl::Barrier(n);  // the last thread through deletes it
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      {
+        absl::MutexLock l(&mu);
+        racers.insert(static_cast<pid_t>(syscall(SYS_gettid)));
+      }
+      if (start->Block()) delete start;
+      body(i);
+    });
+  for (auto& t : threads) t.join();
+  std::set<pid_t> added = TasksAdded(before);
+  for (pid_t t : racers) added.erase(t);
+  return added;
 }
 
 }  // namespace nvsentry::testing
