@@ -63,6 +63,16 @@ class HostTwinsTest : public ::testing::Test {
               abi::NvError::kSuccess);
     return nvmap_.Resolve(me_, *handle);
   }
+  // Makes an object, its twin in `twins`, then frees the object as the guest would.
+  void TwinThenFree(Twins& twins) {
+    uint32_t gh = 0;
+    auto obj = Object(&gh);
+    ASSERT_TRUE(twins.HandleOf(obj).ok());
+    obj.reset();
+    uint64_t a;
+    uint32_t s, f;
+    ASSERT_EQ(nvmap_.Free(me_, gh, &a, &s, &f), abi::NvError::kSuccess);
+  }
   static constexpr size_t kSize = 64 * 1024;
   const pid_t me_ = getpid();
   BudgetAccount budget_;
@@ -96,14 +106,8 @@ TEST_F(HostTwinsTest, FirstUseMakesAndFillsTheTwinOnceAndPullsBringGpuWrites) {
 }
 
 TEST_F(HostTwinsTest, TheTwinGoesWithTheGuestObject) {
-  uint32_t gh = 0;
-  auto obj = Object(&gh);
   Twins twins(host_);
-  ASSERT_TRUE(twins.HandleOf(obj).ok());
-  obj.reset();
-  uint64_t a;
-  uint32_t s, f;
-  ASSERT_EQ(nvmap_.Free(me_, gh, &a, &s, &f), abi::NvError::kSuccess);
+  TwinThenFree(twins);
   twins.Sweep();
   EXPECT_EQ(twins.size(), 0u);
   EXPECT_TRUE(host_.objects.empty());
@@ -112,14 +116,8 @@ TEST_F(HostTwinsTest, TheTwinGoesWithTheGuestObject) {
 // A freed object's twin (its agreed copy in the sentry, its host memory) goes at the next push
 // or pull, not only when the guest next makes a twin: its pinned_bytes are the guest's again.
 TEST_F(HostTwinsTest, AFreedObjectsTwinGoesAtTheNextSync) {
-  uint32_t gh = 0;
-  auto obj = Object(&gh);
   Twins twins(host_);
-  ASSERT_TRUE(twins.HandleOf(obj).ok());
-  obj.reset();
-  uint64_t a;
-  uint32_t sz, f;
-  ASSERT_EQ(nvmap_.Free(me_, gh, &a, &sz, &f), abi::NvError::kSuccess);
+  TwinThenFree(twins);
   ASSERT_TRUE(twins.PullAll().ok());
   EXPECT_EQ(twins.size(), 0u);
   EXPECT_TRUE(host_.objects.empty());
