@@ -1,6 +1,8 @@
 #include "sentry/crash.h"
 
+#include "hostshim/rate_limited_log.h"
 #include "sentry/job_control.h"
+#include "spdlog/spdlog.h"
 
 #define UNW_LOCAL_ONLY
 #include <cxxabi.h>
@@ -104,6 +106,18 @@ void InstallCrashHandler(int log_fd) {
 void SetCrashVictim(pid_t pid) { g_victim.store(pid); }
 
 bool CrashInProgress() { return g_crashing.load(); }
+
+void ExitSentry(int code, const std::function<void()>& before_exit) {
+  ReportSuppressedLogs();
+  // Not spdlog::shutdown(): it resets the default logger, and a thread's next spdlog::debug would
+  // read its level through a null pointer (a fault at address 0x40).
+  if (spdlog::logger* log = spdlog::default_logger_raw()) log->flush();
+  fflush(stdout);
+  fflush(stderr);
+  if (before_exit) before_exit();
+  while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+  _exit(code);
+}
 
 void CrashForTest() {
   volatile int* p = nullptr;

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+
 namespace nvsentry::sentry {
 
 void InstallCrashHandler(int log_fd);
@@ -14,5 +16,13 @@ bool CrashInProgress();
 // Each thread needs its own alternate stack so that a stack overflow can still be reported.
 void InstallCrashStackForThread();
 [[noreturn]] void CrashForTest();
+
+// How `nvsentry run` ends once the guest is gone: the rate limits' dropped lines reported, the log
+// and stdio flushed, then _exit(code) without waiting for the sentry's threads (workers may sit in
+// the kernel on a listener nobody feeds). Those threads run on until the _exit and may still log
+// (the receiver's "listener closed", the device files' "the filesystem ended"), so the logger is
+// flushed, never destroyed. If a thread is reporting a crash, its signal ends the process instead.
+// `before_exit` (tests): runs just before the _exit.
+[[noreturn]] void ExitSentry(int code, const std::function<void()>& before_exit = nullptr);
 
 }  // namespace nvsentry::sentry

@@ -81,13 +81,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       nvsentry::sentry::InstallCrashHandler(*crash_fd);
-      int code = nvsentry::sentry::RunGuest(cmd->run);
-      nvsentry::ReportSuppressedLogs();  // what the rate limits dropped and did not report yet
-      spdlog::shutdown();
-      fflush(stdout);
-      fflush(stderr);
-      // Workers may still sit in the kernel on a listener nobody feeds; don't wait for them.
-      _exit(code);
+      // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
+      nvsentry::sentry::ExitSentry(nvsentry::sentry::RunGuest(cmd->run));
     }
   }
   return 0;
