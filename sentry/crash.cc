@@ -2,6 +2,7 @@
 
 #include "hostshim/rate_limited_log.h"
 #include "sentry/job_control.h"
+#include "sentry/teardown_handoff.h"
 #include "spdlog/spdlog.h"
 
 #define UNW_LOCAL_ONLY
@@ -116,6 +117,7 @@ void ExitSentry(int code, const std::function<void()>& before_exit) {
   fflush(stderr);
   if (before_exit) before_exit();
   while (CrashInProgress()) pause();  // the crashing thread ends the process with its signal
+  HandOffTeardown();                  // the parent sees the end now; memory and files go just after
   _exit(code);
 }
 
