@@ -16,6 +16,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -33,12 +34,17 @@ def main(argv):
     times = {}
     order = ["spawn"]
     for _ in range(runs):
-        start = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
-        r = subprocess.run([nvsentry, "run", "--"] + program, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-        end = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+        # Marks go to a file, not a pipe: "waited" is when nvsentry was gone, not when the last
+        # holder of its standard error (the clone that frees its memory after it) let go.
+        with tempfile.TemporaryFile(mode="w+") as marks:
+            start = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+            subprocess.run([nvsentry, "run", "--"] + program, env=env, stdout=subprocess.DEVNULL,
+                           stderr=marks)
+            end = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+            marks.seek(0)
+            stderr = marks.read()
         main_at = None
-        for line in r.stderr.splitlines():
+        for line in stderr.splitlines():
             if not line.startswith("nvsentry-mark "):
                 continue
             _, us, _, what = line.split(" ", 3)

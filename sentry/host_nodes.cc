@@ -6,31 +6,50 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "abi/catalogue.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 
 namespace nvsentry::sentry {
 
-std::set<unsigned> NvidiaCharMajors() {
+std::set<unsigned> NvidiaCharMajorsIn(std::string_view proc_devices) {
   std::set<unsigned> majors;
-  std::ifstream in("/proc/devices");
-  std::string line;
   bool chars = false;
-  while (std::getline(in, line)) {
-    if (line.starts_with("Character"))
+  // (Debian's Abseil has its own string_view.)
+  const absl::string_view text(proc_devices.data(), proc_devices.size());
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, "Character"))
       chars = true;
-    else if (line.starts_with("Block"))
+    else if (absl::StartsWith(line, "Block"))
       chars = false;
+    if (!chars) continue;
+    // A driver's line: its major, right-aligned, then its name.
+    std::pair<absl::string_view, absl::string_view> major_name =
+        absl::StrSplit(absl::StripAsciiWhitespace(line), absl::MaxSplits(' ', 1));
     unsigned major;
-    char name[128];
-    if (!chars || sscanf(line.c_str(), "%u %127s", &major, name) != 2) continue;
-    std::string n(name);
-    for (const char* key : {"nvidia", "nvhost", "nvmap", "nvgpu", "host1x", "tegra"})
-      if (n.find(key) != std::string::npos) majors.insert(major);
+    if (!absl::SimpleAtoi(major_name.first, &major)) continue;
+    const absl::string_view name = absl::StripAsciiWhitespace(major_name.second);
+    for (absl::string_view key : {"nvidia", "nvhost", "nvmap", "nvgpu", "host1x", "tegra"})
+      if (absl::StrContains(name, key)) majors.insert(major);
   }
   return majors;
+}
+
+std::set<unsigned> NvidiaCharMajors() {
+  std::string text;
+  const int fd = open("/proc/devices", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return NvidiaCharMajorsIn(text);
 }
 
 namespace {
@@ -81,10 +100,11 @@ void Walk(int dir, const std::string& root, const std::string& rel,
 
 }  // namespace
 
-std::vector<HostNode> FindHostNvidiaNodes(const std::string& dev_root) {
+std::vector<HostNode> FindHostNvidiaNodes(const std::set<unsigned>& nvidia_majors,
+                                          const std::string& dev_root) {
   std::vector<HostNode> nodes;
   const int root = open(dev_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root >= 0) Walk(root, dev_root, "", NvidiaCharMajors(), nodes);
+  if (root >= 0) Walk(root, dev_root, "", nvidia_majors, nodes);
   return nodes;
 }
 

@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvsentry::sentry {
@@ -14,9 +15,14 @@ struct HostNode {
   bool is_dir;
 };
 
-std::vector<HostNode> FindHostNvidiaNodes(const std::string& dev_root = "/dev");
+// `nvidia_majors`: NvidiaCharMajors().
+std::vector<HostNode> FindHostNvidiaNodes(const std::set<unsigned>& nvidia_majors,
+                                          const std::string& dev_root = "/dev");
 
 // The character-device majors /proc/devices gives NVIDIA/Tegra drivers (empty on most hosts).
+// Some 0.1 ms of the kernel's time a read, however short the file: read it once.
 std::set<unsigned> NvidiaCharMajors();
+// The same, from the text of a /proc/devices.
+std::set<unsigned> NvidiaCharMajorsIn(std::string_view proc_devices);
 
 }  // namespace nvsentry::sentry

@@ -454,7 +454,7 @@ struct Scratch {
     close(fd);
     chmod(file.c_str(), 0666);
   }
-  ~Scratch() { RunProgram({{"rm", "-rf", dir}}); }
+  ~Scratch() { RunProgram({{"rm", "-rf", dir}, {}}); }
   std::string Read(const std::string& path) const {
     std::ifstream in(path);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
