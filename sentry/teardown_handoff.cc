@@ -28,8 +28,18 @@ void HandOffTeardown() {
   g_pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
   if (g_pidfd < 0) return;
   // SIGCHLD: whoever inherits the clone (the host's init, a subreaper) reaps it as any orphan.
-  if (clone(WaitThenEnd, g_stack + sizeof g_stack, CLONE_VM | CLONE_FILES | SIGCHLD, nullptr) < 0)
+  const int clone_pid =
+      clone(WaitThenEnd, g_stack + sizeof g_stack, CLONE_VM | CLONE_FILES | SIGCHLD, nullptr);
+  if (clone_pid < 0) {
     close(g_pidfd);
+    return;
+  }
+  // A process group of its own, before this process can end: the job's signals (a shell's or a
+  // harness's SIGSTOP to the group, the terminal's) do not reach it once nvsentry's parent has
+  // seen the end and continues nothing; and a clone stopped before this (a SIGSTOP that stopped
+  // nvsentry too) is in a group the kernel continues (SIGHUP, blocked here, and SIGCONT) when
+  // this process's exit orphans it.
+  setpgid(clone_pid, clone_pid);
 }
 
 }  // namespace nvsentry::sentry

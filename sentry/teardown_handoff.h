@@ -4,7 +4,9 @@
 // both, and the parent's wait returns at once; the clone ends right after and does both. Here
 // that is some 0.2-0.3 ms of `nvsentry run`'s end (docs/benchmarks.md, "Start-up, step by step").
 // Nothing is left once the clone has ended, which it does by itself; a clone that cannot be made
-// changes nothing.
+// changes nothing. The clone is a process group of its own: a SIGSTOP to nvsentry's job that
+// lands as it ends would otherwise stop it for good, with nvsentry's memory and files (its
+// standard output: a reader never saw EOF) and nobody left to continue it.
 #pragma once
 
 namespace nvsentry::sentry {
