@@ -9,6 +9,7 @@
 #include <cxxabi.h>
 #include <libunwind.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +22,7 @@
 namespace nvsentry::sentry {
 namespace {
 
-std::atomic<pid_t> g_victim{0};
+std::atomic<int> g_victim_pidfd{-1};
 std::atomic<bool> g_crashing{false};
 int g_log_fd = -1;
 // Allocated up front: the demangler may not allocate safely inside a fault handler.
@@ -72,8 +73,8 @@ void OnFatal(int sig, siginfo_t* info, void*) {
   }
   // The guest must not be left hanging on a dead sentry. (Its init would also die of
   // PDEATHSIG, but only once the whole sentry is gone.)
-  pid_t victim = g_victim.load();
-  if (victim > 0) kill(victim, SIGKILL);
+  if (const int victim = g_victim_pidfd.load(); victim >= 0)
+    syscall(SYS_pidfd_send_signal, victim, SIGKILL, nullptr, 0);
   TakeBackTerminalAfterCrash();
   // SA_RESETHAND restored the default action: re-raise to die of the same signal.
   raise(sig);
@@ -104,7 +105,7 @@ void InstallCrashHandler(int log_fd) {
   for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(sig, &sa, nullptr);
 }
 
-void SetCrashVictim(pid_t pid) { g_victim.store(pid); }
+void SetCrashVictim(int pidfd) { g_victim_pidfd.store(pidfd); }
 
 bool CrashInProgress() { return g_crashing.load(); }
 

@@ -9,8 +9,10 @@
 namespace nvsentry::sentry {
 
 void InstallCrashHandler(int log_fd);
-// The process to kill if the sentry crashes (the guest's init).
-void SetCrashVictim(pid_t pid);
+// The process to kill if the sentry crashes (the guest's init), as a pidfd that stays open: a pid
+// could name another process once init is reaped, and a crash (or a fault in the clone of
+// HandOffTeardown, which inherits the handler) can come after that.
+void SetCrashVictim(int pidfd);
 // True once a thread is reporting a crash; other threads must then not end the process first.
 bool CrashInProgress();
 // Each thread needs its own alternate stack so that a stack overflow can still be reported.

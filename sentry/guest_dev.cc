@@ -259,16 +259,24 @@ std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
     err = Why("attaching the device files", errno);
   close(device_mount);
   // One listing of the files (READDIRPLUS) gives the kernel all their entries at once, so the
-  // binds below do not each ask the filesystem. One read: reading on to the listing's end would
-  // be one more round trip to the sentry for nothing (some 0.08 ms here). Entries that did not
-  // fit are looked up as they are bound.
+  // binds below do not each ask the filesystem. Read until every file was in it, not to its end:
+  // the read that finds the end is one more round trip to the sentry for nothing (some 0.08 ms
+  // here). One read usually holds them all (the kernel asks for a page at a time: 23 files took
+  // 3848 bytes of it); a catalogue that outgrows it costs one more read, not a lookup per bind.
   if (err.empty()) {
     const int d = open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d >= 0) {
-      alignas(8) char entries[32768];
-      (void)!syscall(SYS_getdents64, d, entries, sizeof entries);
-      close(d);
+    size_t named = 0;
+    alignas(8) char entries[32768];
+    long got;
+    while (d >= 0 && named < devices.size() &&
+           (got = syscall(SYS_getdents64, d, entries, sizeof entries)) > 0) {
+      for (long at = 0; at < got;) {
+        const auto* e = reinterpret_cast<const dirent64*>(entries + at);
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++named;
+        at += e->d_reclen;
+      }
     }
+    if (d >= 0) close(d);
   }
   for (size_t i = 0; err.empty() && i < devices.size(); ++i) {
     const std::string target = "/dev/" + devices[i], source = staging + "/" + devices[i];

@@ -192,7 +192,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   close(control[1]);
   close(status_pipe[1]);
   StartedInit init{static_cast<pid_t>(pid), pidfd, hostshim::UniqueFd(control[0]), status_pipe[0]};
-  SetCrashVictim(init.pid);
+  SetCrashVictim(init.pidfd);
   auto give_up = [&](absl::Status why) {
     init.control.Reset();  // init exits on EOF
     tty.TakeBack();
