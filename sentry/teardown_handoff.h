@@ -2,7 +2,9 @@
 // a process that shares this one's memory and file table and waits for this one to be gone.
 // The _exit then neither frees the memory nor closes the files, since the clone still holds
 // both, and the parent's wait returns at once; the clone ends right after and does both. Here
-// that is some 0.2-0.3 ms of `nvsentry run`'s end (docs/benchmarks.md, "Start-up, step by step").
+// that is some 0.2-0.3 ms of `nvsentry run`'s end for a parent that waits for the process (a
+// shell, a pidfd); one that reads nvsentry's output to its end gains nothing, as the files close
+// only after the memory is freed (docs/benchmarks.md, "Start-up and the end, 2026-11-28").
 // Nothing is left once the clone has ended, which it does by itself; a clone that cannot be made
 // changes nothing. The clone is a process group of its own: a SIGSTOP to nvsentry's job that
 // lands as it ends would otherwise stop it for good, with nvsentry's memory and files (its
