@@ -275,7 +275,11 @@ void CloseOne(Rng& r) {
 // and the GPU's reads.
 void ChurnMemory(Rng& r) {
   uint8_t* m = Region(r);
-  munmap(m, kRegionSize);
+  // Never munmap: between an munmap and the MAP_FIXED mmap another thread's mmap (malloc, a
+  // stack, an ArgArena) can take the range, which MAP_FIXED then silently replaces with zeroes
+  // (the guest dies of SIGSEGV, exit 139, seen under load). MAP_FIXED replaces the pages
+  // atomically; the inaccessible step keeps the "gone" window without giving the range up.
+  mmap(m, kRegionSize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   mmap(m, kRegionSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   g->counters->churns++;
 }
