@@ -17,19 +17,37 @@
 namespace nvsentry::sentry {
 namespace {
 
-TEST(HandOffTeardown, TheParentSeesTheExitAndTheCloneEndsByItself) {
-  // The orphaned clone comes to this process, which can then wait for it.
-  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  int p[2];
-  ASSERT_EQ(pipe(p), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(p[0]);
-    HandOffTeardown();
-    _exit(5);
+// The orphaned clone comes to this process, a subreaper meanwhile, which can then wait for it.
+class HandOffTeardownTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); }
+  void TearDown() override { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+
+  // Forks a child that runs `body` (which must not return) with the writing end of a pipe whose
+  // reading end is returned in *from_child.
+  static pid_t StartChild(void (*body)(int to_parent), int* from_child) {
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    const pid_t child = fork();
+    if (child == 0) {
+      close(p[0]);
+      body(p[1]);
+    }
+    close(p[1]);
+    *from_child = p[0];
+    return child;
   }
-  close(p[1]);
+};
+
+TEST_F(HandOffTeardownTest, TheParentSeesTheExitAndTheCloneEndsByItself) {
+  int from_child = -1;
+  const pid_t child = StartChild(
+      [](int) {
+        HandOffTeardown();
+        _exit(5);
+      },
+      &from_child);
+  ASSERT_GE(child, 0);
   int st = 0;
   ASSERT_EQ(waitpid(child, &st, 0), child);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 5) << st;
@@ -40,9 +58,8 @@ TEST(HandOffTeardown, TheParentSeesTheExitAndTheCloneEndsByItself) {
   EXPECT_NE(clone, child);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
   char byte;
-  EXPECT_EQ(read(p[0], &byte, 1), 0) << "the files are released once the clone is gone";
-  close(p[0]);
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_EQ(read(from_child, &byte, 1), 0) << "the files are released once the clone is gone";
+  close(from_child);
 }
 
 // A job's SIGSTOP (a shell's kill -STOP %1, a test harness's killpg) that lands as nvsentry ends
@@ -50,22 +67,20 @@ TEST(HandOffTeardown, TheParentSeesTheExitAndTheCloneEndsByItself) {
 // clone would keep nvsentry's memory and files (its standard output: no EOF for a reader) for
 // good. The process below stands in for nvsentry: a group of its own, stopped and then ended with
 // the clone made, as an exit racing the group's SIGSTOP is.
-TEST(HandOffTeardown, TheJobsStopDoesNotHoldTheCloneAfterTheExit) {
-  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t child = fork();
+TEST_F(HandOffTeardownTest, TheJobsStopDoesNotHoldTheCloneAfterTheExit) {
+  int ready = -1;
+  const pid_t child = StartChild(
+      [](int to_parent) {
+        setpgid(0, 0);
+        HandOffTeardown();
+        (void)!write(to_parent, "r", 1);
+        for (;;) pause();
+      },
+      &ready);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    setpgid(0, 0);
-    HandOffTeardown();
-    (void)!write(ready[1], "r", 1);
-    for (;;) pause();
-  }
-  close(ready[1]);
   char byte;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
-  close(ready[0]);
+  ASSERT_EQ(read(ready, &byte, 1), 1);
+  close(ready);
   const std::string id = std::to_string(child);
   pid_t clone = 0;  // the child's only child
   std::ifstream("/proc/" + id + "/task/" + id + "/children") >> clone;
@@ -93,7 +108,6 @@ TEST(HandOffTeardown, TheJobsStopDoesNotHoldTheCloneAfterTheExit) {
   }
   EXPECT_TRUE(ended) << (stopped ? "the clone was stopped by its parent's group's SIGSTOP"
                                  : "the clone did not end");
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 }  // namespace
