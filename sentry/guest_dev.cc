@@ -55,26 +55,10 @@ absl::Status AddDeviceFilesAndGive(int dir, const std::vector<std::string>& devi
   return absl::OkStatus();
 }
 
-// What the guest's /dev does with an entry of the host's.
-enum class Fate {
-  kHide,    // an NVIDIA node: left out
-  kDevice,  // a device file takes its name
-  kLink,    // a symbolic link
-  kNode,    // a device node of /dev's own filesystem
-  kBind,    // a directory, or anything the host mounted there
-};
-
-struct HostEntry {
-  std::string name;
-  Fate fate = Fate::kBind;
-  bool directory = false;
-  struct stat st {};  // for kNode (st_mode, st_rdev, owner)
-};
-
-// Lists the host's /dev and decides each entry's fate; stats only what the type leaves open.
+// Lists the host's /dev and decides each entry's fate but for the NVIDIA majors (FinishGuestDev
+// hides those nodes); stats only what the type leaves open.
 absl::StatusOr<std::vector<HostEntry>> ListHostDev(int host,
-                                                   const std::vector<std::string>& device_files,
-                                                   const std::set<unsigned>& nvidia_majors) {
+                                                   const std::vector<std::string>& device_files) {
   struct stat host_st;
   if (fstat(host, &host_st) != 0) return DevError("opening the host's /dev");
   DIR* d = fdopendir(dup(host));
@@ -103,8 +87,6 @@ absl::StatusOr<std::vector<HostEntry>> ListHostDev(int host,
       h.directory = true;
     } else if (S_ISLNK(h.st.st_mode)) {
       h.fate = Fate::kLink;
-    } else if (S_ISCHR(h.st.st_mode) && nvidia_majors.count(major(h.st.st_rdev)) > 0) {
-      h.fate = Fate::kHide;
     } else if ((S_ISCHR(h.st.st_mode) || S_ISBLK(h.st.st_mode)) && h.st.st_dev == host_st.st_dev) {
       h.fate = Fate::kNode;
     }  // else kBind: a directory, or a node the host mounted over its /dev
@@ -112,6 +94,16 @@ absl::StatusOr<std::vector<HostEntry>> ListHostDev(int host,
   }
   closedir(d);
   return entries;
+}
+
+// A character device of an NVIDIA driver's major, wherever it is (the host's own node, or one it
+// mounted over its /dev), is left out.
+void HideNvidiaMajors(std::vector<HostEntry>& entries, const std::set<unsigned>& nvidia_majors) {
+  if (nvidia_majors.empty()) return;
+  for (HostEntry& h : entries)
+    if ((h.fate == Fate::kNode || h.fate == Fate::kBind) && S_ISCHR(h.st.st_mode) &&
+        nvidia_majors.count(major(h.st.st_rdev)) > 0)
+      h.fate = Fate::kHide;
 }
 
 // A fresh, empty tmpfs (detached), mode 0755.
@@ -125,25 +117,23 @@ absl::StatusOr<hostshim::UniqueFd> MakeTmpfs(unsigned attrs) {
   return mnt;
 }
 
-// The overlay: a layer with the device files' mount points and the NVIDIA nodes' whiteouts over
-// the host's /dev. nullopt where the kernel has no overlayfs (or refuses this one).
-absl::StatusOr<std::optional<hostshim::UniqueFd>> MakeOverlay(
-    const std::vector<HostEntry>& entries, const std::vector<std::string>& device_files,
-    uid_t owner, gid_t group) {
-  absl::StatusOr<hostshim::UniqueFd> layer = MakeTmpfs(0);
-  if (!layer.ok()) return layer.status();
-  const int dir = layer->get();
+// The overlay: the drafted layer (the device files' mount points), with the NVIDIA nodes'
+// whiteouts added, over the host's /dev. nullopt where the kernel has no overlayfs (or refuses
+// this one).
+absl::StatusOr<std::optional<hostshim::UniqueFd>> MakeOverlay(const std::vector<HostEntry>& entries,
+                                                              int layer, uid_t owner, gid_t group) {
   for (const HostEntry& h : entries)
-    if (h.fate == Fate::kHide && mknodat(dir, h.name.c_str(), S_IFCHR, makedev(0, 0)) != 0)
+    if (h.fate == Fate::kHide && mknodat(layer, h.name.c_str(), S_IFCHR, makedev(0, 0)) != 0)
       return DevError("hiding " + h.name);
   // The overlay's root takes the top layer's owner.
-  if (absl::Status s = AddDeviceFilesAndGive(dir, device_files, owner, group); !s.ok()) return s;
+  if (fchownat(layer, "", owner, group, AT_EMPTY_PATH) != 0)
+    return DevError("giving it to the guest");
   const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "overlay", kFsopenCloexec)));
   if (!fs) {
     spdlog::debug("the guest's /dev: no overlayfs ({}); copying the host's nodes", strerror(errno));
     return std::nullopt;
   }
-  const std::string lower = absl::StrCat("/proc/self/fd/", dir, ":/dev");
+  const std::string lower = absl::StrCat("/proc/self/fd/", layer, ":/dev");
   if (syscall(SYS_fsconfig, fs.get(), kFsconfigSetString, "lowerdir", lower.c_str(), 0) != 0 ||
       syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0) {
     spdlog::debug("the guest's /dev: overlayfs refused the host's /dev ({}); copying its nodes",
@@ -197,33 +187,70 @@ absl::StatusOr<hostshim::UniqueFd> MakeCopy(const std::vector<HostEntry>& entrie
 
 }  // namespace
 
-absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_files,
-                                      const std::set<unsigned>& nvidia_majors, uid_t owner,
-                                      gid_t group, bool copy) {
-  const hostshim::UniqueFd host(open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!host) return DevError("opening the host's /dev");
-  absl::StatusOr<std::vector<HostEntry>> entries =
-      ListHostDev(host.get(), device_files, nvidia_majors);
+absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files,
+                                            bool copy) {
+  GuestDevDraft draft;
+  draft.host.Reset(open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!draft.host) return DevError("opening the host's /dev");
+  absl::StatusOr<std::vector<HostEntry>> entries = ListHostDev(draft.host.get(), device_files);
   if (!entries.ok()) return entries.status();
+  draft.entries = *std::move(entries);
+  draft.copy = copy;
+  return draft;
+}
+
+absl::StatusOr<hostshim::UniqueFd> MakeGuestDevLayer(const std::vector<std::string>& device_files) {
+  absl::StatusOr<hostshim::UniqueFd> layer = MakeTmpfs(0);
+  if (!layer.ok()) return layer.status();
+  for (const std::string& name : device_files)
+    if (!MakeMountPoint(layer->get(), name, false, 0666))
+      return DevError("making a mount point for " + name);
+  return layer;
+}
+
+absl::StatusOr<GuestDev> FinishGuestDev(GuestDevDraft draft, hostshim::UniqueFd layer,
+                                        const std::vector<std::string>& device_files,
+                                        const std::set<unsigned>& nvidia_majors, uid_t owner,
+                                        gid_t group) {
+  HideNvidiaMajors(draft.entries, nvidia_majors);
   GuestDev dev;
-  for (const HostEntry& h : *entries)
+  for (const HostEntry& h : draft.entries)
     if (h.fate == Fate::kBind) dev.binds.push_back(h.name);
   dev.devices = device_files;
-  if (!copy) {
+  if (!draft.copy && layer) {
     absl::StatusOr<std::optional<hostshim::UniqueFd>> overlay =
-        MakeOverlay(*entries, device_files, owner, group);
+        MakeOverlay(draft.entries, layer.get(), owner, group);
     if (!overlay.ok()) return overlay.status();
     if (overlay->has_value()) {
       dev.root = std::move(**overlay);
       dev.overlay = true;
+      // Not closed here: the last close of the layer's detached mount unmounts it, which waits
+      // for an RCU grace period (some 0.03 ms here) on the start's path. The sentry closes it
+      // after the clone, when init's copy is the last: init's end unmounts it.
+      dev.layer = std::move(layer);
       return dev;
     }
   }
   absl::StatusOr<hostshim::UniqueFd> made =
-      MakeCopy(*entries, device_files, host.get(), owner, group);
+      MakeCopy(draft.entries, device_files, draft.host.get(), owner, group);
   if (!made.ok()) return made.status();
   dev.root = *std::move(made);
   return dev;
+}
+
+absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_files,
+                                      const std::set<unsigned>& nvidia_majors, uid_t owner,
+                                      gid_t group, bool copy) {
+  absl::StatusOr<GuestDevDraft> draft = DraftGuestDev(device_files, copy);
+  if (!draft.ok()) return draft.status();
+  hostshim::UniqueFd layer;
+  if (!copy) {
+    absl::StatusOr<hostshim::UniqueFd> made = MakeGuestDevLayer(device_files);
+    if (!made.ok()) return made.status();
+    layer = *std::move(made);
+  }
+  return FinishGuestDev(*std::move(draft), std::move(layer), device_files, nvidia_majors, owner,
+                        group);
 }
 
 std::string AttachGuestDev(int root, const std::vector<std::string>& binds,

@@ -18,6 +18,7 @@
 // /dev/ptmx working (the kernel finds the pseudo-terminals at "pts" beside the node opened).
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <set>
@@ -31,15 +32,52 @@ namespace nvsentry::sentry {
 
 struct GuestDev {
   hostshim::UniqueFd root;           // the new /dev, a detached mount (O_CLOEXEC)
+  hostshim::UniqueFd layer;          // the overlay's layer (O_CLOEXEC): closed after the clone
   std::vector<std::string> binds;    // host entries init binds, by name
   std::vector<std::string> devices;  // the device files init binds, by name
   bool overlay = false;              // made as an overlay (else a copy)
 };
 
-// In the sentry, as root, before the guest exists. `device_files`: the names the device files
-// take; `nvidia_majors`: NvidiaCharMajors() (nodes of these majors are left out, as are nodes
-// whose names are NVIDIA's); `owner`, `group`: the guest's root's host ids. `copy`: make the copy
-// even where the kernel has overlayfs.
+// What the guest's /dev does with an entry of the host's /dev.
+enum class Fate {
+  kHide,    // an NVIDIA node: left out
+  kDevice,  // a device file takes its name
+  kLink,    // a symbolic link
+  kNode,    // a device node of /dev's own filesystem
+  kBind,    // a directory, or anything the host mounted there
+};
+
+struct HostEntry {
+  std::string name;
+  Fate fate = Fate::kBind;
+  bool directory = false;
+  struct stat st {};  // where the type did not decide (mode, device numbers, owner)
+};
+
+// The parts of the work that need neither the NVIDIA majors nor the guest's identity, so that two
+// threads can do them while the sentry reads /proc/devices and makes the device files. In the
+// sentry, as root, before the guest exists; `device_files`: the names the device files take.
+//
+// The draft: the host's /dev listed. `copy`: make the copy even where the kernel has overlayfs.
+struct GuestDevDraft {
+  hostshim::UniqueFd host;  // the host's /dev
+  std::vector<HostEntry> entries;
+  bool copy = false;
+};
+absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files,
+                                            bool copy = false);
+// The overlay's layer: a detached tmpfs holding the device files' mount points.
+absl::StatusOr<hostshim::UniqueFd> MakeGuestDevLayer(const std::vector<std::string>& device_files);
+
+// The rest, from the draft and the layer (empty for a copy). `nvidia_majors`: NvidiaCharMajors()
+// (nodes of these majors are left out, as are nodes whose names are NVIDIA's); `owner`, `group`:
+// the guest's root's host ids. Falls back to the copy where the kernel has no overlayfs.
+absl::StatusOr<GuestDev> FinishGuestDev(GuestDevDraft draft, hostshim::UniqueFd layer,
+                                        const std::vector<std::string>& device_files,
+                                        const std::set<unsigned>& nvidia_majors, uid_t owner,
+                                        gid_t group);
+
+// Both, one after the other.
 absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_files,
                                       const std::set<unsigned>& nvidia_majors, uid_t owner,
                                       gid_t group, bool copy = false);

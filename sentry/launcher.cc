@@ -237,20 +237,19 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
   return std::nullopt;
 }
 
-// Before the clone, the longest step is making the guest's /dev (sentry/guest_dev.h); a thread
-// of its own makes it while the device files, the filter and the list of the host's NVIDIA nodes
-// are made. Take joins it, as the fork-like clone needs a single-threaded sentry. The thread has
-// a umask of its own (CLONE_FS unshared), 0, so that copied nodes need no chmod, and nvsentry's,
-// which the guest inherits, stays as it was.
+// Before the clone, the longest step is making the guest's /dev (sentry/guest_dev.h): a thread of
+// its own drafts it (lists the host's /dev, makes the overlay's layer) while the NVIDIA majors are
+// read and the device files and the list of the host's NVIDIA nodes made. Take joins it, as the
+// fork-like clone needs a single-threaded sentry, and finishes the /dev with the majors. The
+// thread has a umask of its own (CLONE_FS unshared), 0, so that the layer's files keep their
+// modes, and nvsentry's, which the guest inherits, stays as it was.
 class GuestDevInBackground {
  public:
-  GuestDevInBackground(bool wanted, const GuestIdentity& identity,
-                       const std::set<unsigned>& nvidia_majors) {
+  explicit GuestDevInBackground(bool wanted) {
     if (!wanted) return;
-    thread_ = std::thread([this, uid = identity.host_uid, gid = identity.host_gid, &nvidia_majors] {
+    thread_ = std::thread([this] {
       if (unshare(CLONE_FS) == 0) umask(0);
-      result_ =
-          MakeGuestDev(DeviceFileNames(), nvidia_majors, uid, gid, TestHookOn(TestHook::kCopyDev));
+      draft_ = DraftGuestDev(DeviceFileNames(), TestHookOn(TestHook::kCopyDev));
     });
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one is moved off it.
@@ -265,16 +264,24 @@ class GuestDevInBackground {
   GuestDevInBackground& operator=(const GuestDevInBackground&) = delete;
   ~GuestDevInBackground() { Join(); }
 
-  absl::StatusOr<GuestDev> Take() {
+  absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors,
+                                const GuestIdentity& identity) {
+    // The overlay's layer meanwhile, on this thread.
+    absl::StatusOr<hostshim::UniqueFd> layer = hostshim::UniqueFd();
+    if (!TestHookOn(TestHook::kCopyDev)) layer = MakeGuestDevLayer(DeviceFileNames());
     Join();
-    return std::move(result_);
+    if (!draft_.ok()) return draft_.status();
+    if (!layer.ok()) return layer.status();
+    return FinishGuestDev(*std::move(draft_), *std::move(layer), DeviceFileNames(), nvidia_majors,
+                          identity.host_uid, identity.host_gid);
   }
 
  private:
   void Join() {
     if (thread_.joinable()) thread_.join();
   }
-  absl::StatusOr<GuestDev> result_ = absl::FailedPreconditionError("the guest's /dev: not made");
+  absl::StatusOr<GuestDevDraft> draft_ =
+      absl::FailedPreconditionError("the guest's /dev: not made");
   std::thread thread_;
 };
 
@@ -431,11 +438,11 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
         std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
   }
   StartupMark("identity chosen");
-  // Read once for both threads: /proc/devices costs the kernel some 0.1 ms a read here.
+  GuestDevInBackground dev_maker(options.devices != DeviceMode::kTrap && geteuid() == 0);
+  // Read once for the host's nodes and the guest's /dev: /proc/devices costs the kernel some
+  // 0.1 ms a read here.
   const std::set<unsigned> nvidia_majors = NvidiaCharMajors();
   StartupMark("NVIDIA majors read");
-  GuestDevInBackground dev_maker(options.devices != DeviceMode::kTrap && geteuid() == 0, *identity,
-                                 nvidia_majors);
   absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
   if (!device_files.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
@@ -450,7 +457,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   StartupMark("filter built");
   MountPlan mounts = GuestMountPlan(options, FindHostNvidiaNodes(nvidia_majors));
   StartupMark("host nodes found");
-  absl::StatusOr<GuestDev> made = dev_maker.Take();  // joined: the clone needs one thread
+  // Joined: the clone needs one thread.
+  absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors, *identity);
   std::optional<GuestDev> dev;
   if (device_files->has_value()) {
     if (!made.ok()) {
@@ -495,12 +503,20 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
 
+  // Init goes on at once, while the sentry narrows itself, serves the device files and is made
+  // (its own start-up, on the other CPU): init's requests to the device files wait in the kernel
+  // until the filesystem's thread serves them.
+  if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
+    return kSandboxFailed;
+  }
+  StartupMark("init told to go");
   NarrowTheSentry(*identity);
   if (frames) frames->Start();
   StartupMark("capabilities dropped");
   // The device files are served from now on, while the sentry is made: init lists and binds them
-  // meanwhile (each request a round trip, dearer the later it starts); an open, which only the
-  // guest makes, waits for the sentry. Both never destroyed, as the sentry.
+  // meanwhile (each request a round trip); an open, which only the guest makes, waits for the
+  // sentry. Both never destroyed, as the sentry.
   auto* deferred = new DeferredDeviceFileHandler;
   std::unique_ptr<DeviceFs> served;
   dev_t device_files_dev = 0;
@@ -509,12 +525,6 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred);
   }
   StartupMark("device files served");
-  // Init goes on while the sentry is made (a start-up cost of its own, on the other CPU).
-  if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
-    return kSandboxFailed;
-  }
-  StartupMark("init told to go");
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
   // process ends right after RunGuest returns.
   auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames,
