@@ -95,6 +95,21 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
 
 // The sandbox's filesystem view from the command line and the host's NVIDIA nodes; bind sources
 // relative to nvsentry's own directory.
+// The host's NVIDIA nodes the guest must not reach: those under /dev and, where the host backend
+// is pointed elsewhere (--host-dev-dir, a simulated Jetson's directory say), those it opens there.
+// Without the second walk the guest opened the host backend's own nodes at their host paths and
+// its ioctls on them went to the host untouched (no session of the sentry's: continued).
+std::vector<HostNode> HostNodesToHide(const RunOptions& o, const std::set<unsigned>& majors) {
+  std::vector<HostNode> nodes = FindHostNvidiaNodes(majors);
+  std::error_code ec;
+  const std::filesystem::path host = std::filesystem::canonical(o.host_dev_dir, ec);
+  if (!ec && host != std::filesystem::canonical("/dev", ec)) {
+    std::vector<HostNode> more = FindHostNvidiaNodes(majors, host.string());
+    nodes.insert(nodes.end(), more.begin(), more.end());
+  }
+  return nodes;
+}
+
 MountPlan GuestMountPlan(const RunOptions& o, std::vector<HostNode> hide) {
   MountPlan plan;
   plan.hide = std::move(hide);
@@ -455,7 +470,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("filter built");
-  MountPlan mounts = GuestMountPlan(options, FindHostNvidiaNodes(nvidia_majors));
+  MountPlan mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
   StartupMark("host nodes found");
   // Joined: the clone needs one thread.
   absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors, *identity);

@@ -134,5 +134,35 @@ TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
   ExpectTheCheckedWordsRan({"forge"});
 }
 
+// The host backend's own nodes under --host-dev-dir are the sentry's to open, never the guest's:
+// where they are the guest finds /dev/null's node, and an L4T SYNCPT_INCR it sends there reaches
+// no host syncpoint. (Before: the guest opened the fake's nvhost-ctrl at its host path and moved
+// host syncpoint 10 from 0 to 1, an ioctl its policy and the sentry never saw.)
+TEST_F(HostCommandStream, TheHostDevDirsNodesAreNotTheGuests) {
+  const std::string probe =
+      "import fcntl, os, stat, struct, sys\n"
+      "p = sys.argv[1] + '/nvhost-ctrl'\n"
+      "st = os.stat(p)\n"
+      "print('node=%s:%d:%d' % ('chr' if stat.S_ISCHR(st.st_mode) else 'other',\n"
+      "      os.major(st.st_rdev), os.minor(st.st_rdev)))\n"
+      "try:\n"
+      "    fd = os.open(p, os.O_RDWR)\n"
+      "    fcntl.ioctl(fd, 0x40044802, struct.pack('I', 10))\n"
+      "    print('incr=0')\n"
+      "except OSError as e:\n"
+      "    print('incr=%d' % e.errno)\n";
+  for (const char* devices : {"--devices=files", "--devices=trap"}) {
+    SCOPED_TRACE(devices);
+    RunResult r = RunSandboxed(
+        {Policy("covered", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_, devices},
+        {"/usr/bin/python3", "-c", probe, dir_});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto kv = ParseKeyValues(r.out);
+    EXPECT_EQ(kv["node"], "chr:1:3") << r.out;
+    EXPECT_EQ(kv["incr"], std::to_string(ENOTTY)) << r.out;
+    EXPECT_EQ(HostSyncpoint(10), 0u) << "the guest's increment reached the host";
+  }
+}
+
 }  // namespace
 }  // namespace nvsentry::testing
