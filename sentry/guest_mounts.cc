@@ -20,7 +20,8 @@ namespace {
 struct MountAttr {
   uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
-constexpr uint64_t kMountAttrRdonly = 0x1;
+constexpr uint64_t kMountAttrRdonly = 0x1, kMountAttrNodev = 0x4;
+constexpr unsigned kOpenTreeClone = 1, kMoveMountFEmptyPath = 0x4;
 
 std::string Why(const std::string& what, int err) { return what + ": " + strerror(err); }
 
@@ -98,12 +99,34 @@ std::string Bind(const BindMount& b, int source_fd, const MountPlan& plan) {
   return "";
 }
 
+// Device nodes open only in the guest's /dev: every other mount becomes nodev, so a node the host
+// keeps anywhere else (a chroot's /dev on disk, a second devtmpfs, a bind of /dev, the covers of
+// --host-dev-dir's nodes) is EACCES to open, as a --bind of bubblewrap's is. /dev and everything
+// mounted below it (the device files, /dev/pts, the covers of hidden nodes) are cloned first, with
+// their flags as they are, and the clone goes on top of the nodev /dev.
+std::string DevicesOnlyInDev() {
+  const int tree = static_cast<int>(
+      syscall(SYS_open_tree, AT_FDCWD, "/dev", kOpenTreeClone | O_CLOEXEC | AT_RECURSIVE));
+  if (tree < 0) return Why("cloning /dev", errno);
+  MountAttr a{};
+  a.attr_set = kMountAttrNodev;
+  std::string err;
+  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) != 0)
+    err = Why("making every mount nodev", errno);
+  else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
+    err = Why("putting /dev back with its devices", errno);
+  close(tree);  // attached now: closing unmounts nothing
+  return err;
+}
+
 }  // namespace
 
 std::string SetUpGuestMounts(const MountPlan& plan) {
-  // Our mounts stay ours; the host's later mounts still show up here.
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
-    return Why("making / a slave mount", errno);
+  // The guest's view is the host's as it is now, and stays ours: a mount the host makes later does
+  // not show up here (it would come with its own flags: writable under --ro-root, with devices
+  // outside /dev), and nothing mounted here reaches the host.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return Why("making / a private mount", errno);
   if (plan.device_mount >= 0)
     if (std::string e =
             AttachGuestDev(plan.dev_root, plan.dev_binds, plan.device_files, plan.device_mount);
@@ -149,7 +172,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   // uncovered /dev) are not reachable from the guest.
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     return Why("mounting /proc for the guest", errno);
-  return "";
+  return DevicesOnlyInDev();
 }
 
 }  // namespace nvsentry::sentry

@@ -5,9 +5,12 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -486,6 +489,70 @@ TEST(LauncherView, ReadOnlyRootProtectsWhatTheIdentityMayWrite) {
                                        std::to_string(getpid()) + " && echo own-proc"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "out\nown-proc\n");
+}
+
+// Device nodes open only in the guest's /dev. A host keeps nodes elsewhere too (a chroot's /dev
+// on disk, a second devtmpfs, a bind of /dev): here one named like an NVIDIA node and one named
+// plainly, both /dev/zero's device, on the host's root filesystem. Before, the guest read zeros
+// from both, under either device mode; an NVIDIA node there would have taken its ioctls.
+TEST(LauncherView, DeviceNodesOutsideDevDoNotOpen) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a device node";
+  Scratch s;
+  for (const char* name : {"/nvhost-gpu", "/zero"}) {
+    const std::string node = s.dir + name;
+    ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 5)), 0) << strerror(errno);
+    chmod(node.c_str(), 0666);
+  }
+  for (const char* devices : {"--devices=files", "--devices=trap"}) {
+    RunResult r = RunSandboxed(
+        {devices}, {"sh", "-c",
+                    "for n in " + s.dir + "/nvhost-gpu " + s.dir +
+                        "/zero /dev/zero; do head -c 2 $n >/dev/null 2>&1; echo $n=$?; done; "
+                        "python3 -c 'import pty; pty.openpty(); print(\"pty=0\")'"});
+    ASSERT_EQ(r.exit_code, 0) << devices << r.out << r.err;
+    auto kv = ParseKeyValues(r.out);
+    EXPECT_EQ(kv[s.dir + "/nvhost-gpu"], "1") << devices << r.out;
+    EXPECT_EQ(kv[s.dir + "/zero"], "1") << devices << r.out;
+    // The guest's own /dev keeps its devices, pseudo-terminals included.
+    EXPECT_EQ(kv["/dev/zero"], "0") << devices << r.out;
+    EXPECT_EQ(kv["pty"], "0") << devices << r.out;
+  }
+}
+
+// The guest's view is the host's at the start: a mount the host makes later is not in it (before,
+// it came in through slave propagation with its own flags, writable under --ro-root). Played in
+// a mount namespace of the test's own, shared within itself, as a host with shared mounts is.
+TEST(LauncherView, AMountTheHostMakesLaterIsNotTheGuests) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount";
+  Scratch s;
+  const std::string late = s.dir + "/late";
+  ASSERT_EQ(mkdir(late.c_str(), 01777), 0);
+  EXPECT_EXIT(
+      {
+        if (unshare(CLONE_NEWNS) != 0 ||
+            mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            mount(nullptr, "/", nullptr, MS_REC | MS_SHARED, nullptr) != 0)
+          _exit(3);
+        Child nvsentry(
+            {{NvsentryPath(), "run", "--ro-root", "--", "sh", "-c",
+              "echo started; read go; grep -c ' " + late + " ' /proc/self/mountinfo; echo x > " +
+                  late + "/guest 2>/dev/null; echo wrote=$?"},
+             {},
+             kMs,
+             true});
+        if (!nvsentry.WaitForOutput("started", kMs)) _exit(4);
+        if (mount("late", late.c_str(), "tmpfs", 0, "mode=1777") != 0) _exit(5);
+        nvsentry.WriteStdin("go\n");
+        RunResult r = nvsentry.Finish(kMs);
+        fprintf(stderr, "%s%s", r.out.c_str(), r.err.c_str());
+        const bool guest_wrote = access((late + "/guest").c_str(), F_OK) == 0;
+        umount2(late.c_str(), MNT_DETACH);
+        // Not in its mount table; the write fails (the read-only directory under it).
+        const bool unseen =
+            r.out.starts_with("started\n0\nwrote=") && r.out.find("wrote=0") == std::string::npos;
+        _exit(unseen && !guest_wrote ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(LauncherView, PrivateTmpHidesAndKeepsNothing) {
