@@ -26,7 +26,7 @@ constexpr unsigned kFsopenCloexec = 0x1;
 constexpr unsigned kFsconfigSetString = 1, kFsconfigCmdCreate = 6;
 constexpr unsigned kFsmountCloexec = 0x1;
 constexpr unsigned kMountAttrRdonly = 0x1, kMountAttrNosuid = 0x2, kMountAttrNoexec = 0x8;
-constexpr unsigned kMoveMountFEmptyPath = 0x4;
+constexpr unsigned kMoveMountFEmptyPath = 0x4, kOpenTreeClone = 1;
 
 absl::Status DevError(const std::string& what) {
   return absl::ErrnoToStatus(errno, "the guest's /dev: " + what);
@@ -253,31 +253,46 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
                         group);
 }
 
-std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
-                           const std::vector<std::string>& devices, int device_mount) {
-  // The host's /dev, for the binds' sources, before the new /dev hides it.
+absl::StatusOr<std::vector<int>> CloneGuestDevBinds(const std::vector<std::string>& binds) {
   const int host = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (host < 0) return absl::ErrnoToStatus(errno, "opening the host's /dev");
+  std::vector<int> trees;
+  for (const std::string& name : binds) {
+    const int tree = static_cast<int>(
+        syscall(SYS_open_tree, host, name.c_str(), kOpenTreeClone | O_CLOEXEC | AT_RECURSIVE));
+    // One the guest's identity cannot reach (or gone since) is left out.
+    if (tree < 0 && errno != ENOENT && errno != EACCES && errno != EPERM) {
+      const int e = errno;
+      for (int t : trees)
+        if (t >= 0) close(t);
+      close(host);
+      return absl::ErrnoToStatus(e, "cloning the host's /dev/" + name);
+    }
+    trees.push_back(tree);
+  }
+  close(host);
+  return trees;
+}
+
+std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
+                           const std::vector<int>& trees, const std::vector<std::string>& devices,
+                           int device_mount) {
   std::string err;
-  if (host < 0) err = Why("opening the host's /dev", errno);
-  if (err.empty() && syscall(SYS_move_mount, root, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
+  if (syscall(SYS_move_mount, root, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
     err = Why("attaching the guest's /dev", errno);
   close(root);
-  for (size_t i = 0; err.empty() && i < binds.size(); ++i) {
-    const std::string source = absl::StrCat("/proc/self/fd/", host, "/", binds[i]);
+  for (size_t i = 0; i < binds.size(); ++i) {
     const std::string target = "/dev/" + binds[i];
-    struct stat st;
-    const bool dir = stat(source.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND | (dir ? MS_REC : 0), nullptr) !=
-        0) {
-      // One the guest's identity cannot reach (or gone since) is left out: where the new /dev
-      // is a copy, its empty mount point goes (the overlay shows the host's own entry, which
-      // the guest could not reach either).
-      const int e = errno;
-      if (e != ENOENT && e != EACCES && e != EPERM) err = Why("binding the host's " + target, e);
-      dir ? rmdir(target.c_str()) : unlink(target.c_str());
+    if (err.empty() && trees[i] >= 0 &&
+        syscall(SYS_move_mount, trees[i], "", AT_FDCWD, target.c_str(), kMoveMountFEmptyPath) != 0)
+      err = Why("binding the host's " + target, errno);
+    if (err.empty() && trees[i] < 0) {
+      // Left out: where the new /dev is a copy, its empty mount point goes (the overlay shows the
+      // host's own entry, which the guest could not reach either).
+      if (rmdir(target.c_str()) != 0) unlink(target.c_str());
     }
+    if (trees[i] >= 0) close(trees[i]);  // attached (or given up with the rest): nothing to wait on
   }
-  if (host >= 0) close(host);
   // The device files are staged on /proc, which init covers with the guest's own later: nothing
   // is left of them in /dev but their binds.
   const std::string staging = "/proc";

@@ -82,11 +82,17 @@ absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_fil
                                       const std::set<unsigned>& nvidia_majors, uid_t owner,
                                       gid_t group, bool copy = false);
 
-// In init, in its own mount namespace, before anything else is mounted on or under /dev, and
-// while /proc is still the one init inherited (the device files are staged there). `root`:
-// GuestDev::root; `device_mount`: the detached filesystem of device files. Closes both mounts.
-// Empty, or what failed and why.
+// In init, in its own mount namespace, before anything else is mounted on or under /dev: a
+// detached clone (recursive, flags as they are) of each host entry the guest's /dev binds, or -1
+// for one the guest's identity cannot reach. Taken before the rest of the view becomes nodev
+// (sentry/guest_mounts.cc), so that /dev/pts and a host's bound console keep their devices.
+absl::StatusOr<std::vector<int>> CloneGuestDevBinds(const std::vector<std::string>& binds);
+
+// Then, while /proc is still the one init inherited (the device files are staged there):
+// `root`: GuestDev::root; `trees`: CloneGuestDevBinds(binds); `device_mount`: the detached
+// filesystem of device files. Closes every fd it is given. Empty, or what failed and why.
 std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
-                           const std::vector<std::string>& devices, int device_mount);
+                           const std::vector<int>& trees, const std::vector<std::string>& devices,
+                           int device_mount);
 
 }  // namespace nvsentry::sentry

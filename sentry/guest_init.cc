@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,19 +54,20 @@ void Report(int status_fd, InitReport::Kind kind, int value) {
 // so are their flags: whatever mount calls the filter does not know (new ones come with kernel
 // releases: open_tree_attr, say), the guest can neither clone a directory without the mount that
 // covers a node in it, nor clear a read-only flag. The uid and gid maps are the identity: the
-// guest is the same root as before, init keeps its own namespaces. In the child, after fork:
-// `ready` tells init the namespaces exist, `mapped` says init has written the maps.
-void EnterLockedNamespaces(int ready, int mapped) {
-  char byte = 0;
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-    fprintf(stderr, "nvsentry: the program's own namespaces: %s\n", strerror(errno));
-    _exit(125);
-  }
-  // The change of user namespace made this process undumpable, which gives its /proc files to
-  // the root of its memory's user namespace: the host's, since init never exec'd. Init could not
-  // write the maps then. The exec that follows decides dumpability afresh.
+// guest is the same root as before, init keeps its own namespaces.
+//
+// The program is born in them (clone, not fork and then unshare: init writes the maps at once,
+// instead of waiting to hear that the namespaces exist). Init's /proc files of a child are its to
+// write only while the child is dumpable, which the child inherits from init: init is dumpable
+// for the clone alone (nothing of the guest runs yet) and the exec decides afresh for the program.
+// In init: the child's pid, or -1.
+pid_t CloneIntoLockedNamespaces() {
+  const int was = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-  if (write(ready, &byte, 1) != 1 || read(mapped, &byte, 1) != 1 || byte != 1) _exit(125);
+  const long pid =
+      syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (pid != 0) prctl(PR_SET_DUMPABLE, was < 0 ? 0 : was, 0, 0, 0);
+  return static_cast<pid_t>(pid);
 }
 
 // In init: the child's maps, "0 0 1" (init, root of the parent namespace, may write any).
@@ -199,32 +201,37 @@ void RunGuestInit(const GuestInitArgs& a) {
   sigaddset(&wait_set, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&wait_set, s);
 
-  int ready[2], mapped[2];
+  int mapped[2];
   const bool lock = a.identity.user_ns;  // --host-root keeps the host's root: no namespace
-  if (lock && (pipe2(ready, O_CLOEXEC) != 0 || pipe2(mapped, O_CLOEXEC) != 0)) {
+  if (lock && pipe2(mapped, O_CLOEXEC) != 0) {
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
     _exit(125);
   }
   StartupMark("init: forking the guest");
-  GuestState guest{fork()};
+  GuestState guest{lock ? CloneIntoLockedNamespaces() : fork()};
   if (guest.pid < 0) {
+    if (lock) fprintf(stderr, "nvsentry: the program's own namespaces: %s\n", strerror(errno));
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);
     _exit(125);
   }
   if (guest.pid == 0) {
     close(a.status_fd);
     if (sentry_stat >= 0) close(sentry_stat);
-    if (lock) EnterLockedNamespaces(ready[1], mapped[0]);
-    StartupMark("guest: namespaces locked");
+    if (lock) {
+      // On once init has written the maps (byte 1); a child that cannot exits 125, which init
+      // reports as the guest's exit.
+      char byte = 0;
+      close(mapped[1]);
+      if (read(mapped[0], &byte, 1) != 1 || byte != 1) _exit(125);
+      StartupMark("guest: namespaces locked");
+    }
     ExecGuest(a);
   }
   if (lock) {
-    char byte = 0;
-    const bool ok = read(ready[0], &byte, 1) == 1 && MapLockedNamespaces(guest.pid);
-    byte = ok ? 1 : 0;
+    const char byte = MapLockedNamespaces(guest.pid) ? 1 : 0;
     (void)!write(mapped[1], &byte, 1);
-    for (int fd : {ready[0], ready[1], mapped[0], mapped[1]}) close(fd);
-    // A child that could not go on exits 125; init reports it as the guest's exit.
+    close(mapped[0]);
+    close(mapped[1]);
   }
   const timespec tick{0, kSentryWatchMs * 1000000L};
   for (;;) {

@@ -99,21 +99,26 @@ std::string Bind(const BindMount& b, int source_fd, const MountPlan& plan) {
   return "";
 }
 
-// Device nodes open only in the guest's /dev: every other mount becomes nodev, so a node the host
-// keeps anywhere else (a chroot's /dev on disk, a second devtmpfs, a bind of /dev, the covers of
-// --host-dev-dir's nodes) is EACCES to open, as a --bind of bubblewrap's is. /dev and everything
-// mounted below it (the device files, /dev/pts, the covers of hidden nodes) are cloned first, with
-// their flags as they are, and the clone goes on top of the nodev /dev.
-std::string DevicesOnlyInDev() {
+// Device nodes open only in the guest's /dev: every mount of the view becomes nodev, so a node the
+// host keeps anywhere else (a chroot's /dev on disk, a second devtmpfs, a bind of /dev) is EACCES
+// to open, as under a --bind of bubblewrap's. What the guest's /dev takes from the host's is
+// cloned before (CloneGuestDevBinds; with trapped opens the whole of the host's /dev), with its
+// flags as they are, and mounted after.
+std::string MakeEverythingNodev() {
+  MountAttr a{};
+  a.attr_set = kMountAttrNodev;
+  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) != 0)
+    return Why("making every mount nodev", errno);
+  return "";
+}
+
+// With trapped opens the guest's /dev is the host's: a clone of it goes on top of the nodev one.
+std::string KeepHostDevWithItsDevices() {
   const int tree = static_cast<int>(
       syscall(SYS_open_tree, AT_FDCWD, "/dev", kOpenTreeClone | O_CLOEXEC | AT_RECURSIVE));
   if (tree < 0) return Why("cloning /dev", errno);
-  MountAttr a{};
-  a.attr_set = kMountAttrNodev;
-  std::string err;
-  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) != 0)
-    err = Why("making every mount nodev", errno);
-  else if (syscall(SYS_move_mount, tree, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
+  std::string err = MakeEverythingNodev();
+  if (err.empty() && syscall(SYS_move_mount, tree, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
     err = Why("putting /dev back with its devices", errno);
   close(tree);  // attached now: closing unmounts nothing
   return err;
@@ -127,11 +132,17 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   // outside /dev), and nothing mounted here reaches the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return Why("making / a private mount", errno);
-  if (plan.device_mount >= 0)
-    if (std::string e =
-            AttachGuestDev(plan.dev_root, plan.dev_binds, plan.device_files, plan.device_mount);
-        !e.empty())
-      return e;
+  if (plan.device_mount >= 0) {
+    absl::StatusOr<std::vector<int>> trees = CloneGuestDevBinds(plan.dev_binds);
+    if (!trees.ok()) return std::string(trees.status().message());
+    std::string e = MakeEverythingNodev();
+    if (e.empty())
+      e = AttachGuestDev(plan.dev_root, plan.dev_binds, *trees, plan.device_files,
+                         plan.device_mount);
+    if (!e.empty()) return e;
+  } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {
+    return e;
+  }
   for (const HostNode& n : plan.hide) {
     // A host node where a device file now is (a Tegra host's own nvhost-ctrl, say) is gone
     // already: the device file took its place.
@@ -172,7 +183,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   // uncovered /dev) are not reachable from the guest.
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     return Why("mounting /proc for the guest", errno);
-  return DevicesOnlyInDev();
+  return "";
 }
 
 }  // namespace nvsentry::sentry
