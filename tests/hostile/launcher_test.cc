@@ -379,6 +379,17 @@ TEST(LauncherPidReuse, RootStartedSentryHoldsNoCapabilityOverTheHost) {
   ASSERT_TRUE(sh.started());
   ASSERT_TRUE(sh.WaitForOutput("ready\n", kMs)) << sh.output();
   const std::string nice_only = "0000000000800000";  // CAP_SYS_NICE
+  // The guest may be ready before the sentry has started its threads (init goes on while the
+  // sentry is made): wait for them, then look at every one.
+  const std::string tasks = "/proc/" + std::to_string(sh.job()) + "/task";
+  auto count = [&] {
+    std::error_code ec;
+    int n = 0;
+    for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec))
+      ++n;
+    return n;
+  };
+  for (int i = 0; i < kMs / 10 && count() <= 2; ++i) usleep(10000);
   int threads = 0;
   for (const auto& t :
        std::filesystem::directory_iterator("/proc/" + std::to_string(sh.job()) + "/task")) {
