@@ -18,6 +18,8 @@ struct Budgets {
   uint64_t pinned_bytes = 4ull << 30;
   uint32_t mappings = 1u << 16;  // GPU VA entries (MAP_BUFFER*, REMAP pieces, ALLOC_SPACE)
   uint32_t parked_waits = 1024;  // calls parked in the sentry at once (syncpoint and event waits)
+  // Sentry memory behind submitted work not yet done: queued GPFIFO jobs and host1x jobs.
+  uint64_t queued_bytes = 64ull << 20;
 };
 
 }  // namespace nvsentry::abi

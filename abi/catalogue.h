@@ -178,6 +178,9 @@ struct IoctlDesc {
   std::string_view summary = {};            // one line for docs and `nvsentry abi show`
   std::span<const CodeAlias> aliases = {};  // fixed-size ioctls only
   std::span<const UserPtrDesc> user_ptrs = {};  // host ABI only: fields that point at memory
+  // The ioctl of this name on the same device that does the same under another number or layout:
+  // a policy rule for it governs this one too, unless a rule names this one (policy/policy.h).
+  std::string_view follows = {};
 
   constexpr bool variable() const { return (flags & kVariable) != 0; }
   // Bytes of the fixed part: the code's size, or the header of a variable ioctl.

@@ -14,13 +14,14 @@ std::string_view BudgetName(BudgetKind k) {
     case BudgetKind::kTransferMemory: return "transfer_memory";
     case BudgetKind::kMappings: return "mappings";
     case BudgetKind::kParkedWaits: return "parked_waits";
+    case BudgetKind::kQueuedBytes: return "queued_bytes";
   }
   return "?";
 }
 
 BudgetAccount::BudgetAccount(const abi::Budgets& b)
-    : limits_{b.open_fds,     b.nvmap_objects,   b.channels, b.address_spaces,
-              b.pinned_bytes, b.transfer_memory, b.mappings, b.parked_waits} {}
+    : limits_{b.open_fds,        b.nvmap_objects, b.channels,     b.address_spaces, b.pinned_bytes,
+              b.transfer_memory, b.mappings,      b.parked_waits, b.queued_bytes} {}
 
 abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
   const size_t i = static_cast<size_t>(k);

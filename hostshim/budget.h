@@ -5,8 +5,9 @@
 // proxy/session.cc; event fds, events.h; nvmap clients' pidfds), nvmap_objects (nvmap CREATE),
 // pinned_bytes (guest memory behind ALLOC with an address), transfer_memory (sentry memory behind
 // ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
-// address_spaces (their device sessions), mappings (GPU VA entries: address_space.h) and
-// parked_waits (calls the sentry holds parked).
+// address_spaces (their device sessions), mappings (GPU VA entries: address_space.h),
+// parked_waits (calls the sentry holds parked) and queued_bytes (the sentry's memory behind
+// submitted work not yet done: sim/channel_engine.h, sim/host1x_channel.h).
 #pragma once
 
 #include <array>
@@ -30,8 +31,9 @@ enum class BudgetKind : uint8_t {
   kTransferMemory,
   kMappings,
   kParkedWaits,
+  kQueuedBytes,
 };
-inline constexpr size_t kBudgetKinds = 8;
+inline constexpr size_t kBudgetKinds = 9;
 
 // The policy file's name for the budget ("open_fds", ...).
 std::string_view BudgetName(BudgetKind k);

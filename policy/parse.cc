@@ -185,7 +185,7 @@ void ReadViolation(Reader& r, const toml::table& t, Policy& p) {
 void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   r.OnlyKeys(t, "[budgets]",
              {"transfer_memory", "open_fds", "nvmap_objects", "channels", "address_spaces",
-              "pinned_bytes", "mappings", "parked_waits"});
+              "pinned_bytes", "mappings", "parked_waits", "queued_bytes"});
   Budgets& b = p.budgets;
   auto bytes = [&](const char* k, uint64_t& out, uint64_t max) {
     if (const toml::node* n = t.get(k))
@@ -203,6 +203,7 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   bytes("pinned_bytes", b.pinned_bytes, 1ull << 48);
   u32("mappings", b.mappings, 1u << 24);
   u32("parked_waits", b.parked_waits, 1u << 20);
+  bytes("queued_bytes", b.queued_bytes, 1ull << 40);
 }
 
 void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p,
@@ -517,6 +518,7 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view text, std::string_view name)
   if (const toml::node* n = root.get("channels"))
     if (const toml::table* t = r.Table(*n, "[channels]")) ReadChannels(r, *t, p);
   if (!r.ok()) return absl::InvalidArgumentError(r.Errors());
+  ResolveFollowers(p);
   return p;
 }
 

@@ -46,9 +46,55 @@ const DeviceRule& Policy::Device(abi::DeviceId id) const {
 
 IoctlRule Policy::Ioctl(const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) const {
   if (auto it = ioctls.find(&desc); it != ioctls.end()) return it->second;
+  const Verdict device = Device(dev.id).ioctls;
+  if (const IoctlRule* f = Followed(desc)) {
+    IoctlRule r = *f;
+    if (device == Verdict::kDeny) r = IoctlRule{Verdict::kDeny, {}, {}};
+    return r;
+  }
   IoctlRule r;
-  r.verdict = Device(dev.id).ioctls;
+  r.verdict = device;
   return r;
+}
+
+void ResolveFollowers(Policy& p) {
+  p.followed.clear();
+  for (const abi::NamedIoctl& n : abi::AllIoctls()) {
+    const abi::IoctlDesc& f = *n.ioctl;
+    if (f.follows.empty() || p.ioctls.contains(&f) || p.followed.contains(&f)) continue;
+    // The entry it follows on the same device: the one of the policy's firmware, if several.
+    const IoctlRule* base = nullptr;
+    const abi::IoctlDesc* base_desc = nullptr;
+    for (const abi::IoctlDesc& b : n.device->ioctls) {
+      auto it = p.ioctls.find(&b);
+      if (b.name != f.follows || it == p.ioctls.end()) continue;
+      if (base == nullptr || b.fw.Contains(p.firmware)) {
+        base = &it->second;
+        base_desc = &b;
+      }
+    }
+    if (base == nullptr) continue;
+    IoctlRule r;
+    r.verdict = base->verdict;
+    if (!base->array_limits.empty()) {
+      for (const abi::ArrayDesc& a : f.arrays) {
+        uint32_t limit = a.max_count;
+        for (size_t i = 0; i < base_desc->arrays.size() && i < base->array_limits.size(); ++i)
+          if (base_desc->arrays[i].name == a.name) limit = std::min(limit, base->array_limits[i]);
+        r.array_limits.push_back(limit);
+      }
+    }
+    for (const FieldRule& fr : base->fields)
+      for (const abi::Field& x : f.fields)
+        if (x.name == fr.field->name && x.dir == fr.field->dir && x.type == fr.field->type &&
+            x.count == fr.field->count) {
+          FieldRule mine = fr;
+          mine.field = &x;
+          r.fields.push_back(mine);
+          break;
+        }
+    p.followed[&f] = std::move(r);
+  }
 }
 
 namespace {

@@ -77,6 +77,12 @@ struct Policy {
   absl::flat_hash_map<abi::DeviceId, DeviceRule> devices;  // devices not listed: DeviceRule{}
   absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule>
       ioctls;  // ioctls not listed: the device's default
+  // What an ioctl that follows another (abi::IoctlDesc::follows: SUBMIT_GPFIFO_RETRY follows
+  // SUBMIT_GPFIFO) and that no rule names takes from the rule of the one it follows: its verdict
+  // (the stricter of it and the device's default applies) and its limits on the arrays and input
+  // fields the two share by name. So the other number cannot do what the rule forbids. Made by
+  // ResolveFollowers.
+  absl::flat_hash_map<const abi::IoctlDesc*, IoctlRule> followed;
   // [channels] classes: the engine classes a GPU channel's command stream may bind with
   // SET_OBJECT, sorted. nullopt: not said, derived from the ALLOC_OBJ_CTX rule (BindableClasses).
   std::optional<std::vector<uint32_t>> channel_classes;
@@ -85,9 +91,19 @@ struct Policy {
   const DeviceRule& Device(abi::DeviceId id) const;
   // Whether the GPU's devices are forwarded to the host (all five say "host").
   bool GpuOnHost() const;
-  // The rule for `desc` on `dev`: its own, or allow/deny from the device's default.
+  // The rule for `desc` on `dev`: its own, the one it follows (`followed`), or allow/deny from the
+  // device's default.
   IoctlRule Ioctl(const abi::DeviceDesc& dev, const abi::IoctlDesc& desc) const;
+  // The rule `desc` takes from the one it follows, or null (the verdict there is the followed
+  // rule's alone: the device's default still applies, Ioctl() and proxy::FindRule combine them).
+  const IoctlRule* Followed(const abi::IoctlDesc& desc) const {
+    auto it = followed.find(&desc);
+    return it == followed.end() ? nullptr : &it->second;
+  }
 };
+
+// Fills `p.followed` from `p.ioctls` (again: what was there goes).
+void ResolveFollowers(Policy& p);
 
 // nvdrv, latest firmware, its mask, every device simulated, every ioctl allowed, the budgets above.
 Policy DefaultPolicy();

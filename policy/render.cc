@@ -150,7 +150,8 @@ std::string RenderToml(const Policy& p, bool comments) {
                   "\n", "nvmap_objects = ", b.nvmap_objects, "\n", "channels = ", b.channels, "\n",
                   "address_spaces = ", b.address_spaces, "\n",
                   "pinned_bytes = ", Hex(b.pinned_bytes), "\n", "mappings = ", b.mappings, "\n",
-                  "parked_waits = ", b.parked_waits, "\n");
+                  "parked_waits = ", b.parked_waits, "\n", "queued_bytes = ", Hex(b.queued_bytes),
+                  "\n");
   if (p.channel_classes) {
     absl::StrAppend(&o, "\n[channels]\n");
     note("the engine classes the GPU channels' pushbuffers may bind with SET_OBJECT");
@@ -237,7 +238,8 @@ std::string ShowPolicy(const Policy& p, bool effective) {
   absl::StrAppend(&o, "budgets: transfer_memory ", Hex(b.transfer_memory), ", open_fds ",
                   b.open_fds, ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels,
                   ", address_spaces ", b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes),
-                  ", mappings ", b.mappings, ", parked_waits ", b.parked_waits, "\n");
+                  ", mappings ", b.mappings, ", parked_waits ", b.parked_waits, ", queued_bytes ",
+                  Hex(b.queued_bytes), "\n");
   absl::StrAppend(&o, "channels may bind: ", ClassesText(BindableClasses(p)),
                   p.channel_classes ? " ([channels] classes)"
                                     : " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)",
@@ -287,6 +289,7 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
   both("budgets.mappings", absl::StrCat(a.budgets.mappings), absl::StrCat(b.budgets.mappings));
   both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits),
        absl::StrCat(b.budgets.parked_waits));
+  both("budgets.queued_bytes", Hex(a.budgets.queued_bytes), Hex(b.budgets.queued_bytes));
   both("channel classes", ClassesText(BindableClasses(a)), ClassesText(BindableClasses(b)));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);

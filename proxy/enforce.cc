@@ -25,7 +25,14 @@ RuleRef FindRule(const GuestConfig& c, const abi::DeviceDesc& dev, const abi::Io
   const policy::Policy& p = c.policy.rules();
   if (auto it = p.ioctls.find(&desc); it != p.ioctls.end())
     return {it->second.verdict, &it->second};
-  return {p.Device(dev.id).ioctls, nullptr};
+  const policy::Verdict device = p.Device(dev.id).ioctls;
+  // One that follows a ruled ioctl: the stricter verdict, and that rule's limits.
+  if (const policy::IoctlRule* f = p.Followed(desc)) {
+    if (f->verdict == policy::Verdict::kDeny || device == policy::Verdict::kDeny)
+      return {policy::Verdict::kDeny, nullptr};
+    return {policy::Verdict::kAllow, f};
+  }
+  return {device, nullptr};
 }
 
 abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,

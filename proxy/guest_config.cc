@@ -6,8 +6,9 @@
 namespace nvsentry::proxy {
 
 GuestPolicy::GuestPolicy(policy::Policy p) : policy_(std::move(p)) {
-  for (const auto& [desc, rule] : policy_.ioctls)
-    if (!rule.array_limits.empty()) array_limits_[desc] = rule.array_limits;
+  for (const auto* rules : {&policy_.ioctls, &policy_.followed})
+    for (const auto& [desc, rule] : *rules)
+      if (!rule.array_limits.empty()) array_limits_[desc] = rule.array_limits;
 }
 
 GuestConfig::GuestConfig(policy::Policy p) : policy(std::move(p)) {

@@ -8,6 +8,7 @@
 namespace nvsentry::proxy {
 
 constexpr uint64_t kLearnedParkedWaitsFloor = 8;
+constexpr uint64_t kLearnedQueuedBytesFloor = 1ull << 20;
 
 uint64_t WithHeadroom(uint64_t seen, uint64_t floor, uint64_t cap) {
   uint64_t v = seen > UINT64_MAX / 2 ? UINT64_MAX : seen * 2;
@@ -134,6 +135,9 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
   // served), so a run that parked few leaves room for a few more.
   p.budgets.parked_waits = static_cast<uint32_t>(WithHeadroom(
       used.peak(BudgetKind::kParkedWaits), kLearnedParkedWaitsFloor, ran.budgets.parked_waits));
+  // How much work is queued at once depends on how fast the engines ran, as parked waits do.
+  p.budgets.queued_bytes = WithHeadroom(used.peak(BudgetKind::kQueuedBytes),
+                                        kLearnedQueuedBytesFloor, ran.budgets.queued_bytes);
   // What the channels' command streams bound, said explicitly: the ALLOC_OBJ_CTX rule alone would
   // not let a pushbuffer bind the classes real clients bind without a context of their own.
   if (opened_.contains(abi::DeviceId::kNvhostGpu)) {
@@ -181,6 +185,7 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
       p.ioctls[&desc] = std::move(r);
     }
   }
+  policy::ResolveFollowers(p);
   return p;
 }
 

@@ -114,7 +114,16 @@ ChannelEngine::~ChannelEngine() {
   // Fences of work that will never run must not hold anyone up; then the id is free again.
   syncpoints_.SetMinEqMax(syncpoint_id_);
   syncpoints_.Free(syncpoint_id_);
+  {
+    absl::MutexLock l(&mu_);
+    for (const Job& j : jobs_) ReleaseQueued(j);
+    jobs_.clear();
+  }
   if (budget_) budget_->Release(BudgetKind::kChannels);
+}
+
+void ChannelEngine::ReleaseQueued(const Job& j) {
+  if (budget_ && j.charged != 0) budget_->Release(BudgetKind::kQueuedBytes, j.charged);
 }
 
 abi::NvError ChannelEngine::AllocRing(uint32_t entries) {
@@ -154,11 +163,14 @@ abi::NvError ChannelEngine::Submit(SubmitJob job, uint32_t promised, abi::channe
     if (ring_size_ == 0) return abi::NvError::kInvalidState;
     if (cost > ring_size_) return abi::NvError::kInsufficientMemory;
     if (ring_used_ + cost > ring_size_) return abi::NvError::kBusy;
+    const uint64_t bytes = sizeof(Job) + job.entries.capacity() * sizeof(job.entries[0]);
+    if (budget_ && budget_->Charge(BudgetKind::kQueuedBytes, bytes) != abi::NvError::kSuccess)
+      return abi::NvError::kBusy;
     ring_used_ += static_cast<uint32_t>(cost);
     // Under the lock, so that fences of one channel grow in submission order.
     fence->id = syncpoint_id_;
     fence->value = syncpoints_.IncrementMax(syncpoint_id_, promised);
-    jobs_.push_back(Job{std::move(job), static_cast<uint32_t>(cost), 0});
+    jobs_.push_back(Job{std::move(job), static_cast<uint32_t>(cost), 0, budget_ ? bytes : 0});
   }
   runlist_.Schedule(shared_from_this());
   return abi::NvError::kSuccess;
@@ -189,6 +201,7 @@ ChannelError ChannelEngine::error() const {
 }
 
 void ChannelEngine::DropAllLocked() {
+  for (const Job& j : jobs_) ReleaseQueued(j);
   jobs_.clear();
   ring_used_ = 0;
   ++epoch_;
@@ -342,6 +355,7 @@ bool ChannelEngine::NextStepLocked(Step* s) {
       return true;
     }
     ring_used_ -= j.cost;
+    ReleaseQueued(j);
     jobs_.pop_front();
   }
   return false;

@@ -133,7 +133,8 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   // Queues a job. `promised` is how far the fence moves (the increments the job's words and
   // entries make); *fence gets {syncpoint, new max}. Timeout when the channel has failed,
   // InvalidState without a ring, InsufficientMemory when the job can never fit the ring, Busy
-  // when it does not fit now (the client retries).
+  // when it does not fit now (the client retries): in the ring, or in the guest's queued_bytes
+  // budget, which the job holds (its copy of the entries) until it is done or dropped.
   abi::NvError Submit(SubmitJob job, uint32_t promised, abi::channel::Fence* fence);
 
   // Error notifier: `object` (may be null: enabled without memory, the nvdrv model where the
@@ -179,6 +180,7 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
     SubmitJob spec;
     uint32_t cost = 1;  // ring entries it holds until done
     size_t next = 0;
+    uint64_t charged = 0;  // queued_bytes it holds until done or dropped
   };
   enum class Do : uint8_t { kResetCp, kWait, kEntry, kIncrement };
   struct Step {
@@ -195,6 +197,8 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   enum class Block : uint8_t { kNone, kSyncpoint, kSemaphore };
   class Requeue;
 
+  // Gives back the queued_bytes a job held (it is done, or dropped).
+  void ReleaseQueued(const Job& j);
   // Unblocks the channel after the syncpoint waiter / retry timer of `epoch` fired.
   void Unblock(uint64_t epoch);
   uint64_t epoch() const;

@@ -160,10 +160,21 @@ abi::NvError Host1xChannel::Submit(Host1xJob job, std::vector<Host1xFence>* fenc
     absl::MutexLock l(&mu_);
     if (failed_ || closed_) return abi::NvError::kTimeout;
     if (jobs_.size() >= kMaxPendingJobs) return abi::NvError::kBusy;
+    const uint64_t bytes = sizeof(Host1xJob) + job.cmdbufs.capacity() * sizeof(Host1xCmdbuf) +
+                           job.relocs.capacity() * (sizeof(Host1xReloc) + sizeof(uint32_t)) +
+                           job.fences.capacity() * sizeof(Host1xFence);
+    if (budget_ && budget_->Charge(BudgetKind::kQueuedBytes, bytes) != abi::NvError::kSuccess)
+      return abi::NvError::kBusy;
+    job.charged = budget_ ? bytes : 0;
+    // A reference to an unmapped buffer below gives the charge back.
+    auto refuse = [&](abi::NvError e) {
+      if (job.charged != 0) budget_->Release(BudgetKind::kQueuedBytes, job.charged);
+      return e;
+    };
     for (Host1xReloc& r : job.relocs) {
       auto h = by_handle_.find(r.target);
       if (h == by_handle_.end() || by_address_.at(h->second).refs == 0)
-        return abi::NvError::kBadParameter;
+        return refuse(abi::NvError::kBadParameter);
       r.value = (h->second + r.target_offset) >> r.shift;
       job.pinned.push_back(h->second);
     }
@@ -259,6 +270,7 @@ void Host1xChannel::FinishFrontJob(uint64_t epoch, const Host1xJob& job) {
       return;
     }
     UnpinLocked(jobs_.front()->pinned);
+    ReleaseQueued(*jobs_.front());
     jobs_.pop_front();
     ++jobs_done_;
     engine_methods_ = cp_.engine_methods();
@@ -272,6 +284,7 @@ std::vector<uint32_t> Host1xChannel::DropAllLocked() {
   for (const auto& j : jobs_) {
     for (const Host1xFence& f : j->fences) ids.push_back(f.id);
     UnpinLocked(j->pinned);
+    ReleaseQueued(*j);
   }
   jobs_.clear();
   ++epoch_;
@@ -297,6 +310,15 @@ void Host1xChannel::Fail(std::string why) {
   if (note_)
     (*note_)(tid,
              absl::StrCat("host1x ", Host1xClassName(engine_class_), " channel stopped: ", why));
+}
+
+Host1xChannel::~Host1xChannel() {
+  absl::MutexLock l(&mu_);
+  for (const auto& j : jobs_) ReleaseQueued(*j);
+}
+
+void Host1xChannel::ReleaseQueued(const Host1xJob& job) {
+  if (budget_ && job.charged != 0) budget_->Release(BudgetKind::kQueuedBytes, job.charged);
 }
 
 void Host1xChannel::Close() {

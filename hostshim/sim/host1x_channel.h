@@ -34,6 +34,7 @@
 #include "abi/nverror.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/budget.h"
 #include "hostshim/sim/host1x_processor.h"
 #include "hostshim/sim/nvmap.h"
 #include "hostshim/sim/runlist.h"
@@ -67,6 +68,7 @@ struct Host1xJob {
   std::vector<Host1xFence> fences;
   std::vector<uint32_t> pinned;  // Submit: device addresses of the mappings it pins
   pid_t tid = 0;                 // the submitting thread (for the trace)
+  uint64_t charged = 0;          // Submit: the queued_bytes it holds until done or dropped
 };
 
 class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1xChannel> {
@@ -77,14 +79,17 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   static constexpr size_t kMaxPendingJobs = 256;     // more: Busy (the client retries)
   static constexpr uint32_t kMaxCmdbufWords = 1u << 20;
 
-  // `note`, when not null, outlives the channel.
+  // `note`, when not null, outlives the channel; so does `budget` (the guest's queued_bytes, which
+  // each queued job holds; may be null: nothing is charged).
   Host1xChannel(Syncpoints& syncpoints, Runlist& runlist, uint32_t engine_class,
-                const Host1xNote* note = nullptr)
+                const Host1xNote* note = nullptr, BudgetAccount* budget = nullptr)
       : syncpoints_(syncpoints),
         runlist_(runlist),
         engine_class_(engine_class),
         note_(note && *note ? note : nullptr),
+        budget_(budget),
         cp_(engine_class) {}
+  ~Host1xChannel() override;
 
   // MAP_CMD_BUFFER of one handle: its device address (the same one while it stays mapped).
   // InsufficientMemory when the mapping count or the address space is exhausted.
@@ -97,7 +102,9 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
 
   // Queues a job: resolves and pins its relocation targets (BadParameter when one is not
   // mapped), promises its fences (each threshold is the syncpoint's new max) and copies them to
-  // *fences. Timeout once the channel failed or closed, Busy when kMaxPendingJobs are queued.
+  // *fences. Timeout once the channel failed or closed, Busy when kMaxPendingJobs are queued or
+  // the job's state (its descriptors, relocations and fences) does not fit the guest's
+  // queued_bytes budget now (the client retries; the queue drains as jobs finish).
   abi::NvError Submit(Host1xJob job, std::vector<Host1xFence>* fences);
 
   bool failed() const;
@@ -133,6 +140,7 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   // Blocks on syncpoint `id` reaching `thresh`; false when it already has.
   bool BlockOn(uint64_t epoch, uint32_t id, uint32_t thresh);
   void Fail(std::string why);
+  void ReleaseQueued(const Host1xJob& job);
   // Drops the queue: returns the syncpoints whose promises must be released.
   std::vector<uint32_t> DropAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unblock(uint64_t epoch);
@@ -142,6 +150,7 @@ class Host1xChannel : public Runnable, public std::enable_shared_from_this<Host1
   Runlist& runlist_;
   const uint32_t engine_class_;
   const Host1xNote* const note_;
+  BudgetAccount* const budget_;
   Host1xProcessor cp_;       // engine thread only
   size_t next_cmdbuf_ = 0;   // engine thread only: the front job's next command buffer
   bool started_ = false;     // engine thread only: cp_ holds a command buffer of the front job

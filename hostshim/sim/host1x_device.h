@@ -78,7 +78,7 @@ class Host1xDevice : public DeviceBackend {
         engine_(engine),
         syncpoint_(syncpoint),
         channel_(std::make_shared<Host1xChannel>(deps.syncpoints, deps.runlist, engine.class_id,
-                                                 deps.note)) {}
+                                                 deps.note, deps.budget)) {}
 
   Result SetNvmapFd(Call& call);
   Result MapCmdBuffer(Call& call, bool ex);

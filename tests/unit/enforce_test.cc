@@ -11,10 +11,12 @@
 #include <map>
 #include <string>
 
+#include "abi/devices/channel.h"
 #include "abi/devices/nvdrv.h"
 #include "abi/devices/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 #include "hostshim/sim/gpu.h"
+#include "policy/parse.h"
 #include "proxy/device_open.h"
 #include "proxy/nvdrv_service.h"
 #include "proxy/serve.h"
@@ -214,6 +216,57 @@ TEST_F(EnforceTest, ArrayCountAbovePolicyLimitIsAViolation) {
   arg[2] = 3;
   guest.Put(0x2000, arg);
   EXPECT_EQ(RunIoctl(*audited, IoctlRequest::Direct(code, 0x2000), guest).err, EINVAL);
+}
+
+// A rule governs the ioctls that follow its own (the same submission under another number:
+// abi::IoctlDesc::follows) unless a rule names them, and never lets them do more than their
+// device's default: an entries limit on SUBMIT_GPFIFO holds for SUBMIT_GPFIFO_RETRY, a deny of it
+// denies them. (Before: under the example policy's `entries = 1024`, a guest submitted 2,000
+// entries with _RETRY and 8,000 with SUBMIT_GPFIFO2 through /dev/nvdrv.)
+TEST_F(EnforceTest, RulesGovernTheIoctlsThatFollowTheirs) {
+  const std::string submit = "[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]\n";
+  auto use = [&](const std::string& toml) {
+    absl::StatusOr<policy::Policy> p = policy::ParsePolicy(toml, "follow.toml");
+    ASSERT_TRUE(p.ok()) << p.status();
+    Use(*std::move(p));
+  };
+  // SUBMIT_GPFIFO_RETRY with `n` entries inline: EACCES (refused by the policy), or EINVAL (let
+  // through to the channel, which has no GPFIFO yet).
+  auto retry = [&](uint32_t n, uint32_t code = abi::channel::kSubmitGpfifoRetry) {
+    auto s = Open(abi::DeviceId::kNvhostGpu);
+    std::vector<uint32_t> arg(6 + 2 * n);
+    arg[2] = n;
+    const uint32_t bytes = static_cast<uint32_t>(arg.size() * 4);
+    guest.regions[0x2000].assign(reinterpret_cast<uint8_t*>(arg.data()),
+                                 reinterpret_cast<uint8_t*>(arg.data()) + bytes);
+    return RunIoctl(*s, IoctlRequest::Direct(code | (bytes << 16), 0x2000), guest).err;
+  };
+  use(submit + "arrays = { entries = 2 }\n");
+  EXPECT_EQ(retry(3), EACCES);
+  EXPECT_EQ(retry(2), EINVAL);
+  EXPECT_EQ(retry(3, abi::channel::kSubmitGpfifo), EACCES);
+  use(submit + "allow = false\n");
+  EXPECT_EQ(retry(1), EACCES);
+  // A rule of its own wins.
+  use(submit + "arrays = { entries = 2 }\n" +
+      "[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO_RETRY]\narrays = { entries = 4 }\n");
+  EXPECT_EQ(retry(3), EINVAL);
+  EXPECT_EQ(retry(5), EACCES);
+  // Following never allows what the device's default denies.
+  use("[devices.\"/dev/nvhost-gpu\"]\nioctls = \"deny\"\n" + submit + "allow = true\n");
+  EXPECT_EQ(retry(1), EACCES);
+  EXPECT_EQ(retry(1, abi::channel::kSubmitGpfifo), EINVAL);
+  // SUBMIT_GPFIFO2 (its entries in Ioctl2's second buffer, /dev/nvdrv only) takes the limit too.
+  use(submit + "arrays = { entries = 2 }\n");
+  const abi::IoctlDesc* gpfifo2 = nullptr;
+  for (const abi::IoctlDesc& d : abi::Device(abi::DeviceId::kNvhostGpu).ioctls)
+    if (d.name == "NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO2") gpfifo2 = &d;
+  ASSERT_NE(gpfifo2, nullptr);
+  const std::vector<uint32_t>* limits = config->policy.ArrayLimits(*gpfifo2);
+  ASSERT_NE(limits, nullptr);
+  EXPECT_EQ(*limits, std::vector<uint32_t>{2});
+  EXPECT_EQ(FindRule(*config, abi::Device(abi::DeviceId::kNvhostGpu), *gpfifo2).verdict,
+            policy::Verdict::kAllow);
 }
 
 TEST_F(EnforceTest, OutputArraysThatTakeWhatFitsAreCappedNotRefused) {

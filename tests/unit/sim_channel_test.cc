@@ -117,9 +117,10 @@ class SimChannel : public ::testing::Test {
     return b;
   }
 
-  std::unique_ptr<GpuChannel> Open(NvError* err = nullptr) {
+  std::unique_ptr<GpuChannel> Open(NvError* err = nullptr, BudgetAccount* budget = nullptr) {
     std::unique_ptr<GpuChannel> c;
-    NvError e = GpuChannel::Create(ChannelDeps{syncpoints_, runlist_, nvmap_, &budget_}, &c);
+    NvError e = GpuChannel::Create(
+        ChannelDeps{syncpoints_, runlist_, nvmap_, budget ? budget : &budget_}, &c);
     if (err) *err = e;
     return c;
   }
@@ -179,8 +180,8 @@ class SimChannel : public ::testing::Test {
   }
 
   // A channel ready to run: address space bound, ring of `entries`, 3D context.
-  std::unique_ptr<GpuChannel> Ready(uint32_t entries = 0x800) {
-    auto c = Open();
+  std::unique_ptr<GpuChannel> Ready(uint32_t entries = 0x800, BudgetAccount* budget = nullptr) {
+    auto c = Open(nullptr, budget);
     EXPECT_TRUE(c);
     if (!c) return c;
     EXPECT_EQ(c->BindAddressSpace(as_), NvError::kSuccess);
@@ -481,6 +482,36 @@ TEST_F(SimChannel, BusyWhenTheRingIsFull) {
   EXPECT_TRUE(Eventually([&] { return syncpoints_.Read(id) == 4; }));
   EXPECT_TRUE(Eventually([&] { return c->engine().pending_jobs() == 0; }));
   EXPECT_EQ(Submit(*c, {Entry(va, 4)}, 0, &f), NvError::kSuccess);
+}
+
+// Queued jobs hold the guest's queued_bytes until they are done: past the budget a submission is
+// Busy (the client retries) though the ring has room; done or dropped, they give it back.
+// (Before: nothing counted them; 64 channels of 65,535 queued one-entry jobs held some 230 MB.)
+TEST_F(SimChannel, QueuedJobsHoldQueuedBytesUntilDoneOrDropped) {
+  abi::Budgets limits = Limits();
+  limits.queued_bytes = 16 << 10;
+  BudgetAccount budget(limits);
+  auto c = Ready(0x800, &budget);
+  ASSERT_EQ(Ioctl0(*c, ch::kDisable), NvError::kSuccess);  // it keeps its jobs, runs none
+  const uint32_t id = c->syncpoint_id();
+  uint64_t va = Pushbuffer(SyncptIncrWords(id));
+  ch::Fence f{};
+  size_t queued = 0;
+  NvError e;
+  while ((e = Submit(*c, {Entry(va, 4)}, 0, &f)) == NvError::kSuccess && queued < 0x800) ++queued;
+  EXPECT_EQ(e, NvError::kBusy);
+  EXPECT_LT(queued, 0x800u) << "refused by the budget, not the ring";
+  EXPECT_EQ(budget.refused(BudgetKind::kQueuedBytes), 1u);
+  EXPECT_LE(budget.used(BudgetKind::kQueuedBytes), limits.queued_bytes);
+  ASSERT_EQ(Ioctl0(*c, ch::kEnable), NvError::kSuccess);
+  EXPECT_TRUE(Eventually([&] { return c->engine().pending_jobs() == 0; }));
+  EXPECT_EQ(budget.used(BudgetKind::kQueuedBytes), 0u) << "done jobs keep their charge";
+  ASSERT_EQ(Ioctl0(*c, ch::kDisable), NvError::kSuccess);
+  ASSERT_EQ(Submit(*c, {Entry(va, 4)}, 0, &f), NvError::kSuccess);
+  EXPECT_GT(budget.used(BudgetKind::kQueuedBytes), 0u);
+  c.reset();
+  EXPECT_TRUE(Eventually([&] { return budget.used(BudgetKind::kQueuedBytes) == 0; }))
+      << "dropped jobs keep their charge";
 }
 
 TEST_F(SimChannel, SubmitGpfifo2TakesTheEntriesFromTheSecondBuffer) {

@@ -58,6 +58,7 @@ class SimHost1x : public ::testing::Test {
   static abi::Budgets Limits() {
     abi::Budgets b;
     b.channels = 4;
+    b.queued_bytes = 32 << 10;
     return b;
   }
   std::unique_ptr<Host1xDevice> Open(abi::DeviceId id = abi::DeviceId::kNvhostVic) {
@@ -391,6 +392,47 @@ TEST_F(SimHost1x, UnmapWhileQueuedKeepsTheJobsPin) {
   EXPECT_TRUE(Eventually([&] { return vic->channel().jobs_done() == 1; }));
   EXPECT_FALSE(vic->channel().failed()) << vic->channel().error();
   EXPECT_EQ(syncpoints_.Read(0x0C), before + 1);
+}
+
+// Queued jobs hold the guest's queued_bytes until they are done: past the budget a SUBMIT is Busy
+// (the client retries), long before the queue's own length limit; done or dropped, they give it
+// back. (Before: nothing counted them, and 64 channels of 256 queued 16 KiB SUBMITs each, behind
+// a first job waiting on a syncpoint nobody moved, held some 650 MB of the sentry.)
+TEST_F(SimHost1x, QueuedJobsHoldQueuedBytesUntilDoneOrDropped) {
+  auto vic = Open();
+  auto nvdec = Open(abi::DeviceId::kNvhostNvdec);
+  auto blocked_at = [&](uint32_t gate) {
+    SubmitArgs a;
+    a.cmdbufs = {
+        {Object(0x1000, {SetClass(1), NonIncr(0x08, 1), (0x36u << 24) | (gate & 0xFFFFFF)}), 0, 3}};
+    return a;
+  };
+  SubmitArgs first = blocked_at(syncpoints_.Read(0x36) + 1);
+  ASSERT_EQ(Submit(*vic, first), NvError::kSuccess);
+  const uint32_t noop = Object(0x1000, {SetClass(1)});
+  SubmitArgs big;
+  big.cmdbufs.assign(64, {noop, 0, 1});
+  size_t queued = 1;
+  NvError e;
+  while ((e = Submit(*vic, big)) == NvError::kSuccess && queued < Host1xChannel::kMaxPendingJobs)
+    ++queued;
+  EXPECT_EQ(e, NvError::kBusy);
+  EXPECT_LT(queued, Host1xChannel::kMaxPendingJobs) << "refused by the budget, not the queue";
+  EXPECT_EQ(budget_.refused(BudgetKind::kQueuedBytes), 1u);
+  EXPECT_GT(budget_.used(BudgetKind::kQueuedBytes), 0u);
+  EXPECT_LE(budget_.used(BudgetKind::kQueuedBytes), Limits().queued_bytes);
+  EXPECT_EQ(vic->channel().pending_jobs(), queued);
+  syncpoints_.Increment(0x36);
+  EXPECT_TRUE(Eventually([&] { return vic->channel().pending_jobs() == 0; }));
+  EXPECT_EQ(budget_.used(BudgetKind::kQueuedBytes), 0u) << "done jobs keep their charge";
+  // Work the channel drops when its session closes gives it back too.
+  SubmitArgs again = blocked_at(syncpoints_.Read(0x36) + 1);
+  ASSERT_EQ(Submit(*vic, again), NvError::kSuccess);
+  ASSERT_EQ(Submit(*vic, big), NvError::kSuccess);
+  EXPECT_GT(budget_.used(BudgetKind::kQueuedBytes), 0u);
+  vic.reset();
+  EXPECT_TRUE(Eventually([&] { return budget_.used(BudgetKind::kQueuedBytes) == 0; }))
+      << "dropped jobs keep their charge";
 }
 
 }  // namespace
