@@ -67,8 +67,9 @@ void IoctlSection(const IoctlDesc& d, std::string& md) {
   md += "\n\n";
   if (!d.summary.empty()) absl::StrAppend(&md, S(d.summary), "\n\n");
   if (!d.follows.empty())
-    absl::StrAppend(&md, "A policy rule for `", S(d.follows),
-                    "` governs this one too, unless a rule names it.\n\n");
+    absl::StrAppend(&md, "Follows `", S(d.follows),
+                    "`: its policy rule (or, without one, the rule of what it follows) governs "
+                    "this one too, unless a rule names this one.\n\n");
   for (const CodeAlias& a : d.aliases)
     absl::StrAppend(
         &md, "Also served as `", absl::StrFormat("0x%08X", a.code), "` (", DirName(IocDir(a.code)),

@@ -62,16 +62,21 @@ void ResolveFollowers(Policy& p) {
   for (const abi::NamedIoctl& n : abi::AllIoctls()) {
     const abi::IoctlDesc& f = *n.ioctl;
     if (f.follows.empty() || p.ioctls.contains(&f) || p.followed.contains(&f)) continue;
-    // The entry it follows on the same device: the one of the policy's firmware, if several.
+    // The nearest ioctl up its chain (MAP_BUFFER_EX2 follows MAP_BUFFER_EX, which follows
+    // MAP_BUFFER) that a rule names: on the same device, the entry of the policy's firmware.
     const IoctlRule* base = nullptr;
     const abi::IoctlDesc* base_desc = nullptr;
-    for (const abi::IoctlDesc& b : n.device->ioctls) {
-      auto it = p.ioctls.find(&b);
-      if (b.name != f.follows || it == p.ioctls.end()) continue;
-      if (base == nullptr || b.fw.Contains(p.firmware)) {
+    const abi::IoctlDesc* at = &f;
+    for (int hops = 0; hops < 8 && base == nullptr && !at->follows.empty(); ++hops) {
+      const abi::IoctlDesc* next = nullptr;
+      for (const abi::IoctlDesc& b : n.device->ioctls)
+        if (b.name == at->follows && (next == nullptr || b.fw.Contains(p.firmware))) next = &b;
+      if (next == nullptr) break;
+      if (auto it = p.ioctls.find(next); it != p.ioctls.end()) {
         base = &it->second;
-        base_desc = &b;
+        base_desc = next;
       }
+      at = next;
     }
     if (base == nullptr) continue;
     IoctlRule r;

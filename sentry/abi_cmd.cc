@@ -104,8 +104,9 @@ std::string ShowIoctl(const abi::IoctlDesc& d, const std::vector<const abi::Devi
     absl::StrAppend(&out, "  flags     ", flags, "\n");
   if (!d.summary.empty()) absl::StrAppend(&out, "  summary   ", S(d.summary), "\n");
   if (!d.follows.empty())
-    absl::StrAppend(&out, "  policy    a rule for ", S(d.follows),
-                    " governs this one too, unless a rule names it\n");
+    absl::StrAppend(&out, "  policy    follows ", S(d.follows),
+                    ": its rule (or, without one, the rule of what it follows) governs this one "
+                    "too, unless a rule names this one\n");
   if (d.flags & abi::kFixedAnswer)
     absl::StrAppend(&out, "  answer    ", S(abi::NvErrorName(d.answer)),
                     absl::StrFormat(" (0x%X)", static_cast<uint32_t>(d.answer)),

@@ -66,7 +66,9 @@ pid_t CloneIntoLockedNamespaces() {
   prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   const long pid =
       syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid != 0) prctl(PR_SET_DUMPABLE, was < 0 ? 0 : was, 0, 0, 0);
+  // Back to what it was; 2 (fs.suid_dumpable = 2 after init's change of ids) cannot be set again
+  // and means "not the user's" anyway: 0. (Setting 2 fails, which left init dumpable for good.)
+  if (pid != 0) prctl(PR_SET_DUMPABLE, was == 1 ? 1 : 0, 0, 0, 0);
   return static_cast<pid_t>(pid);
 }
 

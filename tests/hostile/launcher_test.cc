@@ -311,6 +311,37 @@ TEST(LauncherPrivileges, UserfaultfdForKernelFaultsIsRefusedWhateverTheHostAllow
   EXPECT_EQ(kv["uffd_user"], "0/0") << "a userfaultfd for the guest's own faults is harmless";
 }
 
+// Init (the guest's pid 1) stays out of the guest's reach whatever fs.suid_dumpable says: its fd
+// table is not listed, its OOM score not raised. With 2 (systemd's and apport's setting) init was
+// left dumpable for good since it clones the program (restoring 2 is refused), and the guest
+// listed /proc/1/fd and set /proc/1/oom_score_adj to 1000.
+TEST(LauncherPrivileges, InitIsNotTheGuestsWhateverSuidDumpableSays) {
+  if (geteuid() != 0) GTEST_SKIP() << "sets fs.suid_dumpable";
+  const char* knob = "/proc/sys/fs/suid_dumpable";
+  std::string before;
+  {
+    std::ifstream in(knob);
+    if (!(in >> before)) GTEST_SKIP() << "no " << knob;
+  }
+  auto set = [&](const std::string& v) {
+    std::ofstream out(knob);
+    out << v;
+    return static_cast<bool>(out.flush());
+  };
+  for (const char* value : {"0", "2"}) {
+    SCOPED_TRACE(std::string("fs.suid_dumpable = ") + value);
+    ASSERT_TRUE(set(value));
+    RunResult r = RunSandboxed({}, {"sh", "-c",
+                                    "ls /proc/1/fd >/dev/null 2>&1; echo fds=$?; "
+                                    "echo 1000 > /proc/1/oom_score_adj 2>/dev/null; echo oom=$?"});
+    set(before);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto kv = ParseKeyValues(r.out);
+    EXPECT_NE(kv["fds"], "0") << r.out;
+    EXPECT_NE(kv["oom"], "0") << r.out;
+  }
+}
+
 TEST(LauncherPrivileges, HostRootOptOutGivesThemBack) {
   if (geteuid() != 0) GTEST_SKIP() << "--host-root needs root";
   Targets t;

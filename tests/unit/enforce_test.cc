@@ -269,6 +269,64 @@ TEST_F(EnforceTest, RulesGovernTheIoctlsThatFollowTheirs) {
             policy::Verdict::kAllow);
 }
 
+// Following runs up a chain to the nearest ioctl a rule names (MAP_BUFFER_EX2 follows
+// MAP_BUFFER_EX, which follows MAP_BUFFER), and the waits and host1x buffer calls follow theirs.
+// (Before: every variant followed the first of its family, so a rule on MAP_BUFFER_EX's `kind`
+// never reached _EX2; SYNCPT_WAITEX, MAP_CMD_BUFFER_EX and ALLOC_AS_EX followed nothing.)
+TEST(PolicyFollows, TheNearestRuleUpTheChainGoverns) {
+  auto parse = [](const std::string& toml) {
+    absl::StatusOr<policy::Policy> p = policy::ParsePolicy(toml, "chain.toml");
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *std::move(p) : policy::DefaultPolicy();
+  };
+  auto find = [](abi::DeviceId dev, std::string_view name) -> const abi::IoctlDesc& {
+    for (const abi::IoctlDesc& d : abi::Device(dev).ioctls)
+      if (d.name == name) return d;
+    ADD_FAILURE() << name;
+    return abi::Device(dev).ioctls[0];
+  };
+  const abi::DeviceDesc& as = abi::Device(abi::DeviceId::kNvhostAsGpu);
+  policy::Policy p = parse("[ioctls.NVGPU_AS_IOCTL_MAP_BUFFER_EX]\nfields.kind = { max = 0x10 }\n");
+  policy::IoctlRule ex2 =
+      p.Ioctl(as, find(abi::DeviceId::kNvhostAsGpu, "NVGPU_AS_IOCTL_MAP_BUFFER_EX2"));
+  ASSERT_EQ(ex2.fields.size(), 1u);
+  EXPECT_EQ(ex2.fields[0].field->name, "kind");
+  EXPECT_EQ(ex2.fields[0].max, 0x10u);
+  // Through a link no rule names: ALLOC_GPFIFO_EX2 -> ALLOC_GPFIFO_EX -> ALLOC_GPFIFO.
+  const abi::DeviceDesc& gpu = abi::Device(abi::DeviceId::kNvhostGpu);
+  p = parse("[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO]\nfields.num_entries = { max = 1024 }\n");
+  policy::IoctlRule alloc2 =
+      p.Ioctl(gpu, find(abi::DeviceId::kNvhostGpu, "NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX2"));
+  ASSERT_EQ(alloc2.fields.size(), 1u);
+  EXPECT_EQ(alloc2.fields[0].field->name, "num_entries");
+  // Denials carry over.
+  const abi::DeviceDesc& ctrl = abi::Device(abi::DeviceId::kNvhostCtrl);
+  p = parse(
+      "[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_WAIT]\nallow = false\n"
+      "[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT]\nallow = false\n");
+  EXPECT_EQ(
+      p.Ioctl(ctrl, find(abi::DeviceId::kNvhostCtrl, "NVHOST_IOCTL_CTRL_SYNCPT_WAITEX")).verdict,
+      policy::Verdict::kDeny);
+  EXPECT_EQ(
+      p.Ioctl(ctrl, find(abi::DeviceId::kNvhostCtrl, "NVHOST_IOCTL_CTRL_SYNCPT_WAIT_EVENT_EX"))
+          .verdict,
+      policy::Verdict::kDeny);
+  p = parse("[ioctls.NVGPU_AS_IOCTL_ALLOC_AS]\nallow = false\n");
+  EXPECT_EQ(p.Ioctl(as, find(abi::DeviceId::kNvhostAsGpu, "NVGPU_AS_IOCTL_ALLOC_AS_EX")).verdict,
+            policy::Verdict::kDeny);
+  const abi::DeviceDesc& vic = abi::Device(abi::DeviceId::kNvhostVic);
+  p = parse(
+      "[ioctls.NVHOST_IOCTL_CHANNEL_MAP_CMD_BUFFER]\narrays = { handles = 1 }\n"
+      "[ioctls.NVHOST_IOCTL_CHANNEL_UNMAP_CMD_BUFFER]\nallow = false\n");
+  policy::IoctlRule map_ex =
+      p.Ioctl(vic, find(abi::DeviceId::kNvhostVic, "NVHOST_IOCTL_CHANNEL_MAP_CMD_BUFFER_EX"));
+  EXPECT_EQ(map_ex.array_limits, std::vector<uint32_t>{1});
+  EXPECT_EQ(
+      p.Ioctl(vic, find(abi::DeviceId::kNvhostVic, "NVHOST_IOCTL_CHANNEL_UNMAP_CMD_BUFFER_EX"))
+          .verdict,
+      policy::Verdict::kDeny);
+}
+
 TEST_F(EnforceTest, OutputArraysThatTakeWhatFitsAreCappedNotRefused) {
   // GET_TPC_MASKS through Ioctl3: its mask array fills the second output buffer.
   const abi::IoctlDesc* tpc = nullptr;
