@@ -50,6 +50,30 @@ TEST(Catalogue, NvhostCtrlMatchesSwitchbrew) {
   }
 }
 
+// An ioctl named as another of its device plus a variant's suffix (_EX, _EX2, 2, _RETRY) does
+// the same under another number, so the policy's rule for the other must govern it too: it says
+// which it follows (IoctlDesc::follows), and that one exists on the device. A variant added
+// without the mark would let a guest do under its number what a rule forbids.
+TEST(Catalogue, VariantsSayWhichIoctlTheyFollow) {
+  for (const DeviceDesc& dev : Devices()) {
+    std::set<std::string_view> names;
+    for (const IoctlDesc& d : dev.ioctls) names.insert(d.name);
+    for (const IoctlDesc& d : dev.ioctls) {
+      if (!d.follows.empty()) {
+        EXPECT_TRUE(names.contains(d.follows)) << d.name << " follows " << d.follows << " on "
+                                               << dev.path << ", which has no such ioctl";
+        continue;
+      }
+      for (std::string_view suffix : {"_EX", "_EX2", "2", "_RETRY", "2_RETRY"}) {
+        if (!d.name.ends_with(suffix)) continue;
+        const std::string_view base = d.name.substr(0, d.name.size() - suffix.size());
+        EXPECT_FALSE(names.contains(base)) << d.name << " on " << dev.path << " follows nothing, "
+                                           << "but " << base << " is there";
+      }
+    }
+  }
+}
+
 TEST(Catalogue, WaitsAreMarkedAsBlocking) {
   const DeviceDesc& dev = Device(DeviceId::kNvhostCtrl);
   for (const IoctlDesc& d : dev.ioctls) {
