@@ -284,6 +284,30 @@ TEST(LauncherTasks, TheDefaultLimitHoldsAndZeroLiftsIt) {
   EXPECT_EQ(kv["error"], "0");
 }
 
+// A host sysctl a test sets for one run: what it was is written back by Restore() and, whatever
+// the test does, when the knob goes.
+class HostKnob {
+ public:
+  explicit HostKnob(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    found_ = static_cast<bool>(in >> before_);
+  }
+  ~HostKnob() { Restore(); }
+  bool found() const { return found_; }
+  bool Set(const std::string& value) {
+    std::ofstream out(path_);
+    out << value;
+    return static_cast<bool>(out.flush());
+  }
+  void Restore() {
+    if (found_) Set(before_);
+  }
+
+ private:
+  std::string path_, before_;
+  bool found_ = false;
+};
+
 // The opt-out really restores the host's root (so the probes above can see a privilege).
 // A userfaultfd that handles kernel faults lets the guest hold a sentry thread that reads its
 // memory (an ioctl argument, a pushbuffer) for as long as it likes; the stall watch then starts
@@ -292,21 +316,12 @@ TEST(LauncherTasks, TheDefaultLimitHoldsAndZeroLiftsIt) {
 // distributions and older kernels set 1): the filter refuses it whatever the host says.
 TEST(LauncherPrivileges, UserfaultfdForKernelFaultsIsRefusedWhateverTheHostAllows) {
   if (geteuid() != 0) GTEST_SKIP() << "sets vm.unprivileged_userfaultfd";
-  const char* knob = "/proc/sys/vm/unprivileged_userfaultfd";
-  std::string before;
-  {
-    std::ifstream in(knob);
-    if (!(in >> before)) GTEST_SKIP() << "no " << knob;
-  }
-  auto set = [&](const std::string& v) {
-    std::ofstream out(knob);
-    out << v;
-    return static_cast<bool>(out.flush());
-  };
-  ASSERT_TRUE(set("1"));
+  HostKnob knob("/proc/sys/vm/unprivileged_userfaultfd");
+  if (!knob.found()) GTEST_SKIP() << "no vm.unprivileged_userfaultfd";
+  ASSERT_TRUE(knob.Set("1"));
   Targets t;
   auto kv = Probe({}, t);
-  set(before);
+  knob.Restore();
   EXPECT_EQ(kv["uffd_kernel"], "-1/" + std::to_string(EPERM));
   EXPECT_EQ(kv["uffd_user"], "0/0") << "a userfaultfd for the guest's own faults is harmless";
 }
@@ -317,24 +332,15 @@ TEST(LauncherPrivileges, UserfaultfdForKernelFaultsIsRefusedWhateverTheHostAllow
 // listed /proc/1/fd and set /proc/1/oom_score_adj to 1000.
 TEST(LauncherPrivileges, InitIsNotTheGuestsWhateverSuidDumpableSays) {
   if (geteuid() != 0) GTEST_SKIP() << "sets fs.suid_dumpable";
-  const char* knob = "/proc/sys/fs/suid_dumpable";
-  std::string before;
-  {
-    std::ifstream in(knob);
-    if (!(in >> before)) GTEST_SKIP() << "no " << knob;
-  }
-  auto set = [&](const std::string& v) {
-    std::ofstream out(knob);
-    out << v;
-    return static_cast<bool>(out.flush());
-  };
+  HostKnob knob("/proc/sys/fs/suid_dumpable");
+  if (!knob.found()) GTEST_SKIP() << "no fs.suid_dumpable";
   for (const char* value : {"0", "2"}) {
     SCOPED_TRACE(std::string("fs.suid_dumpable = ") + value);
-    ASSERT_TRUE(set(value));
+    ASSERT_TRUE(knob.Set(value));
     RunResult r = RunSandboxed({}, {"sh", "-c",
                                     "ls /proc/1/fd >/dev/null 2>&1; echo fds=$?; "
                                     "echo 1000 > /proc/1/oom_score_adj 2>/dev/null; echo oom=$?"});
-    set(before);
+    knob.Restore();
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto kv = ParseKeyValues(r.out);
     EXPECT_NE(kv["fds"], "0") << r.out;
