@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "abi/catalogue.h"
+#include "absl/strings/escaping.h"
 #include "hostshim/host/host_driver.h"
 #include "hostshim/rate_limited_log.h"
 #include "proxy/device_open.h"
@@ -183,7 +184,10 @@ std::optional<NormalPath> Sentry::DevicePath(pid_t tid, const OpenArgs& o) {
 // An open refused by the driver's rules: logged (rate-limited), traced, answered with `err`.
 void Sentry::RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict,
                         int err, std::string_view why, Clock::time_point t0) {
-  NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", path, why);
+  // The path is the guest's: escaped, so that newlines and terminal escapes in it cannot forge a
+  // log line or reach the terminal the log goes to.
+  NVS_LOG_LIMITED(spdlog::level::info, "open \"{}\": {}",
+                  absl::CEscape(absl::string_view(path.data(), path.size())), why);
   if (proxy::Tracer* t = options_.guest->services.tracer.get())
     t->Open({static_cast<pid_t>(req.pid), path, -1, err, verdict, false, Clock::now() - t0});
   listener_.Fail(req.id, err);

@@ -30,6 +30,27 @@ TEST(DevicePaths, OpenFormsAndErrors) {
   EXPECT_EQ(kv["device_read"], "-1");
 }
 
+// A refused open's path is the guest's, and the log shows it escaped: a newline and a terminal
+// escape in it forge no log line and reach no terminal. (Before: `open /dev/nvhost-zz` then the
+// guest's own "nvsentry: ..." line and ESC[2J, raw.)
+TEST(DevicePaths, ARefusedOpensPathCannotForgeALogLine) {
+  RunResult r =
+      RunSandboxed({"--devices=trap", "--log-level=info"},
+                   {"/usr/bin/python3", "-c",
+                    "import os\n"
+                    "try:\n"
+                    "    os.open('/dev/nvhost-zz\\nnvsentry: forged line\\x1b[2J', os.O_RDWR)\n"
+                    "except OSError as e:\n"
+                    "    print('errno=%d' % e.errno)\n"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "errno=" + std::to_string(ENOENT) + "\n");
+  EXPECT_EQ(r.err.find("\nnvsentry: forged line"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/dev/nvhost-zz\\nnvsentry: forged line\\033[2J"), std::string::npos)
+      << "the refusal is still logged, escaped:\n"
+      << r.err;
+}
+
 // A stand-in for a host NVIDIA node: a character device named like one (it is /dev/zero's
 // device, so reading it yields bytes). The guest must never get it: not by its path, not through
 // /proc/1/root, not by swapping the path between the sentry's look and the kernel's, and it may
