@@ -39,6 +39,19 @@ std::optional<Frame> CaptureWindow(uint32_t head, uint64_t vblank, const Present
   f.block_height_log2 = s.block_height_log2;
   const uint64_t size = FrameBytes(f);
   if (size == 0) return std::nullopt;
+  const uint64_t row = uint64_t{s.width} * BytesPerPixel(*format);
+  if (!s.block_linear && s.pitch > row) {
+    // Only the bytes shown, row by row, packed: the pitch is the guest's to choose (only the
+    // object's size bounds it), and the whole span was copied into the sentry at each flip (a
+    // 4096-row surface with a 1 MiB pitch: 4 GiB, three windows of it 12).
+    f.pitch = static_cast<uint32_t>(row);
+    f.bytes.resize(row * s.height);
+    for (uint32_t y = 0; y < s.height; ++y)
+      if (!s.object->Read(s.offset + uint64_t{y} * s.pitch,
+                          std::span(f.bytes.data() + y * row, row)))
+        return std::nullopt;
+    return f;
+  }
   f.bytes.resize(size);
   if (!s.object->Read(s.offset, f.bytes)) return std::nullopt;
   return f;

@@ -1,7 +1,11 @@
 // Frames converted to RGBA from each format and layout, with the expected pixels worked out here.
 #include <gtest/gtest.h>
 
+#include "abi/devices/nvdisp.h"
+#include "hostshim/budget.h"
 #include "hostshim/sim/frame.h"
+#include "hostshim/sim/frame_capture.h"
+#include "hostshim/sim/nvmap.h"
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -64,6 +68,41 @@ TEST(SimFrame, TooFewBytesOrABadShapeIsAnError) {
   f.block_linear = true;
   f.block_height_log2 = 9;
   EXPECT_FALSE(ToRgba(f).ok());
+}
+
+// A window's capture holds the bytes shown, not the span its pitch covers: the pitch is the
+// guest's to choose. (Before: a 3-row surface of 2 pixels with a 64 KiB pitch copied 128 KiB per
+// flip into the sentry; 4096 rows with a 1 MiB pitch, 4 GiB.)
+TEST(SimFrame, ACaptureCopiesTheRowsShownNotThePitch) {
+  BudgetAccount budget{abi::Budgets{}};
+  Nvmap nvmap(&budget, 0, 0);
+  uint32_t handle = 0, align = 0x1000;
+  constexpr uint32_t kPitch = 64 << 10;
+  ASSERT_EQ(nvmap.Create(getpid(), 4 * kPitch, &handle), abi::NvError::kSuccess);
+  ASSERT_EQ(nvmap.Alloc(getpid(), handle, 0, 0, &align, 0, 0), abi::NvError::kSuccess);
+  std::shared_ptr<NvmapObject> object = nvmap.Resolve(getpid(), handle);
+  ASSERT_TRUE(object);
+  for (uint32_t y = 0; y < 3; ++y) {
+    const uint8_t px[8] = {uint8_t(y), 1, 2, 255, uint8_t(y + 10), 3, 4, 255};
+    ASSERT_TRUE(object->Write(uint64_t{y} * kPitch, px));
+  }
+  PresentedSurface s;
+  s.object = object;
+  s.format = abi::nvdisp::kFmtR8G8B8A8;
+  s.bytes_per_pixel = 4;
+  s.width = 2;
+  s.height = 3;
+  s.pitch = kPitch;
+  std::optional<Frame> f = CaptureWindow(0, 1, s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bytes.size(), 2u * 4 * 3);
+  absl::StatusOr<std::vector<uint8_t>> rgba = ToRgba(*f);
+  ASSERT_TRUE(rgba.ok()) << rgba.status();
+  ASSERT_EQ(rgba->size(), 24u);
+  for (uint32_t y = 0; y < 3; ++y) {
+    EXPECT_EQ((*rgba)[y * 8], y) << "row " << y;
+    EXPECT_EQ((*rgba)[y * 8 + 4], y + 10) << "row " << y;
+  }
 }
 
 }  // namespace
