@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "abi/services.h"
 #include "absl/strings/str_cat.h"
@@ -82,8 +83,29 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
       "\n# The guest ran with action = audit; this policy allows what it did (devices, ioctls,\n"
       "# array counts, argument limits and budgets with 2x headroom) and refuses the rest.\n";
   text += policy::RenderToml(learned, true);
-  const bool ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0;
-  const int err = errno;
+  // The guest is gone, but while it ran it could write the file if its identity may (an ordinary
+  // user's nvsentry: the guest is that user), even replace it. A new file renamed over the name
+  // is the learned policy alone, whatever was there; where nvsentry may not make one beside it
+  // (root-started, the sentry checks files as the guest's identity), the file opened at the start,
+  // cut to what is written, which that guest could not write either.
+  const std::string tmp_template = name + ".nvsentry-XXXXXX";
+  std::vector<char> tmp(tmp_template.begin(), tmp_template.end());
+  tmp.push_back('\0');
+  bool ok = false;
+  const int fresh = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fresh >= 0) {
+    struct stat st;
+    if (fstat(fileno(out), &st) == 0) fchmod(fresh, st.st_mode & 07777);
+    ok = write(fresh, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ok = close(fresh) == 0 && ok && rename(tmp.data(), name.c_str()) == 0;
+    if (!ok) unlink(tmp.data());
+  }
+  int err = 0;
+  if (!ok) {
+    ok = fwrite(text.data(), 1, text.size(), out) == text.size() && fflush(out) == 0 &&
+         ftruncate(fileno(out), static_cast<off_t>(text.size())) == 0;
+    err = errno;
+  }
   fclose(out);
   if (!ok) {
     fprintf(stderr, "nvsentry: --learn: cannot write %s: %s\n", name.c_str(), strerror(err));
@@ -93,8 +115,6 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
   return true;
 }
 
-// The sandbox's filesystem view from the command line and the host's NVIDIA nodes; bind sources
-// relative to nvsentry's own directory.
 // The host's NVIDIA nodes the guest must not reach: those under /dev and, where the host backend
 // is pointed elsewhere (--host-dev-dir, a simulated Jetson's directory say), those it opens there.
 // Without the second walk the guest opened the host backend's own nodes at their host paths and
@@ -110,6 +130,8 @@ std::vector<HostNode> HostNodesToHide(const RunOptions& o, const std::set<unsign
   return nodes;
 }
 
+// The sandbox's filesystem view from the command line and the host's NVIDIA nodes; bind sources
+// relative to nvsentry's own directory.
 MountPlan GuestMountPlan(const RunOptions& o, std::vector<HostNode> hide) {
   MountPlan plan;
   plan.hide = std::move(hide);

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <fstream>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "tests/integration/ordinary_user.h"
@@ -34,6 +36,33 @@ class Unprivileged : public ::testing::Test {
   }
   User user_{};
 };
+
+// An ordinary user's guest is that user, so it may write the --learn file while it runs; the
+// policy nvsentry writes at the end is all the file holds. (Before: the guest, which only read a
+// syncpoint, padded the file past the learned text and appended an allow of SYNCPT_INCR, which
+// survived the sentry's write from offset 0 and passed `policy check`.)
+TEST_F(Unprivileged, TheLearnedPolicyIsAllTheLearnFileHolds) {
+  char dir_template[] = "/tmp/nvsentry-learn-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, file = dir + "/learned.toml";
+  ASSERT_EQ(chown(dir.c_str(), user_.uid, user_.gid), 0);
+  RunResult r = RunProgram(
+      {As(user_, {NvsentryPath(), "run", "--learn=" + file, "--", "sh", "-c",
+                  "head -c 200000 /dev/zero | tr '\\0' '\\n' > " + file + "; printf '" +
+                      "[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_INCR]\\nallow = true\\n' >> " + file})});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(text.starts_with("# Learned by nvsentry run --learn")) << text.substr(0, 200);
+  // (The header quotes the command line, the guest's printf included: only a line of its own
+  // would be a rule.)
+  EXPECT_EQ(text.find("\n[ioctls.NVHOST_IOCTL_CTRL_SYNCPT_INCR]"), std::string::npos)
+      << "the guest's line survived";
+  EXPECT_LT(text.size(), 100000u);
+  RunResult check = RunProgram({{NvsentryPath(), "policy", "check", file}});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  RunProgram({{"rm", "-rf", dir}});
+}
 
 // Device files need nvsentry started as root (sentry/device_fs.h): by default an ordinary user's
 // nvsentry traps opens instead (the demo above), and asking for them is a clear error.
