@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hostshim/backend.h"
 #include "hostshim/sim/block_linear.h"
 
 namespace nvsentry::hostshim::sim {
@@ -76,20 +77,25 @@ uint64_t SurfaceBytes(const PresentedSurface& s) {
   return s.height == 0 ? 0 : uint64_t{s.pitch} * (s.height - 1) + row;
 }
 
-// A pre-fence parked in the syncpoint table. The head may go first: the waiter then does nothing
-// and the table drops it at its next sweep.
+// A pre-fence parked in the syncpoint table. The head may go first, or the flip be cancelled (its
+// session closed): the waiter then does nothing and the table drops it at its next sweep. (A
+// cancelled flip's waiters stayed parked until a fence that might never come: a guest's open,
+// flips on its own syncpoint past any increment and close, repeated, grew the table for good.)
 class DisplayHead::FenceWaiter : public SyncpointWaiter {
  public:
-  FenceWaiter(std::weak_ptr<DisplayHead> head, uint64_t seq) : head_(std::move(head)), seq_(seq) {}
+  FenceWaiter(std::weak_ptr<DisplayHead> head, uint64_t seq,
+              std::shared_ptr<std::atomic<bool>> gone)
+      : head_(std::move(head)), seq_(seq), gone_(std::move(gone)) {}
   void Reached(uint32_t) override {
     if (auto h = head_.lock()) h->FenceReached(seq_);
   }
   void TimedOut() override {}  // parked without a deadline
-  bool Abandoned() override { return head_.expired(); }
+  bool Abandoned() override { return gone_->load(std::memory_order_acquire) || head_.expired(); }
 
  private:
   std::weak_ptr<DisplayHead> head_;
   const uint64_t seq_;
+  const std::shared_ptr<std::atomic<bool>> gone_;
 };
 
 DisplayHead::DisplayHead(uint32_t index, Syncpoints& syncpoints, std::function<void()> wake)
@@ -250,6 +256,7 @@ NvError DisplayHead::Flip(const void* session,
     if (!own && !syncpoints_.Owned(f.id)) return NvError::kAccessDenied;
   }
   uint64_t seq;
+  std::shared_ptr<std::atomic<bool>> gone;
   {
     absl::MutexLock l(&mu_);
     // Cancelled flips (their sessions closed) wait only for their vblank: they do not count
@@ -262,12 +269,13 @@ NvError DisplayHead::Flip(const void* session,
     *post_fence = syncpoints_.IncrementMax(flip_syncpoint(), 1);
     queue_.push_back({seq, static_cast<uint32_t>(pre_fences.size()) + 1, *post_fence,
                       std::move(windows), session});
+    gone = queue_.back().gone;
   }
   std::weak_ptr<DisplayHead> self = weak_from_this();
   for (const FlipFence& f : pre_fences) {
     uint32_t value;
     auto start = syncpoints_.Wait(
-        f.id, f.value, -1, [&] { return std::make_shared<FenceWaiter>(self, seq); }, &value);
+        f.id, f.value, -1, [&] { return std::make_shared<FenceWaiter>(self, seq, gone); }, &value);
     if (start != Syncpoints::WaitStart::kParked) FenceReached(seq);
   }
   FenceReached(seq);  // registration done
@@ -275,7 +283,7 @@ NvError DisplayHead::Flip(const void* session,
 }
 
 void DisplayHead::CancelFlips(const void* session) {
-  bool ready;
+  bool ready, any = false;
   {
     absl::MutexLock l(&mu_);
     for (PendingFlip& p : queue_) {
@@ -283,9 +291,12 @@ void DisplayHead::CancelFlips(const void* session) {
       p.cancelled = true;
       p.outstanding = 0;  // its pre-fences' waiters find it done and do nothing
       p.windows.clear();  // and its surfaces' objects go
+      p.gone->store(true, std::memory_order_release);
+      any = true;
     }
     ready = FrontReadyLocked();
   }
+  if (any) NoteAbandonedCall();  // the table's next sweep looks for abandoned waiters
   if (ready) wake_();
 }
 

@@ -15,6 +15,7 @@
 // Thread-safe. Lock order: the head's lock, then the syncpoint table's.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -144,6 +145,9 @@ class DisplayHead : public std::enable_shared_from_this<DisplayHead> {
     std::vector<std::pair<uint32_t, std::optional<PresentedSurface>>> windows;
     const void* session = nullptr;
     bool cancelled = false;  // its session closed: only its post-fence is left to reach
+    // Set with `cancelled`: its pre-fences' waiters read it (a flag, under the syncpoint table's
+    // lock) and the table drops them at its next sweep.
+    std::shared_ptr<std::atomic<bool>> gone = std::make_shared<std::atomic<bool>>(false);
   };
   class FenceWaiter;
   void FenceReached(uint64_t seq);

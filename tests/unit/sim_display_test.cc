@@ -360,6 +360,29 @@ TEST_F(SimDisplay, AClosedSessionsFlipsNoLongerHoldTheHead) {
   syncpoints_.Free(never);
 }
 
+// A closed session's cancelled flips leave no pre-fence waiter parked: the table drops them at its
+// next sweep. (Before: each stayed until a fence that never came, kMaxQueuedFlips more for every
+// open, flip and close a guest repeats.)
+TEST_F(SimDisplay, ACancelledFlipsPreFenceWaitersAreDropped) {
+  auto a = std::make_unique<NvdispDevice>(display_.head(0), nvmap_);
+  uint32_t w = 0;
+  ASSERT_EQ(Disp(*a, nd::kGetWindow, &w), NvError::kSuccess);
+  const uint32_t handle = Object(256 * 32);
+  uint32_t never;
+  ASSERT_EQ(syncpoints_.Allocate(&never), NvError::kSuccess);
+  const uint32_t far = syncpoints_.IncrementMax(never, 1000);
+  const size_t before = syncpoints_.ParkedCount();
+  for (size_t i = 0; i < DisplayHead::kMaxQueuedFlips; ++i) {
+    nd::Flip f = OneWindow(handle, never, far);
+    ASSERT_EQ(Disp(*a, nd::kFlip, &f), NvError::kSuccess);
+  }
+  EXPECT_EQ(syncpoints_.ParkedCount(), before + DisplayHead::kMaxQueuedFlips);
+  a.reset();
+  EXPECT_TRUE(Eventually([&] { return syncpoints_.ParkedCount() <= before; }))
+      << syncpoints_.ParkedCount() << " parked, " << before << " before the flips";
+  syncpoints_.Free(never);
+}
+
 // Pre-fences on the display's own syncpoints that they will never reach are refused.
 TEST_F(SimDisplay, PreFencesTheDisplayCannotReachAreRefused) {
   NvdispDevice d(display_.head(0), nvmap_);
