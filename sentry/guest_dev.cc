@@ -43,13 +43,16 @@ bool MakeMountPoint(int dir, const std::string& name, bool directory, mode_t mod
   return true;
 }
 
-// In the new /dev being made (`dir`): a mount point for each device file, and the whole to the
-// guest's root.
-absl::Status AddDeviceFilesAndGive(int dir, const std::vector<std::string>& device_files,
-                                   uid_t owner, gid_t group) {
+// In the new /dev being made (`dir`): a mount point for each device file.
+absl::Status AddDeviceFileMountPoints(int dir, const std::vector<std::string>& device_files) {
   for (const std::string& name : device_files)
     if (!MakeMountPoint(dir, name, false, 0666))
       return DevError("making a mount point for " + name);
+  return absl::OkStatus();
+}
+
+// The new /dev (`dir`) to the guest's root, as a container's /dev is.
+absl::Status GiveToGuest(int dir, uid_t owner, gid_t group) {
   if (fchownat(dir, "", owner, group, AT_EMPTY_PATH) != 0)
     return DevError("giving it to the guest");
   return absl::OkStatus();
@@ -126,8 +129,7 @@ absl::StatusOr<std::optional<hostshim::UniqueFd>> MakeOverlay(const std::vector<
     if (h.fate == Fate::kHide && mknodat(layer, h.name.c_str(), S_IFCHR, makedev(0, 0)) != 0)
       return DevError("hiding " + h.name);
   // The overlay's root takes the top layer's owner.
-  if (fchownat(layer, "", owner, group, AT_EMPTY_PATH) != 0)
-    return DevError("giving it to the guest");
+  if (absl::Status s = GiveToGuest(layer, owner, group); !s.ok()) return s;
   const hostshim::UniqueFd fs(static_cast<int>(syscall(SYS_fsopen, "overlay", kFsopenCloexec)));
   if (!fs) {
     spdlog::debug("the guest's /dev: no overlayfs ({}); copying the host's nodes", strerror(errno));
@@ -181,30 +183,27 @@ absl::StatusOr<hostshim::UniqueFd> MakeCopy(const std::vector<HostEntry>& entrie
         return DevError("making a mount point for " + h.name);
     }
   }
-  if (absl::Status s = AddDeviceFilesAndGive(dir, device_files, owner, group); !s.ok()) return s;
+  if (absl::Status s = AddDeviceFileMountPoints(dir, device_files); !s.ok()) return s;
+  if (absl::Status s = GiveToGuest(dir, owner, group); !s.ok()) return s;
   return copy;
 }
 
 }  // namespace
 
-absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files,
-                                            bool copy) {
+absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files) {
   GuestDevDraft draft;
   draft.host.Reset(open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!draft.host) return DevError("opening the host's /dev");
   absl::StatusOr<std::vector<HostEntry>> entries = ListHostDev(draft.host.get(), device_files);
   if (!entries.ok()) return entries.status();
   draft.entries = *std::move(entries);
-  draft.copy = copy;
   return draft;
 }
 
 absl::StatusOr<hostshim::UniqueFd> MakeGuestDevLayer(const std::vector<std::string>& device_files) {
   absl::StatusOr<hostshim::UniqueFd> layer = MakeTmpfs(0);
   if (!layer.ok()) return layer.status();
-  for (const std::string& name : device_files)
-    if (!MakeMountPoint(layer->get(), name, false, 0666))
-      return DevError("making a mount point for " + name);
+  if (absl::Status s = AddDeviceFileMountPoints(layer->get(), device_files); !s.ok()) return s;
   return layer;
 }
 
@@ -217,7 +216,7 @@ absl::StatusOr<GuestDev> FinishGuestDev(GuestDevDraft draft, hostshim::UniqueFd 
   for (const HostEntry& h : draft.entries)
     if (h.fate == Fate::kBind) dev.binds.push_back(h.name);
   dev.devices = device_files;
-  if (!draft.copy && layer) {
+  if (layer) {
     absl::StatusOr<std::optional<hostshim::UniqueFd>> overlay =
         MakeOverlay(draft.entries, layer.get(), owner, group);
     if (!overlay.ok()) return overlay.status();
@@ -241,7 +240,7 @@ absl::StatusOr<GuestDev> FinishGuestDev(GuestDevDraft draft, hostshim::UniqueFd 
 absl::StatusOr<GuestDev> MakeGuestDev(const std::vector<std::string>& device_files,
                                       const std::set<unsigned>& nvidia_majors, uid_t owner,
                                       gid_t group, bool copy) {
-  absl::StatusOr<GuestDevDraft> draft = DraftGuestDev(device_files, copy);
+  absl::StatusOr<GuestDevDraft> draft = DraftGuestDev(device_files);
   if (!draft.ok()) return draft.status();
   hostshim::UniqueFd layer;
   if (!copy) {

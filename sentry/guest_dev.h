@@ -58,20 +58,19 @@ struct HostEntry {
 // threads can do them while the sentry reads /proc/devices and makes the device files. In the
 // sentry, as root, before the guest exists; `device_files`: the names the device files take.
 //
-// The draft: the host's /dev listed. `copy`: make the copy even where the kernel has overlayfs.
+// The draft: the host's /dev listed.
 struct GuestDevDraft {
   hostshim::UniqueFd host;  // the host's /dev
   std::vector<HostEntry> entries;
-  bool copy = false;
 };
-absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files,
-                                            bool copy = false);
+absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files);
 // The overlay's layer: a detached tmpfs holding the device files' mount points.
 absl::StatusOr<hostshim::UniqueFd> MakeGuestDevLayer(const std::vector<std::string>& device_files);
 
-// The rest, from the draft and the layer (empty for a copy). `nvidia_majors`: NvidiaCharMajors()
-// (nodes of these majors are left out, as are nodes whose names are NVIDIA's); `owner`, `group`:
-// the guest's root's host ids. Falls back to the copy where the kernel has no overlayfs.
+// The rest, from the draft and the layer: an overlay, or the copy when `layer` is empty (asked
+// for: NVSENTRY_TEST_HOOKS=copy-dev) or the kernel has no overlayfs. `nvidia_majors`:
+// NvidiaCharMajors() (nodes of these majors are left out, as are nodes whose names are NVIDIA's);
+// `owner`, `group`: the guest's root's host ids.
 absl::StatusOr<GuestDev> FinishGuestDev(GuestDevDraft draft, hostshim::UniqueFd layer,
                                         const std::vector<std::string>& device_files,
                                         const std::set<unsigned>& nvidia_majors, uid_t owner,

@@ -275,19 +275,14 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
 }
 
 // Before the clone, the longest step is making the guest's /dev (sentry/guest_dev.h): a thread of
-// its own drafts it (lists the host's /dev, makes the overlay's layer) while the NVIDIA majors are
-// read and the device files and the list of the host's NVIDIA nodes made. Take joins it, as the
-// fork-like clone needs a single-threaded sentry, and finishes the /dev with the majors. The
-// thread has a umask of its own (CLONE_FS unshared), 0, so that the layer's files keep their
-// modes, and nvsentry's, which the guest inherits, stays as it was.
+// its own drafts it (lists the host's /dev) while the NVIDIA majors are read and the device files,
+// the list of the host's NVIDIA nodes and the overlay's layer made. Take joins it, as the
+// fork-like clone needs a single-threaded sentry, and finishes the /dev with the majors.
 class GuestDevInBackground {
  public:
   explicit GuestDevInBackground(bool wanted) {
     if (!wanted) return;
-    thread_ = std::thread([this] {
-      if (unshare(CLONE_FS) == 0) umask(0);
-      draft_ = DraftGuestDev(DeviceFileNames(), TestHookOn(TestHook::kCopyDev));
-    });
+    thread_ = std::thread([this] { draft_ = DraftGuestDev(DeviceFileNames()); });
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one is moved off it.
     cpu_set_t others;
@@ -303,7 +298,7 @@ class GuestDevInBackground {
 
   absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors,
                                 const GuestIdentity& identity) {
-    // The overlay's layer meanwhile, on this thread.
+    // The overlay's layer meanwhile, on this thread (none: the copy).
     absl::StatusOr<hostshim::UniqueFd> layer = hostshim::UniqueFd();
     if (!TestHookOn(TestHook::kCopyDev)) layer = MakeGuestDevLayer(DeviceFileNames());
     Join();

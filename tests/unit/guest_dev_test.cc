@@ -59,7 +59,7 @@ TEST_P(GuestDevTest, WithoutMajorsTheHostsNodesAreThere) {
 // As the launcher does it: the draft on one thread, the layer and the finish on another.
 TEST_P(GuestDevTest, DraftedOnAnotherThread) {
   absl::StatusOr<GuestDevDraft> draft = absl::UnknownError("not drafted");
-  std::thread([&] { draft = DraftGuestDev(kFiles, copy()); }).join();
+  std::thread([&] { draft = DraftGuestDev(kFiles); }).join();
   ASSERT_TRUE(draft.ok()) << draft.status();
   hostshim::UniqueFd layer;
   if (!copy()) {
