@@ -77,12 +77,22 @@ class DeviceFs {
   ~DeviceFs();
   DeviceFs(const DeviceFs&) = delete;
   DeviceFs& operator=(const DeviceFs&) = delete;
+  // Whether a thread serves it (libfuse may refuse the connection).
+  bool serving() const { return thread_.joinable(); }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
 };
+
+// Lists the files once (READDIRPLUS) through `mount` (the filesystem's detached mount, or its
+// root opened), from a thread other than the one serving it: the kernel then keeps each file's
+// entry and attributes for good, so that looking one up (init binding it into the guest's /dev,
+// sentry/guest_dev.h) asks the filesystem nothing. Reads until `count` files were named, not to
+// the end: the read that finds the end would be one more round trip for nothing. False when it
+// could not list them all.
+bool ListDeviceFiles(int mount, size_t count);
 
 // The handle OpenFile gave the open file `fd` (a copy of the guest's, in the sentry) refers to,
 // or -errno. Answered by the filesystem, so only for files of it (check st_dev first). The

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -188,6 +189,19 @@ absl::StatusOr<hostshim::UniqueFd> MakeCopy(const std::vector<HostEntry>& entrie
   return copy;
 }
 
+// Waits for the sentry's "listed" on `fd` (kDeviceFilesListed). Empty, or why not.
+std::string AwaitListing(int fd) {
+  char word[16];
+  ssize_t n;
+  do n = recv(fd, word, sizeof word, 0);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(strlen(kDeviceFilesListed)) &&
+      memcmp(word, kDeviceFilesListed, static_cast<size_t>(n)) == 0)
+    return "";
+  return n < 0 ? Why("waiting for the sentry to list the device files", errno)
+               : "the sentry ended before it listed the device files";
+}
+
 }  // namespace
 
 absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& device_files) {
@@ -275,7 +289,7 @@ absl::StatusOr<std::vector<int>> CloneGuestDevBinds(const std::vector<std::strin
 
 std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
                            const std::vector<int>& trees, const std::vector<std::string>& devices,
-                           int device_mount) {
+                           int device_mount, int listed_fd) {
   std::string err;
   if (syscall(SYS_move_mount, root, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
     err = Why("attaching the guest's /dev", errno);
@@ -299,26 +313,11 @@ std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
                              kMoveMountFEmptyPath) != 0)
     err = Why("attaching the device files", errno);
   close(device_mount);
-  // One listing of the files (READDIRPLUS) gives the kernel all their entries at once, so the
-  // binds below do not each ask the filesystem. Read until every file was in it, not to its end:
-  // the read that finds the end is one more round trip to the sentry for nothing (some 0.08 ms
-  // here). One read usually holds them all (the kernel asks for a page at a time: 23 files took
-  // 3848 bytes of it); a catalogue that outgrows it costs one more read, not a lookup per bind.
-  if (err.empty()) {
-    const int d = open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    size_t named = 0;
-    alignas(8) char entries[32768];
-    long got;
-    while (d >= 0 && named < devices.size() &&
-           (got = syscall(SYS_getdents64, d, entries, sizeof entries)) > 0) {
-      for (long at = 0; at < got;) {
-        const auto* e = reinterpret_cast<const dirent64*>(entries + at);
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++named;
-        at += e->d_reclen;
-      }
-    }
-    if (d >= 0) close(d);
-  }
+  // The sentry lists the files meanwhile (ListDeviceFiles), so that the binds below do not each
+  // ask the filesystem: init waits for its word. Listing them here instead cost init's start
+  // three round trips to the sentry (some 0.25 ms on a 2-CPU VM) that the sentry now makes while
+  // init clones and attaches the rest.
+  if (err.empty()) err = AwaitListing(listed_fd);
   for (size_t i = 0; err.empty() && i < devices.size(); ++i) {
     const std::string target = "/dev/" + devices[i], source = staging + "/" + devices[i];
     if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)

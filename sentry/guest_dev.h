@@ -89,9 +89,15 @@ absl::StatusOr<std::vector<int>> CloneGuestDevBinds(const std::vector<std::strin
 
 // Then, while /proc is still the one init inherited (the device files are staged there):
 // `root`: GuestDev::root; `trees`: CloneGuestDevBinds(binds); `device_mount`: the detached
-// filesystem of device files. Closes every fd it is given. Empty, or what failed and why.
+// filesystem of device files; `listed_fd`: where the sentry says kDeviceFilesListed once it has
+// listed them (ListDeviceFiles, sentry/device_fs.h), which the binds wait for. Closes every fd
+// it is given but `listed_fd`. Empty, or what failed and why.
 std::string AttachGuestDev(int root, const std::vector<std::string>& binds,
                            const std::vector<int>& trees, const std::vector<std::string>& devices,
-                           int device_mount);
+                           int device_mount, int listed_fd);
+
+// The sentry's word to init, on init's control socket after "go", that the device files are
+// listed.
+inline constexpr char kDeviceFilesListed[] = "listed";
 
 }  // namespace nvsentry::sentry

@@ -149,6 +149,10 @@ void RunGuestInit(const GuestInitArgs& a) {
     if (n <= 0) _exit(125);
   }
   StartupMark("init: go");
+  // The sentry moved init off its own CPU for the start (launcher.cc): the guest gets the CPUs
+  // nvsentry had.
+  if (CPU_COUNT(&a.guest_cpus) > 0 && sched_setaffinity(0, sizeof a.guest_cpus, &a.guest_cpus) != 0)
+    Fail(a.control_fd, "giving the guest nvsentry's CPUs", errno);
   if (a.identity.user_ns) {
     if (const char* what = BecomeGuestRoot(a.identity)) Fail(a.control_fd, what, errno);
     // A change of credentials clears the parent-death signal: set it again. (The sentry cannot

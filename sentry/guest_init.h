@@ -9,6 +9,7 @@
 // kills whatever of the guest is left.
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -29,6 +30,7 @@ struct GuestInitArgs {
   int control_fd;  // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
   int status_fd;   // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
+  cpu_set_t guest_cpus;    // the CPUs the guest may use (the caller's; empty: as init is cloned)
   pid_t sentry_pid;        // while the sentry is stopped (SIGSTOP), so is the guest
   GuestIdentity identity;  // with a user namespace, init becomes its root once the maps are written
   bool loopback;           // in a network namespace of its own: bring its loopback up

@@ -138,7 +138,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
     std::string e = MakeEverythingNodev();
     if (e.empty())
       e = AttachGuestDev(plan.dev_root, plan.dev_binds, *trees, plan.device_files,
-                         plan.device_mount);
+                         plan.device_mount, plan.listed_fd);
     if (!e.empty()) return e;
   } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {
     return e;

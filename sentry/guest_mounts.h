@@ -34,6 +34,7 @@ struct MountPlan {
   int dev_root = -1;
   std::vector<std::string> dev_binds;     // host entries to bind into it
   std::vector<std::string> device_files;  // the device files' names in it
+  int listed_fd = -1;  // where the sentry says it has listed them (guest_dev.h AttachGuestDev)
   bool read_only_root = false;
   bool private_tmp = false;
   std::vector<BindMount> binds;

@@ -163,6 +163,15 @@ bool ReadExitReport(int report_fd, int* status) {
   return false;
 }
 
+// The CPUs this thread may run on but the one it is on; false when there is no other.
+bool CpusBesidesThisOne(cpu_set_t& others) {
+  const int here = sched_getcpu();
+  if (here < 0 || sched_getaffinity(0, sizeof others, &others) != 0 || CPU_COUNT(&others) < 2)
+    return false;
+  CPU_CLR(here, &others);
+  return true;
+}
+
 // The guest's init, cloned into its namespaces and told to go; its ends of the control socket and
 // the report pipe are the sentry's.
 struct StartedInit {
@@ -200,6 +209,9 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   }
   // Fork-like clone (no new stack): the sentry is still single-threaded here.
   const pid_t sentry_pid = getpid();
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // none: init leaves it
+  if (plan.mounts.device_mount >= 0) plan.mounts.listed_fd = control[1];
   // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
   // init may mount in them, and nothing it does there reaches the host's.
   const unsigned long ns_flags = CLONE_NEWPID | CLONE_NEWNS |
@@ -223,11 +235,16 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     close(control[0]);
     close(status_pipe[0]);
     RunGuestInit({argv.data(), std::move(plan.mounts), &plan.filter, control[1], status_pipe[1],
-                  plan.original_mask, sentry_pid, plan.identity, plan.options.no_network,
+                  plan.original_mask, cpus, sentry_pid, plan.identity, plan.options.no_network,
                   plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks});
   }
   close(control[1]);
   close(status_pipe[1]);
+  // Like the /dev draft's thread, init is moved off this CPU, which the sentry keeps busy until it
+  // waits for the listener: left here, init's first run waited 0.15-0.2 ms for it (2-CPU VM).
+  // Init gives itself back the sentry's CPUs once told to go, before it runs anything of the guest.
+  if (cpu_set_t others; CpusBesidesThisOne(others))
+    sched_setaffinity(static_cast<pid_t>(pid), sizeof others, &others);
   StartedInit init{static_cast<pid_t>(pid), pidfd, hostshim::UniqueFd(control[0]), status_pipe[0]};
   SetCrashVictim(init.pidfd);
   auto give_up = [&](absl::Status why) {
@@ -285,12 +302,8 @@ class GuestDevInBackground {
     thread_ = std::thread([this] { draft_ = DraftGuestDev(DeviceFileNames()); });
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one is moved off it.
-    cpu_set_t others;
-    const int here = sched_getcpu();
-    if (here >= 0 && sched_getaffinity(0, sizeof others, &others) == 0 && CPU_COUNT(&others) > 1) {
-      CPU_CLR(here, &others);
+    if (cpu_set_t others; CpusBesidesThisOne(others))
       pthread_setaffinity_np(thread_.native_handle(), sizeof others, &others);
-    }
   }
   GuestDevInBackground(const GuestDevInBackground&) = delete;
   GuestDevInBackground& operator=(const GuestDevInBackground&) = delete;
@@ -523,8 +536,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("init cloned, id maps written");
-  // Init has its own copies of the mounts to attach.
-  if (device_files->has_value()) (*device_files)->mount.Reset();
+  // Init has its own copies of the mounts to attach (the device files' is listed below first).
   dev.reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
   // 137 (SIGKILL) whatever init reports.
@@ -555,6 +567,17 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   if (device_files->has_value()) {
     device_files_dev = (*device_files)->dev;
     served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred);
+  }
+  if (served) {
+    // Init binds the files into the guest's /dev once told they are listed: the sentry makes the
+    // listing's round trips meanwhile, not init. (A failed listing only costs init a lookup per
+    // bind.)
+    if (!served->serving() ||
+        !ListDeviceFiles((*device_files)->mount.get(), DeviceFileNames().size()))
+      spdlog::debug("device files: not listed before init binds them");
+    (*device_files)->mount.Reset();
+    // Init gone: ReceiveListener below says so.
+    SendWithFd(init->control.get(), kDeviceFilesListed, -1).IgnoreError();
   }
   StartupMark("device files served");
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the

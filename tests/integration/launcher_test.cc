@@ -1,4 +1,5 @@
 // nvsentry run as a launcher: exit statuses, signals, process lifetime, options, crashes.
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -51,6 +52,33 @@ TEST(Launcher, StdioEnvironmentAndDirectoryAreTheCallers) {
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
   EXPECT_EQ(r.out, "out:hello\n" + std::string(cwd) + "\n");
   EXPECT_EQ(r.err, "err\n");
+}
+
+std::string CpusAllowedIn(const std::string& status) {
+  const size_t at = status.find("Cpus_allowed_list:");
+  if (at == std::string::npos) return "";
+  const size_t start = status.find_first_not_of(" \t", status.find(':', at) + 1);
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+// The launcher moves init off the sentry's CPU for the start; the guest still gets exactly the
+// CPUs nvsentry was given: all of ours, or the one taskset left it.
+TEST(Launcher, GuestRunsOnTheCpusNvsentryWasGiven) {
+  cpu_set_t ours;
+  ASSERT_EQ(sched_getaffinity(0, sizeof ours, &ours), 0);
+  if (CPU_COUNT(&ours) < 2) GTEST_SKIP() << "needs two CPUs";
+  const std::string all = CpusAllowedIn(RunProgram({{"cat", "/proc/self/status"}}).out);
+  ASSERT_FALSE(all.empty());
+  RunResult r = RunSandboxed({}, {"cat", "/proc/self/status"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CpusAllowedIn(r.out), all);
+  int last = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &ours)) last = c;
+  r = RunProgram({{"taskset", "-c", std::to_string(last), NvsentryPath(), "run", "--", "cat",
+                   "/proc/self/status"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CpusAllowedIn(r.out), std::to_string(last));
 }
 
 class SignalForwarding : public ::testing::TestWithParam<int> {};
