@@ -4,12 +4,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -38,35 +43,62 @@ const abi::DeviceDesc* DeviceOf(fuse_ino_t ino) {
   return ino >= 2 && ino - 2 < served.size() ? served[ino - 2] : nullptr;
 }
 
-// The directory: one file per served device, named as in /dev.
-const FlatDir& Dir() {
-  static const FlatDir dir([] {
-    std::vector<std::string> names;
-    for (const abi::DeviceDesc* d : Served()) names.emplace_back(d->path.substr(5));
-    return names;
-  }());
-  return dir;
-}
+}  // namespace
 
-DeviceFileHandler& HandlerOf(fuse_req_t req) {
-  return *static_cast<DeviceFileHandler*>(fuse_req_userdata(req));
+struct DeviceFs::Impl {
+  Impl(DeviceFileHandler& h, FlatDir d) : handler(h), dir(std::move(d)) {}
+  DeviceFileHandler& handler;
+  const FlatDir dir;
+  fuse_session* session = nullptr;
+};
+
+namespace {
+
+DeviceFs::Impl& ImplOf(fuse_req_t req) {
+  return *static_cast<DeviceFs::Impl*>(fuse_req_userdata(req));
 }
+const FlatDir& DirOf(fuse_req_t req) { return ImplOf(req).dir; }
+DeviceFileHandler& HandlerOf(fuse_req_t req) { return ImplOf(req).handler; }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  Dir().Lookup(req, parent, name);
+  DirOf(req).Lookup(req, parent, name);
 }
 
-void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { Dir().GetAttr(req, ino); }
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { DirOf(req).GetAttr(req, ino); }
 
-// O_TRUNC and the like: a node has no size to change; the attributes stay as they are.
-void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) {
-  Dir().GetAttr(req, ino);
+void ReadLink(fuse_req_t req, fuse_ino_t ino) { DirOf(req).ReadLink(req, ino); }
+
+// /dev is the host's to change, not the guest's: nothing is made, removed or renamed there.
+void MakeNode(fuse_req_t req, fuse_ino_t, const char*, mode_t, dev_t) {
+  fuse_reply_err(req, EROFS);
+}
+void MakeDir(fuse_req_t req, fuse_ino_t, const char*, mode_t) { fuse_reply_err(req, EROFS); }
+void Remove(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void MakeLink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void Rename(fuse_req_t req, fuse_ino_t, const char*, fuse_ino_t, const char*, unsigned) {
+  fuse_reply_err(req, EROFS);
+}
+void HardLink(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EROFS); }
+void Create(fuse_req_t req, fuse_ino_t, const char*, mode_t, fuse_file_info*) {
+  fuse_reply_err(req, EROFS);
+}
+
+// A device file's O_TRUNC: it has no size to change; the attributes stay as they are. Anything
+// else (a mode, an owner, times; of any entry) is the host's to change, not the guest's.
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int to_set, fuse_file_info*) {
+  if (DirOf(req).IndexOf(ino) >= 0 && (to_set & ~FUSE_SET_ATTR_SIZE) == 0) {
+    DirOf(req).GetAttr(req, ino);
+    return;
+  }
+  fuse_reply_err(req, EROFS);
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const abi::DeviceDesc* dev = DeviceOf(ino);
   if (dev == nullptr) {
-    fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : ENOENT);
+    // The root, or an entry shown for the host's /dev: a mount point init covers (the nodes and
+    // links never come here).
+    fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : EACCES);
     return;
   }
   const int64_t handle = HandlerOf(req).OpenFile(*dev, fi->flags, fuse_req_ctx(req)->pid);
@@ -91,19 +123,38 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
+// What DeviceFs::Prime's other thread does: looks each name up, then says so on `done`.
+struct PrimeJob {
+  int mount;
+  const std::vector<std::string>* names;
+  int done;  // an eventfd
+  bool found = false;
+};
+
+void* LookUpAll(void* arg) {
+  auto* job = static_cast<PrimeJob*>(arg);
+  bool found = true;
+  struct stat st;
+  for (const std::string& name : *job->names)
+    found = fstatat(job->mount, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && found;
+  job->found = found;
+  eventfd_write(job->done, 1);
+  return nullptr;
+}
+
 void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int, void*, fuse_file_info*, unsigned, const void*,
            size_t, size_t) {
   fuse_reply_err(req, ENOTTY);
 }
 
-// init lists the directory once (READDIRPLUS) before it binds the files: one request where 24
-// lookups were.
+// The sentry lists the directory once (READDIRPLUS, DeviceFs::Prime) before the guest exists:
+// one request where a lookup per entry was.
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  Dir().ReadDir(req, size, off, false);
+  DirOf(req).ReadDir(req, size, off, false);
 }
 
 void ReadDirPlus(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  Dir().ReadDir(req, size, off, true);
+  DirOf(req).ReadDir(req, size, off, true);
 }
 
 }  // namespace
@@ -114,19 +165,32 @@ std::vector<std::string> DeviceFileNames() {
   return names;
 }
 
-absl::StatusOr<DeviceFsMount> MakeDeviceFs() { return MakeFuseMount("device files"); }
+absl::StatusOr<DeviceFsMount> MakeDeviceFs() {
+  return MakeFuseMount("the guest's /dev", FuseMountKind::kWithDevices);
+}
 
-struct DeviceFs::Impl {
-  fuse_session* session = nullptr;
-};
-
-DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
-    : impl_(std::make_unique<Impl>()) {
+DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler,
+                   std::vector<FlatEntry> others, uid_t root_uid, gid_t root_gid)
+    : impl_(std::make_unique<Impl>(
+          handler, FlatDir(DeviceFileNames(), std::move(others), root_uid, root_gid))) {
   static const fuse_lowlevel_ops ops = [] {
     fuse_lowlevel_ops o{};
+    o.init = [](void*, fuse_conn_info* conn) {
+      // The host's links in /dev are followed through the page cache after the first time.
+      if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+    };
     o.lookup = Lookup;
     o.getattr = GetAttr;
     o.setattr = SetAttr;
+    o.readlink = ReadLink;
+    o.mknod = MakeNode;
+    o.mkdir = MakeDir;
+    o.unlink = Remove;
+    o.rmdir = Remove;
+    o.symlink = MakeLink;
+    o.rename = Rename;
+    o.link = HardLink;
+    o.create = Create;
     o.open = Open;
     o.release = Release;
     o.read = FlatDir::Read;
@@ -141,21 +205,70 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler)
   char prog[] = "nvsentry";
   char* argv[] = {prog, nullptr};
   fuse_args args = FUSE_ARGS_INIT(1, argv);
-  impl_->session = fuse_session_new(&args, &ops, sizeof ops, &handler);
+  impl_->session = fuse_session_new(&args, &ops, sizeof ops, impl_.get());
   // libfuse takes an fd already bound to a filesystem as the mount point "/dev/fd/N", and from
   // then on owns it.
   const std::string fd_path = absl::StrCat("/dev/fd/", connection.get());
   if (impl_->session == nullptr || fuse_session_mount(impl_->session, fd_path.c_str()) != 0) {
-    spdlog::error(
-        "device files: libfuse cannot serve the filesystem; the guest's opens of them "
-        "will hang until it exits");
+    if (impl_->session != nullptr) fuse_session_destroy(impl_->session);
+    impl_->session = nullptr;
     return;
   }
   (void)connection.Release();
+}
+
+bool DeviceFs::Prime(int mount, const std::vector<std::string>& names) {
+  if (impl_->session == nullptr) return false;
+  PrimeJob job{mount, &names, eventfd(0, EFD_CLOEXEC)};
+  if (job.done < 0) return false;
+  // Both threads on this CPU, this one waiting while the other asks: each request and its answer
+  // is then a switch between the two, where a thread woken on the other CPU (idle, halted) took
+  // some 0.05 ms (2-CPU VM).
+  cpu_set_t was, here;
+  const int cpu = sched_getcpu();
+  CPU_ZERO(&here);
+  const bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof was, &was) == 0;
+  if (pinned) {
+    CPU_SET(cpu, &here);
+    sched_setaffinity(0, sizeof here, &here);
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (pinned) pthread_attr_setaffinity_np(&attr, sizeof here, &here);
+  pthread_t asker;
+  const bool started = pthread_create(&asker, &attr, LookUpAll, &job) == 0;
+  pthread_attr_destroy(&attr);
+  pollfd p[2] = {{fuse_session_fd(impl_->session), POLLIN, 0}, {job.done, POLLIN, 0}};
+  fuse_buf buf{};
+  while (started) {
+    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    if (p[0].revents & POLLIN) {
+      const int got = fuse_session_receive_buf(impl_->session, &buf);
+      if (got > 0) fuse_session_process_buf(impl_->session, &buf);
+      if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) break;
+      continue;  // the asker's requests first: it ends only once they are answered
+    }
+    if (p[1].revents & POLLIN) break;
+  }
+  free(buf.mem);
+  if (started) pthread_join(asker, nullptr);
+  if (pinned) sched_setaffinity(0, sizeof was, &was);
+  close(job.done);
+  return started && job.found;
+}
+
+bool DeviceFs::Serve() {
+  if (impl_->session == nullptr) {
+    spdlog::error(
+        "the guest's /dev: libfuse cannot serve it; the guest's uses of it will hang until it "
+        "exits");
+    return false;
+  }
   thread_ = std::thread([session = impl_->session] {
     const int rc = fuse_session_loop(session);
-    spdlog::debug("device files: the filesystem ended ({})", rc);
+    spdlog::debug("the guest's /dev: the filesystem ended ({})", rc);
   });
+  return true;
 }
 
 void DeferredDeviceFileHandler::Set(DeviceFileHandler& handler) {
@@ -178,25 +291,6 @@ void DeferredDeviceFileHandler::ReleaseFile(uint64_t handle) { Wait().ReleaseFil
 
 DeviceFs::~DeviceFs() {
   if (thread_.joinable()) thread_.detach();  // ends with the connection or the process
-}
-
-bool ListDeviceFiles(int mount, size_t count) {
-  const int d = openat(mount, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (d < 0) return false;
-  // One read usually holds them all: the kernel asks for a page at a time, and 23 files took 3848
-  // bytes of it; a catalogue that outgrows it costs one more read, not a lookup per bind.
-  size_t named = 0;
-  alignas(8) char entries[32768];
-  long got;
-  while (named < count && (got = syscall(SYS_getdents64, d, entries, sizeof entries)) > 0) {
-    for (long at = 0; at < got;) {
-      const auto* e = reinterpret_cast<const dirent64*>(entries + at);
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++named;
-      at += e->d_reclen;
-    }
-  }
-  close(d);
-  return named >= count;
 }
 
 int64_t IdentifyDeviceFile(int fd) {

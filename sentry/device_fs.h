@@ -2,11 +2,12 @@
 // one is an ordinary open the kernel resolves (symlinks, /proc/self/fd reopens, io_uring, any
 // flags) and no open of any other file ever leaves the kernel.
 //
-// The filesystem is made by the sentry before the guest exists (the new mount API: it needs
-// CAP_SYS_ADMIN over the sentry's own mount namespace, so only a root-started nvsentry has it) and
-// handed to the guest's init as a detached mount, which init attaches in the guest's /dev
-// (sentry/guest_dev.h). Made by the sentry, its requests name callers by host thread ids, the
-// numbers seccomp notifications carry too.
+// The filesystem is the guest's whole /dev: beside the device files it shows the host's /dev as
+// sentry/guest_dev.h decides (its nodes, links and the mount points of what init binds there).
+// It is made by the sentry before the guest exists (the new mount API: it needs CAP_SYS_ADMIN
+// over the sentry's own mount namespace, so only a root-started nvsentry has it) and handed to
+// the guest's init as a detached mount, which init attaches as /dev. Made by the sentry, its
+// requests name callers by host thread ids, the numbers seccomp notifications carry too.
 //
 // What each open means is the handler's: OPEN asks it for a session (or an errno, which the
 // guest's open returns), RELEASE (the last reference to that open file anywhere is gone) ends it.
@@ -27,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/unique_fd.h"
+#include "sentry/fuse_flat_dir.h"
 #include "sentry/fuse_mount.h"
 
 namespace nvsentry::sentry {
@@ -62,37 +64,43 @@ class DeferredDeviceFileHandler final : public DeviceFileHandler {
 // The filesystem before anyone serves it: the FUSE connection and the detached mount.
 using DeviceFsMount = FuseMount;
 
-// Makes the filesystem (one file per device of the catalogue that lives directly in /dev). An
-// error when this process may not (no CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).
+// Makes the filesystem, to be the guest's /dev: mounted nosuid and noexec but with devices (the
+// host's nodes it shows open as the host's). An error when this process may not (no
+// CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).
 absl::StatusOr<DeviceFsMount> MakeDeviceFs();
 
-// The names (relative to /dev) of the files it holds.
+// The names (relative to /dev) of the device files it holds.
 std::vector<std::string> DeviceFileNames();
 
-// Serves the filesystem on a thread of its own until the connection ends (the guest's last mount
-// of it is gone).
+// The filesystem's server. Its root holds one file per device of the catalogue that lives
+// directly in /dev and, after them, `others`: the rest of the guest's /dev (the host's nodes,
+// links and mount points, sentry/guest_dev.h); the root belongs to `root_uid`:`root_gid`.
 class DeviceFs {
  public:
-  DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler);
+  DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler, std::vector<FlatEntry> others,
+           uid_t root_uid, gid_t root_gid);
   ~DeviceFs();
   DeviceFs(const DeviceFs&) = delete;
   DeviceFs& operator=(const DeviceFs&) = delete;
-  // Whether a thread serves it (libfuse may refuse the connection).
-  bool serving() const { return thread_.joinable(); }
+
+  // Before the guest exists, while nobody else can reach the filesystem (`mount`, its detached
+  // mount, is the caller's alone): answers the kernel's first requests on this thread while
+  // another looks up `names`. The kernel then keeps those entries and the root's attributes, so
+  // that attaching the filesystem and mounting on those entries (init's binds,
+  // sentry/guest_dev.h) asks it nothing. (Not the whole root, READDIRPLUS: the kernel's own
+  // work for 150 entries took 0.4 ms; the guest's first lookup of any other name is a request.)
+  // False when it could not (the filesystem works all the same: a request per first lookup).
+  bool Prime(int mount, const std::vector<std::string>& names);
+  // Serves it from now on, on a thread of its own, until the connection ends (the guest's last
+  // mount of it is gone). False when libfuse refused the connection.
+  bool Serve();
+
+  struct Impl;  // the server's state, which its request handlers reach
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
 };
-
-// Lists the files once (READDIRPLUS) through `mount` (the filesystem's detached mount, or its
-// root opened), from a thread other than the one serving it: the kernel then keeps each file's
-// entry and attributes for good, so that looking one up (init binding it into the guest's /dev,
-// sentry/guest_dev.h) asks the filesystem nothing. Reads until `count` files were named, not to
-// the end: the read that finds the end would be one more round trip for nothing. False when it
-// could not list them all.
-bool ListDeviceFiles(int mount, size_t count);
 
 // The handle OpenFile gave the open file `fd` (a copy of the guest's, in the sentry) refers to,
 // or -errno. Answered by the filesystem, so only for files of it (check st_dev first). The

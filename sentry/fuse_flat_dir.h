@@ -1,9 +1,14 @@
-// The one directory each of the sentry's FUSE filesystems is (the guest's device files,
-// sentry/device_fs.h; the simulated Jetson's nodes, sentry/fake_l4t_fs.h): the root, inode 1,
-// holding regular files at inodes 2 + index, whose names and attributes never change while the
-// filesystem lives (so the kernel may keep them: entries and attributes are cached "forever").
-// Files are mode 0666 and the root 0755, owned by the filesystem's root: who may use a node is
-// the policy's or the served device's to say, not the mode's.
+// The one directory each of the sentry's FUSE filesystems is (the guest's /dev with its device
+// files, sentry/device_fs.h; the simulated Jetson's nodes, sentry/fake_l4t_fs.h): the root, inode
+// 1, holding entries at inodes 2 + index, whose names and attributes never change while the
+// filesystem lives (so the kernel may keep them: entries, attributes and link targets are cached
+// "forever").
+//
+// The first entries are the server's own files: regular, mode 0666, owned by the filesystem's
+// root user: who may use a node is the policy's or the served device's to say, not the mode's.
+// Any others are given whole (the guest's /dev shows the host's nodes, links and mount points
+// through them): a node is the kernel's to open (the server never sees it), a link's target is
+// the server's to say.
 #pragma once
 
 #ifndef FUSE_USE_VERSION
@@ -17,20 +22,32 @@
 
 namespace nvsentry::sentry {
 
+// An entry given whole: `st` says its type (S_IFCHR, S_IFBLK, S_IFLNK, S_IFDIR or S_IFREG), mode,
+// owner, device numbers and times; st_ino is the directory's to set.
+struct FlatEntry {
+  std::string name;
+  struct stat st {};
+  std::string link;  // S_IFLNK: the target
+};
+
 class FlatDir {
  public:
-  explicit FlatDir(std::vector<std::string> names) : names_(std::move(names)) {}
+  // `files`: the server's own files; `others`: entries given whole, after them; the root's owner.
+  explicit FlatDir(std::vector<std::string> files, std::vector<FlatEntry> others = {},
+                   uid_t root_uid = 0, gid_t root_gid = 0);
 
   static bool IsRoot(fuse_ino_t ino) { return ino == FUSE_ROOT_ID; }
-  // The index of file `ino` in the names, or -1 (the root, or no such file).
+  // The index of the server's own file `ino`, or -1 (the root, an entry given whole, or none).
   int IndexOf(fuse_ino_t ino) const {
-    return ino >= 2 && ino - 2 < names_.size() ? static_cast<int>(ino - 2) : -1;
+    return ino >= 2 && ino - 2 < files_ ? static_cast<int>(ino - 2) : -1;
   }
-  static struct stat AttrOf(fuse_ino_t ino);
+  size_t size() const { return entries_.size(); }  // entries of the root, all kinds
+  struct stat AttrOf(fuse_ino_t ino) const;
 
   // The directory's requests, answered whole.
   void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) const;
   void GetAttr(fuse_req_t req, fuse_ino_t ino) const;  // SETATTR answers the same: nothing changes
+  void ReadLink(fuse_req_t req, fuse_ino_t ino) const;
   static void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
   // The root's entries from `off` on, as many as `size` bytes hold; with `plus`, each with its
   // attributes, which the kernel keeps as if looked up (READDIRPLUS).
@@ -46,7 +63,12 @@ class FlatDir {
   static void Lseek(fuse_req_t req, fuse_ino_t, off_t, int whence, fuse_file_info* fi);
 
  private:
-  std::vector<std::string> names_;
+  const FlatEntry* EntryOf(fuse_ino_t ino) const {
+    return ino >= 2 && ino - 2 < entries_.size() ? &entries_[ino - 2] : nullptr;
+  }
+  size_t files_;
+  std::vector<FlatEntry> entries_;  // the files first
+  struct stat root_ {};
 };
 
 }  // namespace nvsentry::sentry

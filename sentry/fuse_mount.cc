@@ -27,7 +27,7 @@ absl::Status FsError(const char* what, const char* step) {
 
 }  // namespace
 
-absl::StatusOr<FuseMount> MakeFuseMount(const char* what) {
+absl::StatusOr<FuseMount> MakeFuseMount(const char* what, FuseMountKind kind) {
   FuseMount m;
   m.connection.Reset(open("/dev/fuse", O_RDWR | O_CLOEXEC));
   if (!m.connection) return FsError(what, "opening /dev/fuse");
@@ -44,8 +44,9 @@ absl::StatusOr<FuseMount> MakeFuseMount(const char* what) {
     return FsError(what, "fsconfig");
   if (syscall(SYS_fsconfig, fs.get(), kFsconfigCmdCreate, nullptr, nullptr, 0) != 0)
     return FsError(what, "creating the filesystem");
+  const unsigned devices = kind == FuseMountKind::kWithDevices ? 0 : kMountAttrNodev;
   m.mount.Reset(static_cast<int>(syscall(SYS_fsmount, fs.get(), kFsmountCloexec,
-                                         kMountAttrNosuid | kMountAttrNodev | kMountAttrNoexec)));
+                                         kMountAttrNosuid | devices | kMountAttrNoexec)));
   if (!m.mount) return FsError(what, "fsmount");
   // Without asking the filesystem, which nobody serves yet.
   struct statx stx {};

@@ -18,11 +18,15 @@ struct FuseMount {
   dev_t dev = 0;                  // its files' st_dev
 };
 
+// Whether device nodes the filesystem shows open (the guest's /dev shows the host's) or not.
+enum class FuseMountKind { kNoDevices, kWithDevices };
+
 // Makes the filesystem: root-owned, `allow_other` and `default_permissions` (the kernel checks
-// the modes the server reports, so the server never sees a request it would refuse), mounted
-// nosuid, nodev, noexec. `what` names it in errors. An error when this process may not
-// (no CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).
-absl::StatusOr<FuseMount> MakeFuseMount(const char* what);
+// the modes and owners the server reports, so the server never sees a request it would refuse),
+// mounted nosuid, noexec and, unless `kind` says otherwise, nodev. `what` names it in errors. An
+// error when this process may not (no CAP_SYS_ADMIN, no FUSE in the kernel, no /dev/fuse).
+absl::StatusOr<FuseMount> MakeFuseMount(const char* what,
+                                        FuseMountKind kind = FuseMountKind::kNoDevices);
 
 // Attaches a detached mount at `dir` (move_mount).
 absl::Status AttachMount(const FuseMount& m, const char* dir);

@@ -136,9 +136,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
     absl::StatusOr<std::vector<int>> trees = CloneGuestDevBinds(plan.dev_binds);
     if (!trees.ok()) return std::string(trees.status().message());
     std::string e = MakeEverythingNodev();
-    if (e.empty())
-      e = AttachGuestDev(plan.dev_root, plan.dev_binds, *trees, plan.device_files,
-                         plan.device_mount, plan.listed_fd);
+    if (e.empty()) e = AttachGuestDev(plan.device_mount, plan.dev_binds, *trees);
     if (!e.empty()) return e;
   } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {
     return e;

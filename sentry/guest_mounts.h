@@ -28,13 +28,11 @@ struct BindMount {
 
 struct MountPlan {
   std::vector<HostNode> hide;  // host NVIDIA nodes to cover
-  // The sentry's device files (sentry/device_fs.h) as a detached mount, and the guest's own /dev
-  // that holds them (sentry/guest_dev.h); -1 when the sentry traps the guest's opens instead.
+  // The sentry's device files (sentry/device_fs.h), the guest's whole /dev (sentry/guest_dev.h),
+  // as a detached mount; -1 when the sentry traps the guest's opens instead.
   int device_mount = -1;
-  int dev_root = -1;
   std::vector<std::string> dev_binds;     // host entries to bind into it
   std::vector<std::string> device_files;  // the device files' names in it
-  int listed_fd = -1;  // where the sentry says it has listed them (guest_dev.h AttachGuestDev)
   bool read_only_root = false;
   bool private_tmp = false;
   std::vector<BindMount> binds;

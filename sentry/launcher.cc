@@ -211,7 +211,6 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   const pid_t sentry_pid = getpid();
   cpu_set_t cpus;
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // none: init leaves it
-  if (plan.mounts.device_mount >= 0) plan.mounts.listed_fd = control[1];
   // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
   // init may mount in them, and nothing it does there reaches the host's.
   const unsigned long ns_flags = CLONE_NEWPID | CLONE_NEWNS |
@@ -291,10 +290,10 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
   return std::nullopt;
 }
 
-// Before the clone, the longest step is making the guest's /dev (sentry/guest_dev.h): a thread of
-// its own drafts it (lists the host's /dev) while the NVIDIA majors are read and the device files,
-// the list of the host's NVIDIA nodes and the overlay's layer made. Take joins it, as the
-// fork-like clone needs a single-threaded sentry, and finishes the /dev with the majors.
+// The guest's /dev (sentry/guest_dev.h) is drafted on a thread of its own (the host's /dev
+// listed) while the NVIDIA majors are read and the device files and the list of the host's
+// NVIDIA nodes made. Take joins it, as the fork-like clone needs a single-threaded sentry, and
+// finishes the /dev with the majors.
 class GuestDevInBackground {
  public:
   explicit GuestDevInBackground(bool wanted) {
@@ -309,16 +308,10 @@ class GuestDevInBackground {
   GuestDevInBackground& operator=(const GuestDevInBackground&) = delete;
   ~GuestDevInBackground() { Join(); }
 
-  absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors,
-                                const GuestIdentity& identity) {
-    // The overlay's layer meanwhile, on this thread (none: the copy).
-    absl::StatusOr<hostshim::UniqueFd> layer = hostshim::UniqueFd();
-    if (!TestHookOn(TestHook::kCopyDev)) layer = MakeGuestDevLayer(DeviceFileNames());
+  absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors) {
     Join();
     if (!draft_.ok()) return draft_.status();
-    if (!layer.ok()) return layer.status();
-    return FinishGuestDev(*std::move(draft_), *std::move(layer), DeviceFileNames(), nvidia_majors,
-                          identity.host_uid, identity.host_gid);
+    return FinishGuestDev(*std::move(draft_), nvidia_majors);
   }
 
  private:
@@ -503,18 +496,24 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   MountPlan mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
   StartupMark("host nodes found");
   // Joined: the clone needs one thread.
-  absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors, *identity);
-  std::optional<GuestDev> dev;
+  absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
+  // The device files, the guest's whole /dev: served later, listed now (both never destroyed, as
+  // the sentry). An open, which only the guest makes, waits for the sentry.
+  auto* deferred = new DeferredDeviceFileHandler;
+  std::unique_ptr<DeviceFs> served;
   if (device_files->has_value()) {
     if (!made.ok()) {
       fprintf(stderr, "nvsentry: %s\n", std::string(made.status().message()).c_str());
       return kSandboxFailed;
     }
-    dev = *std::move(made);
+    served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred,
+                                        std::move(made->entries), identity->host_uid,
+                                        identity->host_gid);
+    if (!served->Prime((*device_files)->mount.get(), made->binds))
+      spdlog::debug("the guest's /dev: not listed before init attaches it");
     mounts.device_mount = (*device_files)->mount.get();
-    mounts.dev_root = dev->root.get();
-    mounts.dev_binds = dev->binds;
-    mounts.device_files = dev->devices;
+    mounts.dev_binds = std::move(made->binds);
+    mounts.device_files = DeviceFileNames();
   }
   StartupMark("the guest's /dev made");
   for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
@@ -536,8 +535,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("init cloned, id maps written");
-  // Init has its own copies of the mounts to attach (the device files' is listed below first).
-  dev.reset();
+  // Init has its own copy of the mount to attach.
+  if (device_files->has_value()) (*device_files)->mount.Reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
   // 137 (SIGKILL) whatever init reports.
   auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
@@ -548,8 +547,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   };
 
   // Init goes on at once, while the sentry narrows itself, serves the device files and is made
-  // (its own start-up, on the other CPU): init's requests to the device files wait in the kernel
-  // until the filesystem's thread serves them.
+  // (its own start-up, on the other CPU). Init asks the device files nothing (they are listed).
   if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
     return kSandboxFailed;
@@ -558,26 +556,11 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   NarrowTheSentry(*identity);
   if (frames) frames->Start();
   StartupMark("capabilities dropped");
-  // The device files are served from now on, while the sentry is made: init lists and binds them
-  // meanwhile (each request a round trip); an open, which only the guest makes, waits for the
-  // sentry. Both never destroyed, as the sentry.
-  auto* deferred = new DeferredDeviceFileHandler;
-  std::unique_ptr<DeviceFs> served;
+  // The device files are served from now on, while the sentry is made.
   dev_t device_files_dev = 0;
-  if (device_files->has_value()) {
-    device_files_dev = (*device_files)->dev;
-    served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred);
-  }
   if (served) {
-    // Init binds the files into the guest's /dev once told they are listed: the sentry makes the
-    // listing's round trips meanwhile, not init. (A failed listing only costs init a lookup per
-    // bind.)
-    if (!served->serving() ||
-        !ListDeviceFiles((*device_files)->mount.get(), DeviceFileNames().size()))
-      spdlog::debug("device files: not listed before init binds them");
-    (*device_files)->mount.Reset();
-    // Init gone: ReceiveListener below says so.
-    SendWithFd(init->control.get(), kDeviceFilesListed, -1).IgnoreError();
+    device_files_dev = (*device_files)->dev;
+    if (!served->Serve()) served.reset();
   }
   StartupMark("device files served");
   // Never destroyed: workers may still be inside a call when the guest's end is reported, and the

@@ -16,7 +16,6 @@ struct Hooks {
   bool hold_session_end = false;
   bool crash_on_open = false;
   bool hold_first_ioctl = false;
-  bool copy_dev = false;
 };
 
 Hooks Read() {
@@ -28,7 +27,6 @@ Hooks Read() {
     if (name == "hold-session-end") h.hold_session_end = true;
     if (name == "crash-on-open") h.crash_on_open = true;
     if (name == "hold-first-ioctl") h.hold_first_ioctl = true;
-    if (name == "copy-dev") h.copy_dev = true;
   }
   return h;
 }
@@ -42,7 +40,6 @@ bool TestHookOn(TestHook hook) {
     case TestHook::kHoldSessionEnd: return hooks.hold_session_end;
     case TestHook::kCrashOnOpen: return hooks.crash_on_open;
     case TestHook::kHoldFirstIoctl: return hooks.hold_first_ioctl;
-    case TestHook::kCopyDev: return hooks.copy_dev;
   }
   return false;
 }

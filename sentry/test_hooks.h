@@ -21,9 +21,6 @@ enum class TestHook {
   // serves it, until another trapped ioctl has been answered, or 5 s; then it logs (warning)
   // which of the two ended the wait. Shows which calls another call can hold up.
   kHoldFirstIoctl,
-  // "copy-dev": the guest's /dev is made as a copy of the host's nodes, as on a kernel without
-  // overlayfs (sentry/guest_dev.h), not as an overlay.
-  kCopyDev,
 };
 
 bool TestHookOn(TestHook hook);
