@@ -49,6 +49,12 @@ void FlatDir::Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) const 
       fuse_reply_entry(req, &e);
       return;
     }
+    // Not there, for good: the kernel may keep that too, so that a name is asked about once (a
+    // guest that looks up name after name costs a request per name, as on any filesystem).
+    fuse_entry_param none{};
+    none.entry_timeout = kForever;
+    fuse_reply_entry(req, &none);
+    return;
   }
   fuse_reply_err(req, ENOENT);
 }
