@@ -7,6 +7,7 @@
 
 #define UNW_LOCAL_ONLY
 #include <cxxabi.h>
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -18,9 +19,56 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <system_error>
+#include <thread>
 
 namespace nvsentry::sentry {
 namespace {
+
+// libunwind's calls the backtrace makes, from the library loaded at run time (LoadUnwinder):
+// linked, it and the liblzma it needs were mapped and relocated before main, some 0.15 ms of
+// every `nvsentry run` (docs/benchmarks.md).
+struct Unwinder {
+  int (*getcontext)(unw_context_t*);
+  int (*init_local)(unw_cursor_t*, unw_context_t*);
+  int (*step)(unw_cursor_t*);
+  int (*get_reg)(unw_cursor_t*, unw_regnum_t, unw_word_t*);
+  int (*get_proc_name)(unw_cursor_t*, char*, size_t, unw_word_t*);
+};
+Unwinder g_unwinder;
+enum UnwinderState : int { kNotLoaded, kLoading, kLoaded, kUnavailable };
+std::atomic<int> g_unwinder_state{kNotLoaded};
+
+// Whoever set the state to kLoading: loads, then says how it went.
+void LoadUnwinder() {
+  void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) lib = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+  Unwinder u{};
+  if (lib != nullptr) {
+    // With UNW_LOCAL_ONLY, libunwind.h names these so (its macros unw_getcontext & co).
+    u.getcontext = reinterpret_cast<decltype(u.getcontext)>(dlsym(lib, "_Ux86_64_getcontext"));
+    u.init_local = reinterpret_cast<decltype(u.init_local)>(dlsym(lib, "_ULx86_64_init_local"));
+    u.step = reinterpret_cast<decltype(u.step)>(dlsym(lib, "_ULx86_64_step"));
+    u.get_reg = reinterpret_cast<decltype(u.get_reg)>(dlsym(lib, "_ULx86_64_get_reg"));
+    u.get_proc_name =
+        reinterpret_cast<decltype(u.get_proc_name)>(dlsym(lib, "_ULx86_64_get_proc_name"));
+  }
+  const bool complete = u.getcontext != nullptr && u.init_local != nullptr && u.step != nullptr &&
+                        u.get_reg != nullptr && u.get_proc_name != nullptr;
+  if (complete) g_unwinder = u;
+  g_unwinder_state.store(complete ? kLoaded : kUnavailable);
+}
+
+// In the fault handler: the unwinder, waiting up to a second for a load under way on another
+// thread; null when there is none.
+const Unwinder* UnwinderForCrash() {
+  for (int waited_ms = 0; g_unwinder_state.load() == kLoading && waited_ms < 1000; ++waited_ms) {
+    const timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+  return g_unwinder_state.load() == kLoaded ? &g_unwinder : nullptr;
+}
 
 std::atomic<int> g_victim_pidfd{-1};
 std::atomic<bool> g_crashing{false};
@@ -48,15 +96,19 @@ void OnFatal(int sig, siginfo_t* info, void*) {
   g_crashing.store(true);
   Emitf("nvsentry: internal error: %s at address %p; the guest was killed. Backtrace:\n",
         strsignal(sig), info ? info->si_addr : nullptr);
+  const Unwinder* u = UnwinderForCrash();
+  if (u == nullptr) Emitf("  (no frames: libunwind is not loaded)\n");
   unw_context_t ctx;
   unw_cursor_t cur;
-  unw_getcontext(&ctx);
-  unw_init_local(&cur, &ctx);
-  for (int frame = 0; frame < 64 && unw_step(&cur) > 0; ++frame) {
+  if (u != nullptr) {
+    u->getcontext(&ctx);
+    u->init_local(&cur, &ctx);
+  }
+  for (int frame = 0; u != nullptr && frame < 64 && u->step(&cur) > 0; ++frame) {
     unw_word_t ip = 0, off = 0;
-    unw_get_reg(&cur, UNW_REG_IP, &ip);
+    u->get_reg(&cur, UNW_REG_IP, &ip);
     char name[256] = "??";
-    unw_get_proc_name(&cur, name, sizeof name, &off);
+    u->get_proc_name(&cur, name, sizeof name, &off);
     const char* shown = name;
     int status = -1;
     size_t len = g_demangle_len;
@@ -103,6 +155,23 @@ void InstallCrashHandler(int log_fd) {
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+void LoadCrashUnwinder() {
+  int expected = kNotLoaded;
+  if (g_unwinder_state.compare_exchange_strong(expected, kLoading)) LoadUnwinder();
+}
+
+void LoadCrashUnwinderInBackground() {
+  if (g_unwinder_state.load(std::memory_order_relaxed) != kNotLoaded) return;
+  int expected = kNotLoaded;
+  // Loading from here on: a crash from now waits for the thread.
+  if (!g_unwinder_state.compare_exchange_strong(expected, kLoading)) return;
+  try {
+    std::thread([] { LoadUnwinder(); }).detach();
+  } catch (const std::system_error&) {
+    g_unwinder_state.store(kUnavailable);
+  }
 }
 
 void SetCrashVictim(int pidfd) { g_victim_pidfd.store(pidfd); }

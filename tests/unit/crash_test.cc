@@ -55,6 +55,7 @@ TEST(ExitSentryDeathTest, ACrashInProgressIsNotCutShort) {
         }
         fcntl(log[1], F_SETFL, 0);
         InstallCrashHandler(log[1]);
+        LoadCrashUnwinder();
         std::thread([fd = log[0]] {
           while (!CrashInProgress()) {
           }
