@@ -63,6 +63,8 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
   std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return absl::InternalError("seccomp_init failed");
   scmp_filter_ctx c = ctx.get();
+  if (auto s = Check(seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2), "optimize"); !s.ok())
+    return s;
   for (uint32_t arch : GuestArches())
     if (arch != seccomp_arch_native())
       if (auto s = Check(seccomp_arch_add(c, arch), "arch_add"); !s.ok()) return s;
