@@ -160,6 +160,15 @@ char ProcessState(int stat_fd) {
   return close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : '?';
 }
 
+// Whether init still has a child, alive or not yet reaped (those that are gone are reaped here).
+bool HasChildrenLeft() {
+  for (;;) {
+    const pid_t p = waitpid(-1, nullptr, WNOHANG | __WALL);
+    if (p > 0 || (p < 0 && errno == EINTR)) continue;
+    return p == 0 || errno != ECHILD;
+  }
+}
+
 // The guest program's job-control state, as init tracks it.
 struct GuestState {
   pid_t pid;
@@ -177,8 +186,12 @@ void Reap(int status_fd, GuestState& g) {
       // The rest of the guest ends now, as it would when init exits, and is reaped here: the
       // report then says the whole guest is gone, and the sentry need not wait for init's own
       // end (its namespaces' teardown, some 0.6 ms; docs/benchmarks.md).
-      kill(-1, SIGKILL);
-      while (waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
+      // (Only if anything is left: a process of the namespace is init's child or has a live
+      // ancestor that is, and kill(-1) walks every process of the host.)
+      if (HasChildrenLeft()) {
+        kill(-1, SIGKILL);
+        while (waitpid(-1, nullptr, __WALL) > 0 || errno == EINTR) {
+        }
       }
       Report(status_fd, InitReport::kGuestExited, st);
       _exit(0);

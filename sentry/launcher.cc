@@ -298,29 +298,42 @@ class GuestDevInBackground {
  public:
   explicit GuestDevInBackground(bool wanted) {
     if (!wanted) return;
-    thread_ = std::thread([this] { draft_ = DraftGuestDev(DeviceFileNames()); });
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
-    // blocks (measured on a 2-CPU VM): this one is moved off it.
+    // blocks (measured on a 2-CPU VM): this one starts on the others. Set as it is made:
+    // pthread_setaffinity_np on a thread that has already ended (its tid cleared) sets the
+    // caller's, which pinned the whole sentry, init and the guest to one CPU.
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
     if (cpu_set_t others; CpusBesidesThisOne(others))
-      pthread_setaffinity_np(thread_.native_handle(), sizeof others, &others);
+      pthread_attr_setaffinity_np(&attr, sizeof others, &others);
+    started_ = pthread_create(&thread_, &attr, &GuestDevInBackground::Draft, this) == 0;
+    pthread_attr_destroy(&attr);
   }
   GuestDevInBackground(const GuestDevInBackground&) = delete;
   GuestDevInBackground& operator=(const GuestDevInBackground&) = delete;
   ~GuestDevInBackground() { Join(); }
 
   absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors) {
+    if (!started_) Draft(this);  // no thread: here, then
     Join();
     if (!draft_.ok()) return draft_.status();
     return FinishGuestDev(*std::move(draft_), nvidia_majors);
   }
 
  private:
-  void Join() {
-    if (thread_.joinable()) thread_.join();
+  static void* Draft(void* self) {
+    auto* me = static_cast<GuestDevInBackground*>(self);
+    me->draft_ = DraftGuestDev(DeviceFileNames());
+    return nullptr;
   }
+  void Join() {
+    if (started_) pthread_join(thread_, nullptr);
+    started_ = false;
+  }
+  bool started_ = false;
+  pthread_t thread_{};
   absl::StatusOr<GuestDevDraft> draft_ =
       absl::FailedPreconditionError("the guest's /dev: not made");
-  std::thread thread_;
 };
 
 // After the guest runs: what nvsentry passes on between its own signals and the guest (job
