@@ -296,7 +296,7 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
 // finishes the /dev with the majors.
 class GuestDevInBackground {
  public:
-  explicit GuestDevInBackground(bool wanted) {
+  explicit GuestDevInBackground(bool wanted) : wanted_(wanted) {
     if (!wanted) return;
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one starts on the others. Set as it is made:
@@ -314,7 +314,7 @@ class GuestDevInBackground {
   ~GuestDevInBackground() { Join(); }
 
   absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors) {
-    if (!started_) Draft(this);  // no thread: here, then
+    if (wanted_ && !started_) Draft(this);  // no thread: here, then
     Join();
     if (!draft_.ok()) return draft_.status();
     return FinishGuestDev(*std::move(draft_), nvidia_majors);
@@ -330,6 +330,7 @@ class GuestDevInBackground {
     if (started_) pthread_join(thread_, nullptr);
     started_ = false;
   }
+  const bool wanted_;
   bool started_ = false;
   pthread_t thread_{};
   absl::StatusOr<GuestDevDraft> draft_ =
