@@ -179,8 +179,8 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void* arg, fuse_file_in
 
 // Which open a file is (FakeL4tCaller::SessionOf, through IdentifyDeviceFile): for this
 // process's own threads only; never ENOSYS (the kernel would stop asking for good).
-void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*) {
-  Dir().ReadDir(req, size, off, false);
+void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  Dir().ReadDir(req, size, off, false, fi);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "sentry/fuse_flat_dir.h"
 
 #include <cerrno>
+#include <cstdint>
 
 #include "sentry/fuse_mount.h"
 
 namespace nvsentry::sentry {
 namespace {
 constexpr double kForever = 86400.0 * 365;
+constexpr uint64_t kMountPointsOnly = 1;  // a listing's handle (OpenDir)
 }  // namespace
 
 FlatDir::FlatDir(std::vector<std::string> files, std::vector<FlatEntry> others, uid_t root_uid,
@@ -82,15 +84,22 @@ void FlatDir::OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fuse_reply_err(req, ENOTDIR);
     return;
   }
-  fi->cache_readdir = 1;  // the listing never changes: the kernel may keep it
-  fi->keep_cache = 1;
+  if (FromOwnThread(fuse_req_ctx(req)->pid)) {
+    fi->fh = kMountPointsOnly;
+  } else {
+    fi->cache_readdir = 1;  // the listing never changes: the kernel may keep it
+    fi->keep_cache = 1;
+  }
   fuse_reply_open(req, fi);
 }
 
-void FlatDir::ReadDir(fuse_req_t req, size_t size, off_t off, bool plus) const {
+void FlatDir::ReadDir(fuse_req_t req, size_t size, off_t off, bool plus,
+                      const fuse_file_info* fi) const {
+  const bool mount_points_only = fi != nullptr && fi->fh == kMountPointsOnly;
   std::string buf(size, '\0');
   size_t used = 0;
   for (size_t i = static_cast<size_t>(off < 0 ? 0 : off); i < entries_.size(); ++i) {
+    if (mount_points_only && !entries_[i].mount_point) continue;
     fuse_entry_param e{};
     e.ino = 2 + i;
     e.attr = entries_[i].st;

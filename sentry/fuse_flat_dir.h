@@ -28,6 +28,9 @@ struct FlatEntry {
   std::string name;
   struct stat st {};
   std::string link;  // S_IFLNK: the target
+  // Something is mounted on it (the guest's /dev: a host directory init binds): listed alone to
+  // the server's own threads (OpenDir), which look the mount points up so.
+  bool mount_point = false;
 };
 
 class FlatDir {
@@ -48,10 +51,14 @@ class FlatDir {
   void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) const;
   void GetAttr(fuse_req_t req, fuse_ino_t ino) const;  // SETATTR answers the same: nothing changes
   void ReadLink(fuse_req_t req, fuse_ino_t ino) const;
+  // A listing of the root. One opened by the server's own threads (FromOwnThread) holds the
+  // mount points alone, and the kernel does not keep it: the server lists them to have their
+  // entries kept (DeviceFs::Prime), in one request, where a lookup each was a request each.
   static void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
-  // The root's entries from `off` on, as many as `size` bytes hold; with `plus`, each with its
-  // attributes, which the kernel keeps as if looked up (READDIRPLUS).
-  void ReadDir(fuse_req_t req, size_t size, off_t off, bool plus) const;
+  // The root's entries from `off` on (those of the listing `fi` opened), as many as `size` bytes
+  // hold; with `plus`, each with its attributes, which the kernel keeps as if looked up
+  // (READDIRPLUS).
+  void ReadDir(fuse_req_t req, size_t size, off_t off, bool plus, const fuse_file_info* fi) const;
 
   // The files' own requests both filesystems answer alike. The files have no data: READ and
   // WRITE are EINVAL, as on a Tegra device node. LSEEK(SEEK_DATA) answers the open's handle to

@@ -89,6 +89,7 @@ FlatEntry MountPoint(const HostEntry& h) {
   FlatEntry e;
   e.name = h.name;
   e.st.st_mode = h.directory ? (S_IFDIR | 0755) : (S_IFREG | 0644);
+  e.mount_point = true;
   return e;
 }
 
