@@ -123,7 +123,7 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-// What DeviceFs::Prime's other thread does: looks each name up, then says so on `done`.
+// What DeviceFs::Prime's other thread does: lists the mount points, then says so on `done`.
 struct PrimeJob {
   int mount;
   const std::vector<std::string>* names;
@@ -157,8 +157,6 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int, void*, fuse_file_info*, uns
   fuse_reply_err(req, ENOTTY);
 }
 
-// The sentry lists the directory once (READDIRPLUS, DeviceFs::Prime) before the guest exists:
-// one request where a lookup per entry was.
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   DirOf(req).ReadDir(req, size, off, false, fi);
 }
@@ -250,17 +248,31 @@ bool DeviceFs::Prime(int mount, const std::vector<std::string>& names) {
   pthread_attr_destroy(&attr);
   pollfd p[2] = {{fuse_session_fd(impl_->session), POLLIN, 0}, {job.done, POLLIN, 0}};
   fuse_buf buf{};
+  bool failed = false;
   while (started) {
-    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    if (poll(p, 2, -1) < 0 && errno != EINTR) {
+      failed = true;
+      break;
+    }
     if (p[0].revents & POLLIN) {
       const int got = fuse_session_receive_buf(impl_->session, &buf);
       if (got > 0) fuse_session_process_buf(impl_->session, &buf);
-      if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) break;
+      if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) {
+        failed = true;
+        break;
+      }
       continue;  // the asker's requests first: it ends only once they are answered
     }
     if (p[1].revents & POLLIN) break;
   }
   free(buf.mem);
+  if (failed) {
+    // Nobody can answer the asker now: ending the connection ends its requests (and the
+    // filesystem, which Serve then reports).
+    spdlog::error("the guest's /dev: serving its first requests failed ({})", strerror(errno));
+    fuse_session_destroy(impl_->session);
+    impl_->session = nullptr;
+  }
   if (started) pthread_join(asker, nullptr);
   if (pinned) sched_setaffinity(0, sizeof was, &was);
   close(job.done);

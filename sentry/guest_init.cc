@@ -113,9 +113,12 @@ struct GuestStart {
 // In init: the guest program's pid once it has exec'd (or exited), or -1 (errno says why). With
 // `g.lock`, in namespaces of its own whose maps init writes here.
 pid_t StartGuestProgram(GuestStart& g) {
-  constexpr size_t kStack = 256 * 1024;  // the exec's path search takes a PATH's length of it
-  void* stack =
-      mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  // As large as a main thread's: the exec's path search takes a PATH's length of it, and its
+  // retry of a script a pointer per argument (glibc's execvp, in arrays on the stack). Only the
+  // pages touched are ever allocated.
+  constexpr size_t kStack = 8 << 20;
+  void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
   if (stack == MAP_FAILED) return -1;
   const int was = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   if (g.lock) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);

@@ -54,6 +54,19 @@ TEST(Launcher, StdioEnvironmentAndDirectoryAreTheCallers) {
   EXPECT_EQ(r.err, "err\n");
 }
 
+// The program is started on a stack of init's making (sentry/guest_init.cc StartGuestProgram);
+// glibc's execvp retries a file without "#!" as a shell script with a new argument array on that
+// stack, a pointer per argument: 50,000 took 0.4 MB (the first stack, 256 KiB, overflowed: 139).
+TEST(Launcher, AScriptOfManyArgumentsStartsAsNatively) {
+  const std::string script = ::testing::TempDir() + "/count-args";
+  RunProgram({{"sh", "-c", "printf 'echo $#\\n' > " + script + " && chmod 0755 " + script}});
+  std::vector<std::string> argv = {script};
+  for (int i = 0; i < 50000; ++i) argv.push_back(std::to_string(i));
+  RunResult r = RunSandboxed({}, argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "50000\n");
+}
+
 std::string CpusAllowedIn(const std::string& status) {
   const size_t at = status.find("Cpus_allowed_list:");
   if (at == std::string::npos) return "";
