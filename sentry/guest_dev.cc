@@ -162,8 +162,8 @@ std::string AttachGuestDev(int device_mount, const std::vector<std::string>& bin
   if (syscall(SYS_move_mount, device_mount, "", AT_FDCWD, "/dev", kMoveMountFEmptyPath) != 0)
     err = Why("attaching the guest's /dev", errno);
   close(device_mount);
-  // The sentry listed the filesystem before the guest existed (DeviceFs::Prime): finding each
-  // mount point asks it nothing.
+  // The sentry had the kernel keep the mount points before the guest existed (DeviceFs::Prime):
+  // finding them asks the filesystem nothing.
   for (size_t i = 0; i < binds.size(); ++i) {
     const std::string target = "/dev/" + binds[i];
     if (err.empty() && trees[i] >= 0 &&
