@@ -20,15 +20,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <system_error>
-#include <thread>
 
 namespace nvsentry::sentry {
 namespace {
 
-// libunwind's calls the backtrace makes, from the library loaded at run time (LoadUnwinder):
-// linked, it and the liblzma it needs were mapped and relocated before main, some 0.15 ms of
-// every `nvsentry run` (docs/benchmarks.md).
+// libunwind's calls the backtrace makes, from the library loaded at run time (LoadUnwinder), on
+// a thread beside the start's own work: linked, it and the liblzma it needs were mapped and
+// relocated before main, some 0.12 ms of every `nvsentry run` (docs/benchmarks.md).
 struct Unwinder {
   int (*getcontext)(unw_context_t*);
   int (*init_local)(unw_cursor_t*, unw_context_t*);
@@ -160,18 +158,6 @@ void InstallCrashHandler(int log_fd) {
 void LoadCrashUnwinder() {
   int expected = kNotLoaded;
   if (g_unwinder_state.compare_exchange_strong(expected, kLoading)) LoadUnwinder();
-}
-
-void LoadCrashUnwinderInBackground() {
-  if (g_unwinder_state.load(std::memory_order_relaxed) != kNotLoaded) return;
-  int expected = kNotLoaded;
-  // Loading from here on: a crash from now waits for the thread.
-  if (!g_unwinder_state.compare_exchange_strong(expected, kLoading)) return;
-  try {
-    std::thread([] { LoadUnwinder(); }).detach();
-  } catch (const std::system_error&) {
-    g_unwinder_state.store(kUnavailable);
-  }
 }
 
 void SetCrashVictim(int pidfd) { g_victim_pidfd.store(pidfd); }

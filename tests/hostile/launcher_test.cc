@@ -261,6 +261,35 @@ TEST(LauncherPrivileges, GuestStartedByRootHoldsNoCapabilityOverTheHost) {
   EXPECT_EQ(kv["own_userns"], "1");
 }
 
+// The sentry loads a library of its own at run time (libunwind, for its crash report). Had it
+// loaded it once the guest runs, the guest could first have put its own library of that name
+// where the dynamic loader looks: here an LD_LIBRARY_PATH directory it may write (an empty
+// element, which is the working directory it shares with the sentry, is one). The red team's
+// library wrote into a root-only directory from inside the sentry (before: the mark was made).
+TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
+  const std::string dir = ::testing::TempDir() + "/planted-" + std::to_string(getpid());
+  const std::string mark = dir + "-mark";
+  std::filesystem::remove_all(dir);
+  unlink(mark.c_str());
+  ASSERT_EQ(mkdir(dir.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);  // whatever the umask: the guest's to write
+  RunSpec spec;
+  spec.argv = {NvsentryPath(),
+               "run",
+               "--",
+               "sh",
+               "-c",
+               std::string("cp ") + PLANTED_LIBRARY + " " + dir + "/libunwind.so.8 && " +
+                   CtrlGuestPath() + " basic"};
+  spec.extra_env = {"LD_LIBRARY_PATH=" + dir, "NVS_PLANTED_MARK=" + mark};
+  RunResult r = RunProgram(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/libunwind.so.8")) << "the guest planted it";
+  EXPECT_FALSE(std::filesystem::exists(mark)) << "the sentry ran the guest's library";
+  std::filesystem::remove_all(dir);
+  unlink(mark.c_str());
+}
+
 // A guest that takes pids without end (zombies it never reaps) takes them from the host: this
 // VM's pid_max is 32,768, and a guest fuzzer's 32,432 zombies once left a concurrent process on
 // the host unable to start a thread. --max-tasks (RLIMIT_NPROC in the guest's user namespace)
