@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "abi/catalogue.h"
@@ -121,9 +123,19 @@ GuestDev FinishGuestDev(GuestDevDraft draft, const std::set<unsigned>& nvidia_ma
       }
       case Fate::kBind:
         dev.entries.push_back(MountPoint(h));
-        dev.binds.push_back(std::move(h.name));
+        dev.mount_points.push_back(h.name);
+        // The guest gets pseudo-terminals of its own there (GiveTheGuestItsOwnPtys).
+        if (h.name != "pts") dev.binds.push_back(std::move(h.name));
         break;
     }
+  }
+  if (std::find(dev.mount_points.begin(), dev.mount_points.end(), "pts") ==
+      dev.mount_points.end()) {
+    HostEntry pts;
+    pts.name = "pts";
+    pts.directory = true;
+    dev.entries.push_back(MountPoint(pts));
+    dev.mount_points.push_back("pts");
   }
   return dev;
 }
@@ -171,6 +183,47 @@ std::string AttachGuestDev(int device_mount, const std::vector<std::string>& bin
       err = Why("binding the host's " + target, errno);
     if (trees[i] >= 0) close(trees[i]);  // attached (or given up with the rest): nothing to wait on
   }
+  return err;
+}
+
+int TerminalForConsole() {
+  for (int fd : {STDOUT_FILENO, STDIN_FILENO, STDERR_FILENO}) {
+    if (!isatty(fd)) continue;
+    // By its path, in this mount namespace: the open file itself (/proc/self/fd/N followed) is
+    // in the namespace of whoever opened it, and a bind from there is EINVAL. The same node, or
+    // none.
+    char path[PATH_MAX];
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = readlink(self.c_str(), path, sizeof path - 1);
+    if (n <= 0) return -1;
+    path[n] = '\0';
+    const int node = open(path, O_PATH | O_CLOEXEC);
+    struct stat by_path, given;
+    if (node >= 0 && fstat(node, &by_path) == 0 && fstat(fd, &given) == 0 &&
+        by_path.st_rdev == given.st_rdev && by_path.st_dev == given.st_dev)
+      return node;
+    if (node >= 0) close(node);
+    return -1;
+  }
+  return -1;
+}
+
+std::string GiveTheGuestItsOwnPtys(int terminal) {
+  std::string err;
+  const std::string options =
+      "newinstance,ptmxmode=0666,mode=0620,max=" + std::to_string(kGuestPtys);
+  if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, options.c_str()) != 0)
+    err = Why("mounting the guest's own /dev/pts", errno);
+  if (err.empty() && terminal >= 0) {
+    // A convenience, not a guard: where it cannot be (no /dev/console to mount on, say), the
+    // guest runs all the same and ttyname() finds nothing.
+    const std::string source = "/proc/self/fd/" + std::to_string(terminal);
+    if (mount(source.c_str(), "/dev/console", nullptr, MS_BIND, nullptr) != 0 && errno != ENOENT)
+      fprintf(stderr,
+              "nvsentry: the guest's /dev/console: %s; ttyname() will not name its terminal\n",
+              strerror(errno));
+  }
+  if (terminal >= 0) close(terminal);
   return err;
 }
 

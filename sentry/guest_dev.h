@@ -59,8 +59,9 @@ absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& devi
 
 // What the device files' filesystem shows besides them, and what init binds.
 struct GuestDev {
-  std::vector<FlatEntry> entries;  // for DeviceFs: the host's nodes, links and mount points
-  std::vector<std::string> binds;  // host entries init binds on their mount points, by name
+  std::vector<FlatEntry> entries;         // for DeviceFs: the host's nodes, links and mount points
+  std::vector<std::string> binds;         // host entries init binds on their mount points, by name
+  std::vector<std::string> mount_points;  // every mount point: the binds' and "pts"
 };
 
 // The rest, from the draft: `nvidia_majors`: NvidiaCharMajors() (nodes of these majors are left
@@ -83,5 +84,18 @@ absl::StatusOr<std::vector<int>> CloneGuestDevBinds(const std::vector<std::strin
 // failed and why.
 std::string AttachGuestDev(int device_mount, const std::vector<std::string>& binds,
                            const std::vector<int>& trees);
+
+// The guest's pseudo-terminals, in either device mode: a devpts instance of its own on /dev/pts
+// (the host's /dev/ptmx node finds it there, "pts" beside it), at most kGuestPtys of them,
+// instead of the host's, of which the guest could take every one the kernel allows (host logins
+// then failed: ENOSPC); and, as bubblewrap's --dev does, the terminal it was given (`terminal`:
+// TerminalForConsole(), or -1) bound on /dev/console, so that ttyname() still names it. Closes
+// `terminal`. Empty, or what failed and why.
+inline constexpr int kGuestPtys = 256;
+std::string GiveTheGuestItsOwnPtys(int terminal);
+
+// In init, before its view changes: the terminal nvsentry was given on standard output (else
+// input, else error), as an O_PATH fd; -1 when none is a terminal.
+int TerminalForConsole();
 
 }  // namespace nvsentry::sentry

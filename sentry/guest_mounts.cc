@@ -132,6 +132,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   // outside /dev), and nothing mounted here reaches the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return Why("making / a private mount", errno);
+  const int terminal = TerminalForConsole();  // found in the host's /dev/pts, while it is there
   if (plan.device_mount >= 0) {
     absl::StatusOr<std::vector<int>> trees = CloneGuestDevBinds(plan.dev_binds);
     if (!trees.ok()) return std::string(trees.status().message());
@@ -141,6 +142,7 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
   } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {
     return e;
   }
+  if (std::string e = GiveTheGuestItsOwnPtys(terminal); !e.empty()) return e;
   for (const HostNode& n : plan.hide) {
     // A host node where a device file now is (a Tegra host's own nvhost-ctrl, say) is gone
     // already: the device file took its place.

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -288,6 +289,38 @@ TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
   EXPECT_FALSE(std::filesystem::exists(mark)) << "the sentry ran the guest's library";
   std::filesystem::remove_all(dir);
   unlink(mark.c_str());
+}
+
+// The guest's pseudo-terminals come from a devpts instance of its own, at most 256 (the red team
+// held 4,095 from the host's own instance, and host root's openpty failed with ENOSPC until the
+// guest ended): in either device mode.
+TEST(LauncherView, ThePtysAreTheGuestsOwnAndCounted) {
+  for (const char* devices : {"--devices=files", "--devices=trap"}) {
+    if (geteuid() != 0 && std::string(devices) == "--devices=files") continue;
+    RunResult r = RunSandboxed(
+        {devices},
+        {"python3", "-c",
+         "import os\nn = 0\ntry:\n    while n < 5000:\n        os.openpty()\n        n += 1\n"
+         "except OSError as e:\n    print(n, e.errno)\n"});
+    EXPECT_EQ(r.exit_code, 0) << devices << ": " << r.err;
+    // 256 on a host with ptys to spare (the kernel keeps kernel.pty.reserve of them for its
+    // own instance, the host's; the other instances share the rest).
+    int n = -1, err = -1;
+    EXPECT_EQ(sscanf(r.out.c_str(), "%d %d", &n, &err), 2) << r.out;
+    EXPECT_GT(n, 0) << devices;
+    EXPECT_LE(n, 256) << devices;
+    EXPECT_EQ(err, ENOSPC) << devices;
+  }
+}
+
+// Its terminal is still named (bound on /dev/console, as bubblewrap's --dev does), though its
+// /dev/pts is not the host's.
+TEST(LauncherView, TheGuestsTerminalHasAName) {
+  RunSpec spec;
+  spec.argv = {"script", "-qc", std::string(NvsentryPath()) + " run -- tty", "/dev/null"};
+  RunResult r = RunProgram(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("/dev/console"), std::string::npos) << r.out;
 }
 
 // A guest that takes pids without end (zombies it never reaps) takes them from the host: this

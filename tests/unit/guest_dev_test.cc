@@ -72,10 +72,24 @@ TEST_F(GuestDevTest, LinksKeepTheirTargets) {
   EXPECT_EQ(fd->link, std::string(target, static_cast<size_t>(n)));
 }
 
+// The host's directories are bound on theirs; /dev/pts is the guest's own (a devpts instance
+// init mounts): a mount point, not a bind.
 TEST_F(GuestDevTest, DirectoriesAreMountPointsForInitsBinds) {
   absl::StatusOr<GuestDev> dev = MakeGuestDev(kFiles, {});
   ASSERT_TRUE(dev.ok()) << dev.status();
-  EXPECT_NE(std::find(dev->binds.begin(), dev->binds.end(), "pts"), dev->binds.end());
+  EXPECT_EQ(std::find(dev->binds.begin(), dev->binds.end(), "pts"), dev->binds.end());
+  EXPECT_NE(std::find(dev->mount_points.begin(), dev->mount_points.end(), "pts"),
+            dev->mount_points.end());
+  EXPECT_EQ(dev->mount_points.size(), dev->binds.size() + 1);
+  for (const std::string& name : dev->binds) {
+    const FlatEntry* e = Find(*dev, name);
+    ASSERT_NE(e, nullptr) << name;
+    EXPECT_TRUE(e->mount_point) << name;
+  }
+  struct stat shm;
+  if (stat("/dev/shm", &shm) == 0 && S_ISDIR(shm.st_mode)) {
+    EXPECT_NE(std::find(dev->binds.begin(), dev->binds.end(), "shm"), dev->binds.end());
+  }
   const FlatEntry* pts = Find(*dev, "pts");
   ASSERT_NE(pts, nullptr);
   EXPECT_TRUE(S_ISDIR(pts->st.st_mode));
