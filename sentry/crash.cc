@@ -20,12 +20,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <system_error>
+#include <thread>
 
 namespace nvsentry::sentry {
 namespace {
 
-// libunwind's calls the backtrace makes, from the library loaded at run time (LoadUnwinder), on
-// a thread beside the start's own work: linked, it and the liblzma it needs were mapped and
+// libunwind's calls the backtrace makes, from the library loaded at run time (LoadUnwinder) when
+// the guest first asks the sentry something: linked, it and the liblzma it needs were mapped and
 // relocated before main, some 0.12 ms of every `nvsentry run` (docs/benchmarks.md).
 struct Unwinder {
   int (*getcontext)(unw_context_t*);
@@ -40,8 +42,14 @@ std::atomic<int> g_unwinder_state{kNotLoaded};
 
 // Whoever set the state to kLoading: loads, then says how it went.
 void LoadUnwinder() {
-  void* lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) lib = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+  // By the absolute paths the build found, never a name the loader would look for: it would look
+  // in LD_LIBRARY_PATH, whose elements a guest may be able to write (an empty one is the working
+  // directory, which the guest shares), and run what it planted there in the sentry. Its one
+  // dependency not loaded already, liblzma, first, by its path too, so that the loader does not
+  // look for it either.
+  void* lib = nullptr;
+  if (NVSENTRY_LZMA_SO[0] != '\0' && dlopen(NVSENTRY_LZMA_SO, RTLD_NOW | RTLD_LOCAL) != nullptr)
+    lib = dlopen(NVSENTRY_UNWIND_SO, RTLD_NOW | RTLD_LOCAL);
   Unwinder u{};
   if (lib != nullptr) {
     // With UNW_LOCAL_ONLY, libunwind.h names these so (its macros unw_getcontext & co).
@@ -158,6 +166,18 @@ void InstallCrashHandler(int log_fd) {
 void LoadCrashUnwinder() {
   int expected = kNotLoaded;
   if (g_unwinder_state.compare_exchange_strong(expected, kLoading)) LoadUnwinder();
+}
+
+void LoadCrashUnwinderInBackground() {
+  if (g_unwinder_state.load(std::memory_order_relaxed) != kNotLoaded) return;
+  int expected = kNotLoaded;
+  // Loading from here on: a crash from now waits for the thread.
+  if (!g_unwinder_state.compare_exchange_strong(expected, kLoading)) return;
+  try {
+    std::thread([] { LoadUnwinder(); }).detach();
+  } catch (const std::system_error&) {
+    g_unwinder_state.store(kUnavailable);
+  }
 }
 
 void SetCrashVictim(int pidfd) { g_victim_pidfd.store(pidfd); }

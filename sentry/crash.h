@@ -9,11 +9,13 @@
 namespace nvsentry::sentry {
 
 void InstallCrashHandler(int log_fd);
-// The backtrace's libunwind is loaded at run time, by this call (`nvsentry run`: on a thread
-// beside the start's own work, before the guest exists: never later, when the guest could have
-// put a library of that name where the loader looks). A crash while it loads waits for it (up
-// to a second); one before, or where it cannot be loaded, reports no frames.
+// The backtrace's libunwind is loaded at run time, by its absolute path (and its liblzma's),
+// never through the loader's search path, which a guest might have planted a library in: now, or
+// on a thread of its own (the sentry asks for that when the guest first asks it something; after
+// the first time, a load of an atomic). A crash while it loads waits for it (up to a second); one
+// before it is asked for, or where it cannot be loaded, reports no frames.
 void LoadCrashUnwinder();
+void LoadCrashUnwinderInBackground();
 // The process to kill if the sentry crashes (the guest's init), as a pidfd that stays open: a pid
 // could name another process once init is reaped, and a crash (or a fault in the clone of
 // HandOffTeardown, which inherits the handler) can come after that.

@@ -290,17 +290,14 @@ absl::StatusOr<std::optional<DeviceFsMount>> ChooseDeviceFiles(DeviceMode mode) 
   return std::nullopt;
 }
 
-// Work done on a thread of its own while the NVIDIA majors are read and the device files and the
-// list of the host's NVIDIA nodes made: the guest's /dev drafted (sentry/guest_dev.h: the host's
-// /dev listed), and the crash report's libunwind loaded (sentry/crash.h). Loaded here, before
-// the guest exists, and not when the guest first asks the sentry something: then the guest could
-// have planted a library of that name where the loader looks (an LD_LIBRARY_PATH element it may
-// write, such as the empty one, the working directory the guest shares), and the sentry would
-// have run its code. Take joins the thread, as the fork-like clone needs a single-threaded
-// sentry, and finishes the /dev with the majors.
+// The guest's /dev (sentry/guest_dev.h) is drafted on a thread of its own (the host's /dev
+// listed) while the NVIDIA majors are read and the device files and the list of the host's
+// NVIDIA nodes made. Take joins it, as the fork-like clone needs a single-threaded sentry, and
+// finishes the /dev with the majors.
 class GuestDevInBackground {
  public:
   explicit GuestDevInBackground(bool wanted) : wanted_(wanted) {
+    if (!wanted) return;
     // A new thread tends to wait on its creator's CPU, the other one idle, until the creator
     // blocks (measured on a 2-CPU VM): this one starts on the others. Set as it is made:
     // pthread_setaffinity_np on a thread that has already ended (its tid cleared) sets the
@@ -317,7 +314,7 @@ class GuestDevInBackground {
   ~GuestDevInBackground() { Join(); }
 
   absl::StatusOr<GuestDev> Take(const std::set<unsigned>& nvidia_majors) {
-    if (!started_) Draft(this);  // no thread: here, then
+    if (wanted_ && !started_) Draft(this);  // no thread: here, then
     Join();
     if (!draft_.ok()) return draft_.status();
     return FinishGuestDev(*std::move(draft_), nvidia_majors);
@@ -327,7 +324,6 @@ class GuestDevInBackground {
   static void* Draft(void* self) {
     auto* me = static_cast<GuestDevInBackground*>(self);
     if (me->wanted_) me->draft_ = DraftGuestDev(DeviceFileNames());
-    LoadCrashUnwinder();
     return nullptr;
   }
   void Join() {

@@ -118,6 +118,9 @@ void Sentry::Serve(const seccomp_notif& req) {
 }
 
 void Sentry::Handle(const seccomp_notif& req) {
+  // The crash report's unwinder, once the guest asks the sentry something (a guest that never
+  // does, /bin/true say, never pays for it).
+  LoadCrashUnwinderInBackground();
   TrappedCall kind = syscalls_.Classify(req.data.arch, req.data.nr);
   switch (kind) {
     case TrappedCall::kIoctl: HandleIoctl(req); return;
@@ -273,6 +276,7 @@ void Sentry::PlaceSession(const seccomp_notif& req, std::string_view path,
 }
 
 int64_t Sentry::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
+  LoadCrashUnwinderInBackground();  // as in Handle
   const auto t0 = Clock::now();
   const proxy::GuestConfig& guest = *options_.guest;
   proxy::Tracer* tracer = guest.services.tracer.get();

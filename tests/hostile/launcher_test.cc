@@ -262,11 +262,12 @@ TEST(LauncherPrivileges, GuestStartedByRootHoldsNoCapabilityOverTheHost) {
   EXPECT_EQ(kv["own_userns"], "1");
 }
 
-// The sentry loads a library of its own at run time (libunwind, for its crash report). Had it
-// loaded it once the guest runs, the guest could first have put its own library of that name
-// where the dynamic loader looks: here an LD_LIBRARY_PATH directory it may write (an empty
-// element, which is the working directory it shares with the sentry, is one). The red team's
-// library wrote into a root-only directory from inside the sentry (before: the mark was made).
+// The sentry loads a library of its own at run time (libunwind, for its crash report), when the
+// guest first asks it something. Loaded by the name the loader looks for, the guest could first
+// have put its own library of that name where the loader looks: here an LD_LIBRARY_PATH
+// directory it may write (an empty element, which is the working directory it shares with the
+// sentry, is one). The red team's library wrote into a root-only directory from inside the
+// sentry (before: the mark was made). Planted under the name of libunwind's dependency too.
 TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
   const std::string dir = ::testing::TempDir() + "/planted-" + std::to_string(getpid());
   const std::string mark = dir + "-mark";
@@ -280,8 +281,8 @@ TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
                "--",
                "sh",
                "-c",
-               std::string("cp ") + PLANTED_LIBRARY + " " + dir + "/libunwind.so.8 && " +
-                   CtrlGuestPath() + " basic"};
+               std::string("cp ") + PLANTED_LIBRARY + " " + dir + "/libunwind.so.8 && cp " +
+                   PLANTED_LIBRARY + " " + dir + "/liblzma.so.5 && " + CtrlGuestPath() + " basic"};
   spec.extra_env = {"LD_LIBRARY_PATH=" + dir, "NVS_PLANTED_MARK=" + mark};
   RunResult r = RunProgram(spec);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
