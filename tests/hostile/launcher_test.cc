@@ -275,14 +275,12 @@ TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
   unlink(mark.c_str());
   ASSERT_EQ(mkdir(dir.c_str(), 0777), 0);
   ASSERT_EQ(chmod(dir.c_str(), 0777), 0);  // whatever the umask: the guest's to write
+  // The guest plants it under both names, then opens a device and makes a call.
+  const std::string plant = std::string("cp ") + PLANTED_LIBRARY + " " + dir +
+                            "/libunwind.so.8 && cp " + PLANTED_LIBRARY + " " + dir +
+                            "/liblzma.so.5 && " + CtrlGuestPath() + " basic";
   RunSpec spec;
-  spec.argv = {NvsentryPath(),
-               "run",
-               "--",
-               "sh",
-               "-c",
-               std::string("cp ") + PLANTED_LIBRARY + " " + dir + "/libunwind.so.8 && cp " +
-                   PLANTED_LIBRARY + " " + dir + "/liblzma.so.5 && " + CtrlGuestPath() + " basic"};
+  spec.argv = {NvsentryPath(), "run", "--", "sh", "-c", plant};
   spec.extra_env = {"LD_LIBRARY_PATH=" + dir, "NVS_PLANTED_MARK=" + mark};
   RunResult r = RunProgram(spec);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
