@@ -126,19 +126,19 @@ void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 // What DeviceFs::Prime's other thread does: lists the mount points, then says so on `done`.
 struct PrimeJob {
   int mount;
-  const std::vector<std::string>* names;
-  int done;  // an eventfd
+  size_t count;  // the mount points
+  int done;      // an eventfd
   bool found = false;
 };
 
-// Lists the root once (the mount points alone: FlatDir::OpenDir), until every name was named.
-void* LookUpAll(void* arg) {
+// Lists the root once (the mount points alone: FlatDir::OpenDir), until every one was named.
+void* ListMountPoints(void* arg) {
   auto* job = static_cast<PrimeJob*>(arg);
   size_t named = 0;
   const int d = openat(job->mount, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   alignas(8) char entries[8192];
   long got;
-  while (d >= 0 && named < job->names->size() &&
+  while (d >= 0 && named < job->count &&
          (got = syscall(SYS_getdents64, d, entries, sizeof entries)) > 0) {
     for (long at = 0; at < got;) {
       const auto* e = reinterpret_cast<const dirent64*>(entries + at);
@@ -147,7 +147,7 @@ void* LookUpAll(void* arg) {
     }
   }
   if (d >= 0) close(d);
-  job->found = named >= job->names->size();
+  job->found = named >= job->count;
   eventfd_write(job->done, 1);
   return nullptr;
 }
@@ -225,9 +225,9 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler,
   (void)connection.Release();
 }
 
-bool DeviceFs::Prime(int mount, const std::vector<std::string>& names) {
+bool DeviceFs::Prime(int mount) {
   if (impl_->session == nullptr) return false;
-  PrimeJob job{mount, &names, eventfd(0, EFD_CLOEXEC)};
+  PrimeJob job{mount, impl_->dir.mount_points(), eventfd(0, EFD_CLOEXEC)};
   if (job.done < 0) return false;
   // Both threads on this CPU, this one waiting while the other asks: each request and its answer
   // is then a switch between the two, where a thread woken on the other CPU (idle, halted) took
@@ -244,21 +244,21 @@ bool DeviceFs::Prime(int mount, const std::vector<std::string>& names) {
   pthread_attr_init(&attr);
   if (pinned) pthread_attr_setaffinity_np(&attr, sizeof here, &here);
   pthread_t asker;
-  const bool started = pthread_create(&asker, &attr, LookUpAll, &job) == 0;
+  const bool started = pthread_create(&asker, &attr, ListMountPoints, &job) == 0;
   pthread_attr_destroy(&attr);
   pollfd p[2] = {{fuse_session_fd(impl_->session), POLLIN, 0}, {job.done, POLLIN, 0}};
   fuse_buf buf{};
-  bool failed = false;
+  int failed = 0;  // the errno that ended the serving
   while (started) {
     if (poll(p, 2, -1) < 0 && errno != EINTR) {
-      failed = true;
+      failed = errno;
       break;
     }
     if (p[0].revents & POLLIN) {
       const int got = fuse_session_receive_buf(impl_->session, &buf);
       if (got > 0) fuse_session_process_buf(impl_->session, &buf);
       if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) {
-        failed = true;
+        failed = -got;
         break;
       }
       continue;  // the asker's requests first: it ends only once they are answered
@@ -269,7 +269,7 @@ bool DeviceFs::Prime(int mount, const std::vector<std::string>& names) {
   if (failed) {
     // Nobody can answer the asker now: ending the connection ends its requests (and the
     // filesystem, which Serve then reports).
-    spdlog::error("the guest's /dev: serving its first requests failed ({})", strerror(errno));
+    spdlog::error("the guest's /dev: serving its first requests failed ({})", strerror(failed));
     fuse_session_destroy(impl_->session);
     impl_->session = nullptr;
   }

@@ -34,6 +34,12 @@ FlatDir::FlatDir(std::vector<std::string> files, std::vector<FlatEntry> others, 
   root_.st_gid = root_gid;
 }
 
+size_t FlatDir::mount_points() const {
+  size_t n = 0;
+  for (const FlatEntry& e : entries_) n += e.mount_point ? 1 : 0;
+  return n;
+}
+
 struct stat FlatDir::AttrOf(fuse_ino_t ino) const {
   if (IsRoot(ino)) return root_;
   const FlatEntry* e = EntryOf(ino);

@@ -45,6 +45,7 @@ class FlatDir {
     return ino >= 2 && ino - 2 < files_ ? static_cast<int>(ino - 2) : -1;
   }
   size_t size() const { return entries_.size(); }  // entries of the root, all kinds
+  size_t mount_points() const;                     // those marked mount_point
   struct stat AttrOf(fuse_ino_t ino) const;
 
   // The directory's requests, answered whole.

@@ -123,19 +123,17 @@ GuestDev FinishGuestDev(GuestDevDraft draft, const std::set<unsigned>& nvidia_ma
       }
       case Fate::kBind:
         dev.entries.push_back(MountPoint(h));
-        dev.mount_points.push_back(h.name);
         // The guest gets pseudo-terminals of its own there (GiveTheGuestItsOwnPtys).
         if (h.name != "pts") dev.binds.push_back(std::move(h.name));
         break;
     }
   }
-  if (std::find(dev.mount_points.begin(), dev.mount_points.end(), "pts") ==
-      dev.mount_points.end()) {
+  if (std::none_of(dev.entries.begin(), dev.entries.end(),
+                   [](const FlatEntry& e) { return e.name == "pts"; })) {
     HostEntry pts;
     pts.name = "pts";
     pts.directory = true;
     dev.entries.push_back(MountPoint(pts));
-    dev.mount_points.push_back("pts");
   }
   return dev;
 }

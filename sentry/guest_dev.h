@@ -59,9 +59,8 @@ absl::StatusOr<GuestDevDraft> DraftGuestDev(const std::vector<std::string>& devi
 
 // What the device files' filesystem shows besides them, and what init binds.
 struct GuestDev {
-  std::vector<FlatEntry> entries;         // for DeviceFs: the host's nodes, links and mount points
-  std::vector<std::string> binds;         // host entries init binds on their mount points, by name
-  std::vector<std::string> mount_points;  // every mount point: the binds' and "pts"
+  std::vector<FlatEntry> entries;  // for DeviceFs: the host's nodes, links and mount points
+  std::vector<std::string> binds;  // host entries init binds on their mount points, by name
 };
 
 // The rest, from the draft: `nvidia_majors`: NvidiaCharMajors() (nodes of these majors are left

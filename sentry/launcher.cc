@@ -523,7 +523,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred,
                                         std::move(made->entries), identity->host_uid,
                                         identity->host_gid);
-    if (!served->Prime((*device_files)->mount.get(), made->mount_points))
+    if (!served->Prime((*device_files)->mount.get()))
       spdlog::debug("the guest's /dev: not listed before init attaches it");
     mounts.device_mount = (*device_files)->mount.get();
     mounts.dev_binds = std::move(made->binds);
