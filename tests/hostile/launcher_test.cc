@@ -275,10 +275,11 @@ TEST(LauncherPrivileges, TheSentryLoadsNoLibraryTheGuestPlanted) {
   unlink(mark.c_str());
   ASSERT_EQ(mkdir(dir.c_str(), 0777), 0);
   ASSERT_EQ(chmod(dir.c_str(), 0777), 0);  // whatever the umask: the guest's to write
-  // The guest plants it under both names, then opens a device and makes a call.
+  // The guest plants it under both names, then opens a device and makes a call, and stays a
+  // while: the sentry loads its library on a thread of its own after that first call.
   const std::string plant = std::string("cp ") + PLANTED_LIBRARY + " " + dir +
                             "/libunwind.so.8 && cp " + PLANTED_LIBRARY + " " + dir +
-                            "/liblzma.so.5 && " + CtrlGuestPath() + " basic";
+                            "/liblzma.so.5 && " + CtrlGuestPath() + " basic && sleep 0.3";
   RunSpec spec;
   spec.argv = {NvsentryPath(), "run", "--", "sh", "-c", plant};
   spec.extra_env = {"LD_LIBRARY_PATH=" + dir, "NVS_PLANTED_MARK=" + mark};
