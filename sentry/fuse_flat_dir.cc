@@ -14,6 +14,7 @@ constexpr uint64_t kMountPointsOnly = 1;  // a listing's handle (OpenDir)
 FlatDir::FlatDir(std::vector<std::string> files, std::vector<FlatEntry> others, uid_t root_uid,
                  gid_t root_gid)
     : files_(files.size()) {
+  entries_.reserve(files.size() + others.size());
   for (std::string& name : files) {
     FlatEntry e;
     e.name = std::move(name);

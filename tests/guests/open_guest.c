@@ -119,6 +119,8 @@ static int mode_paths(int reach_only) {
   printf("reopen_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
   /* Where the sentry's identification left the file's position (what the guest can see of it). */
   printf("position=%ld\n", reopened >= 0 ? (long)lseek(reopened, 0, SEEK_CUR) : -1L);
+  /* The sentry asks the file for its session with lseek(SEEK_DATA); the guest asking gets ENXIO. */
+  printf("seek_data_errno=%d\n", reopened >= 0 ? err_of(lseek(reopened, 0, SEEK_DATA)) : -1);
   close(fd);
   printf("reopen_after_close_ioctl=%d\n", reopened >= 0 ? read_syncpt(reopened) : -errno);
 

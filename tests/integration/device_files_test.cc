@@ -45,6 +45,7 @@ TEST(DeviceFiles, PathsReachTheDeviceTheOrdinaryWay) {
   EXPECT_EQ(kv["reopen_ioctl"], "0") << "a reopen through /proc/self/fd is an open of its own";
   EXPECT_EQ(kv["reopen_after_close_ioctl"], "0");
   EXPECT_EQ(kv["position"], "0") << "the session's handle must not show as the file position";
+  EXPECT_EQ(kv["seek_data_errno"], E(ENXIO)) << "the session's handle is the sentry's to ask";
   EXPECT_EQ(kv["o_path_ioctl"], E(EBADF));
   EXPECT_EQ(kv["read_errno"], E(EINVAL));
   EXPECT_EQ(kv["write_errno"], E(EINVAL));
