@@ -83,16 +83,16 @@ class DeviceFs {
   DeviceFs(const DeviceFs&) = delete;
   DeviceFs& operator=(const DeviceFs&) = delete;
 
-  // Before the guest exists, while nobody else can reach the filesystem (`mount`, its detached
-  // mount, is the caller's alone): answers the kernel's first requests on this thread while
-  // another, on the same CPU, lists the root once: to the server's own threads the listing holds
-  // the mount points alone (FlatEntry::mount_point, FlatDir::OpenDir), one READDIRPLUS whatever
-  // their number. The kernel then keeps those entries and the root's attributes, so that
-  // attaching the filesystem and mounting on those entries (init's binds and /dev/pts,
-  // sentry/guest_dev.h) asks it nothing. (Not the whole root: the kernel's own work for 150
-  // entries took 0.4 ms; nor a lookup per name: a request each. The guest's first lookup of any
-  // other name is a request.) False when it could not (the filesystem works all the same: a
-  // request per first lookup).
+  // Before the guest exists, while nobody else uses the filesystem (`mount`, its detached mount,
+  // is the sentry's and a waiting init's, which attaches it only after this): answers the kernel's
+  // first requests on this thread while another, on the same CPU, lists the root once: to the
+  // server's own threads the listing holds the mount points alone (FlatEntry::mount_point,
+  // FlatDir::OpenDir), one READDIRPLUS whatever their number. The kernel then keeps those entries
+  // and the root's attributes, so that attaching the filesystem and mounting on those entries
+  // (init's binds and /dev/pts, sentry/guest_dev.h) asks it nothing. (Not the whole root: the
+  // kernel's own work for 150 entries took 0.4 ms; nor a lookup per name: a request each. The
+  // guest's first lookup of any other name is a request.) False when it could not (the filesystem
+  // works all the same: a request per first lookup).
   bool Prime(int mount);
   // Serves it from now on, on a thread of its own, until the connection ends (the guest's last
   // mount of it is gone). False when libfuse refused the connection.

@@ -27,7 +27,8 @@ struct GuestInitArgs {
   char** argv;       // the guest program and its arguments
   MountPlan mounts;  // the guest's view, host nodes covered
   const FilterProgram* filter;
-  int control_fd;  // SOCK_SEQPACKET to the sentry: "go" in; "ok" + listener fd, or an error, out
+  int control_fd;  // SOCK_SEQPACKET to the sentry: "go" (and "dev", with a device mount) in;
+                   // "ok" + listener fd, or an error, out
   int status_fd;   // pipe to the sentry: InitReports
   sigset_t guest_sigmask;  // the mask the guest starts with (the caller's)
   cpu_set_t guest_cpus;    // the CPUs the guest may use (the caller's; empty: as init is cloned)

@@ -126,7 +126,8 @@ std::string KeepHostDevWithItsDevices() {
 
 }  // namespace
 
-std::string SetUpGuestMounts(const MountPlan& plan) {
+std::string SetUpGuestMounts(const MountPlan& plan,
+                             const std::function<bool()>& device_mount_ready) {
   // The guest's view is the host's as it is now, and stays ours: a mount the host makes later does
   // not show up here (it would come with its own flags: writable under --ro-root, with devices
   // outside /dev), and nothing mounted here reaches the host.
@@ -137,6 +138,8 @@ std::string SetUpGuestMounts(const MountPlan& plan) {
     absl::StatusOr<std::vector<int>> trees = CloneGuestDevBinds(plan.dev_binds);
     if (!trees.ok()) return std::string(trees.status().message());
     std::string e = MakeEverythingNodev();
+    if (e.empty() && device_mount_ready && !device_mount_ready())
+      e = "the sentry did not finish the guest's /dev";
     if (e.empty()) e = AttachGuestDev(plan.device_mount, plan.dev_binds, *trees);
     if (!e.empty()) return e;
   } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {

@@ -13,6 +13,7 @@
 // Defaults (no option): the host's tree as it is, under the guest's identity.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,10 @@ struct MountPlan {
 // The directories --private-tmp replaces.
 inline constexpr const char* kPrivateTmpDirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
 
-// In init (single-threaded, in its own mount namespace). Empty, or what failed and why.
-std::string SetUpGuestMounts(const MountPlan& plan);
+// In init (single-threaded, in its own mount namespace). Empty, or what failed and why. With a
+// device mount, `device_mount_ready` is called before the mount is first used (attached): the
+// sentry lists its mount points meanwhile (DeviceFs::Prime); false when it will not (it is gone).
+std::string SetUpGuestMounts(const MountPlan& plan,
+                             const std::function<bool()>& device_mount_ready = {});
 
 }  // namespace nvsentry::sentry

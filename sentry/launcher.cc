@@ -511,8 +511,9 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   StartupMark("host nodes found");
   // Joined: the clone needs one thread.
   absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
-  // The device files, the guest's whole /dev: served later, listed now (both never destroyed, as
-  // the sentry). An open, which only the guest makes, waits for the sentry.
+  // The device files, the guest's whole /dev: served later, its mount points listed while init
+  // starts (both never destroyed, as the sentry). An open, which only the guest makes, waits for
+  // the sentry.
   auto* deferred = new DeferredDeviceFileHandler;
   std::unique_ptr<DeviceFs> served;
   if (device_files->has_value()) {
@@ -523,13 +524,11 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred,
                                         std::move(made->entries), identity->host_uid,
                                         identity->host_gid);
-    if (!served->Prime((*device_files)->mount.get()))
-      spdlog::debug("the guest's /dev: not listed before init attaches it");
     mounts.device_mount = (*device_files)->mount.get();
     mounts.dev_binds = std::move(made->binds);
     mounts.device_files = DeviceFileNames();
   }
-  StartupMark("the guest's /dev made");
+  StartupMark("the guest's /dev drafted");
   for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
 
   // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
@@ -549,8 +548,6 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("init cloned, id maps written");
-  // Init has its own copy of the mount to attach.
-  if (device_files->has_value()) (*device_files)->mount.Reset();
   // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
   // 137 (SIGKILL) whatever init reports.
   auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
@@ -560,13 +557,26 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
   };
 
-  // Init goes on at once, while the sentry narrows itself, serves the device files and is made
-  // (its own start-up, on the other CPU). Init asks the device files nothing (they are listed).
+  // Init goes on at once, while the sentry lists the device files' mount points, narrows itself,
+  // serves the device files and is made (its own start-up, on the other CPU). Init waits for the
+  // listing before it attaches the device files ("dev"), and then asks them nothing.
   if (absl::Status go = GoAhead(*init, tty); !go.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(go.message()).c_str());
     return kSandboxFailed;
   }
   StartupMark("init told to go");
+  if (served) {
+    // Init does its own part meanwhile (its identity, limits, the rest of its view): both took
+    // about as long (2-CPU VM), and the listing came before the clone until 2026-11-28.
+    if (!served->Prime((*device_files)->mount.get()))
+      spdlog::debug("the guest's /dev: not listed before init attaches it");
+    // Init has its own copy of the mount to attach.
+    (*device_files)->mount.Reset();
+    // A failure is init's end: ReceiveListener reports it.
+    if (absl::Status s = SendWithFd(init->control.get(), "dev", -1); !s.ok())
+      spdlog::debug("telling init the guest's /dev is listed: {}", std::string(s.message()));
+    StartupMark("the guest's /dev listed");
+  }
   NarrowTheSentry(*identity);
   if (frames) frames->Start();
   StartupMark("capabilities dropped");

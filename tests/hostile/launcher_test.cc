@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -198,11 +199,18 @@ struct Targets {
     chmod(dir.c_str(), 0700);
     int pid_max = 32768;
     std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
-    for (pid_t p = pid_max - 1; p > pid_max / 2; --p)
-      if (kill(p, 0) != 0 && errno == ESRCH) {
-        free_pid = p;
-        break;
-      }
+    // Behind the kernel's next pid, which goes up from the last one handed out and wraps at
+    // pid_max (to 300): a pid some way below this process's is handed out again only after all
+    // the others, and a random one keeps tests that run at once apart. (pid_max - 1, the choice
+    // before, was taken meanwhile when the suite's processes had brought the next pid near it
+    // with pid_max 32768: EEXIST where 0 was expected, and a live pid where none was.)
+    std::mt19937 random(std::random_device{}());
+    const int span = pid_max / 4;
+    for (int tries = 0; tries < 1000 && free_pid < 0; ++tries) {
+      pid_t p = getpid() - 1000 - static_cast<pid_t>(random() % span);
+      if (p <= 300) p += pid_max - 301;  // into 301 .. pid_max - 1
+      if (kill(p, 0) != 0 && errno == ESRCH) free_pid = p;
+    }
   }
   ~Targets() {
     unlink((dir + "/planted-by-guest").c_str());
