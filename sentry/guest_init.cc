@@ -251,6 +251,9 @@ void RunGuestInit(const GuestInitArgs& a) {
   // was its foreground job; then it says go. (EOF: the sentry gave up.)
   if (!AwaitWord(a.control_fd)) _exit(125);
   StartupMark("init: go");
+  // Its own mount namespace, owned by its user namespace (the sentry cloned it into the others):
+  // first, before anything looks at a path. With --host-root, root's own.
+  if (unshare(CLONE_NEWNS) != 0) Fail(a.control_fd, "creating the guest's mount namespace", errno);
   // The sentry moved init off its own CPU for the start (launcher.cc): the guest gets the CPUs
   // nvsentry had.
   if (CPU_COUNT(&a.guest_cpus) > 0 && sched_setaffinity(0, sizeof a.guest_cpus, &a.guest_cpus) != 0)

@@ -191,9 +191,9 @@ struct InitPlan {
   sigset_t original_mask;
 };
 
-// Clones init into the guest's user, PID and mount (and, with --no-network, network) namespaces,
-// maps its ids and makes it a process group of its own that owns the terminal if nvsentry does.
-// Init then waits for GoAhead. The message says what failed.
+// Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
+// makes its mount namespace itself), maps its ids and makes it a process group of its own that owns
+// the terminal if nvsentry does. Init then waits for GoAhead. The message says what failed.
 absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   std::vector<char*> argv;
   for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -211,10 +211,11 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   const pid_t sentry_pid = getpid();
   cpu_set_t cpus;
   if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // none: init leaves it
-  // With CLONE_NEWUSER the new PID and mount namespaces belong to the guest's user namespace:
-  // init may mount in them, and nothing it does there reaches the host's.
-  const unsigned long ns_flags = CLONE_NEWPID | CLONE_NEWNS |
-                                 (plan.identity.user_ns ? CLONE_NEWUSER : 0) |
+  // With CLONE_NEWUSER the new PID namespace belongs to the guest's user namespace, and so does
+  // the mount namespace init then makes itself (RunGuestInit): init may mount in them, and
+  // nothing it does there reaches the host's. (Made by init, the mount namespace's copy of the
+  // host's mounts is off the sentry's path: init does it while the sentry lists the device files.)
+  const unsigned long ns_flags = CLONE_NEWPID | (plan.identity.user_ns ? CLONE_NEWUSER : 0) |
                                  (plan.options.no_network ? CLONE_NEWNET : 0);
   int pidfd = -1;
   long pid =
