@@ -21,6 +21,7 @@
 #include "hostshim/rate_limited_log.h"
 #include "sentry/fuse_flat_dir.h"
 #include "sentry/fuse_mount.h"
+#include "sentry/test_hooks.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -225,7 +226,11 @@ DeviceFs::DeviceFs(hostshim::UniqueFd connection, DeviceFileHandler& handler,
   (void)connection.Release();
 }
 
-bool DeviceFs::Prime(int mount) {
+int DeviceFs::ConnectionFd() const {
+  return impl_->session != nullptr ? fuse_session_fd(impl_->session) : -1;
+}
+
+bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
   if (impl_->session == nullptr) return false;
   PrimeJob job{mount, impl_->dir.mount_points(), eventfd(0, EFD_CLOEXEC)};
   if (job.done < 0) return false;
@@ -250,6 +255,10 @@ bool DeviceFs::Prime(int mount) {
   fuse_buf buf{};
   int failed = 0;  // the errno that ended the serving
   while (started) {
+    if (TestHookOn(TestHook::kFailDeviceListing)) {
+      failed = EIO;
+      break;
+    }
     if (poll(p, 2, -1) < 0 && errno != EINTR) {
       failed = errno;
       break;
@@ -268,8 +277,9 @@ bool DeviceFs::Prime(int mount) {
   free(buf.mem);
   if (failed) {
     // Nobody can answer the asker now: ending the connection ends its requests (and the
-    // filesystem, which Serve then reports).
+    // filesystem, which Serve then reports), once nobody else holds it.
     spdlog::error("the guest's /dev: serving its first requests failed ({})", strerror(failed));
+    if (before_giving_up) before_giving_up();
     fuse_session_destroy(impl_->session);
     impl_->session = nullptr;
   }

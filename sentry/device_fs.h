@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -93,7 +94,12 @@ class DeviceFs {
   // kernel's own work for 150 entries took 0.4 ms; nor a lookup per name: a request each. The
   // guest's first lookup of any other name is a request.) False when it could not (the filesystem
   // works all the same: a request per first lookup).
-  bool Prime(int mount);
+  // Should the serving fail, `before_giving_up` is called first: it must end whatever else holds
+  // the connection (init's copy, until init closes it), so that ending it ends the lister's
+  // requests.
+  bool Prime(int mount, const std::function<void()>& before_giving_up);
+  // The connection's fd (libfuse's), or -1.
+  int ConnectionFd() const;
   // Serves it from now on, on a thread of its own, until the connection ends (the guest's last
   // mount of it is gone). False when libfuse refused the connection.
   bool Serve();

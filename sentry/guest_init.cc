@@ -245,6 +245,7 @@ void Reap(int status_fd, GuestState& g) {
 }  // namespace
 
 void RunGuestInit(const GuestInitArgs& a) {
+  if (a.device_connection >= 0) close(a.device_connection);
   // If the sentry dies, so does init, and with it the whole PID namespace.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The sentry has made this process a group of its own and handed it the terminal, if nvsentry

@@ -38,6 +38,10 @@ struct GuestInitArgs {
   std::string workdir;     // where the guest starts, as a path in its own view
   bool workdir_required;   // --chdir: a workdir that does not exist there is an error
   uint32_t max_tasks;      // RLIMIT_NPROC of the guest (0: unlimited)
+  // The device files' FUSE connection (/dev/fuse), the sentry's alone: init closes its copy
+  // first. (Held by init, it kept the connection up when the sentry's serving had failed, and
+  // the sentry's first requests then waited for good: DeviceFs::Prime.) -1: none.
+  int device_connection = -1;
 };
 
 // What init tells the sentry, one fixed-size record per write (atomic on a pipe).

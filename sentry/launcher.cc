@@ -177,8 +177,9 @@ bool CpusBesidesThisOne(cpu_set_t& others) {
 struct StartedInit {
   pid_t pid;
   int pidfd;
-  hostshim::UniqueFd control;  // SOCK_SEQPACKET: "go" out, the listener (or why not) back
-  int report_fd;               // init's reports (InitReport); the sentry's for its whole life
+  // SOCK_SEQPACKET: "go" (and, with device files, "dev") out, the listener (or why not) back
+  hostshim::UniqueFd control;
+  int report_fd;  // init's reports (InitReport); the sentry's for its whole life
 };
 
 // What init needs from the launcher, fixed before the clone.
@@ -189,6 +190,7 @@ struct InitPlan {
   MountPlan mounts;
   std::string workdir;
   sigset_t original_mask;
+  int device_connection;  // GuestInitArgs::device_connection
 };
 
 // Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
@@ -236,7 +238,8 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     close(status_pipe[0]);
     RunGuestInit({argv.data(), std::move(plan.mounts), &plan.filter, control[1], status_pipe[1],
                   plan.original_mask, cpus, sentry_pid, plan.identity, plan.options.no_network,
-                  plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks});
+                  plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks,
+                  plan.device_connection});
   }
   close(control[1]);
   close(status_pipe[1]);
@@ -265,8 +268,8 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   return init;
 }
 
-// Lets init go on: it sets up the guest's view (attaching the device files, whose requests wait
-// in the kernel until the sentry serves them) and starts the guest program.
+// Lets init go on: it sets up the guest's view (with device files, it attaches them once the
+// sentry has said "dev") and starts the guest program.
 absl::Status GoAhead(StartedInit& init, Terminal& tty) {
   if (SendWithFd(init.control.get(), "go", -1).ok()) return absl::OkStatus();
   init.control.Reset();  // init exits on EOF
@@ -542,8 +545,10 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   sigprocmask(SIG_BLOCK, &handled, &original);
 
   Terminal tty = Terminal::OpenControlling();
-  absl::StatusOr<StartedInit> init = StartInit(
-      {options, *identity, *filter, std::move(mounts), GuestWorkdir(options), original}, tty);
+  absl::StatusOr<StartedInit> init =
+      StartInit({options, *identity, *filter, std::move(mounts), GuestWorkdir(options), original,
+                 served ? served->ConnectionFd() : -1},
+                tty);
   if (!init.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
     return kSandboxFailed;
@@ -569,8 +574,12 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   if (served) {
     // Init does its own part meanwhile (its identity, limits, the rest of its view): both took
     // about as long (2-CPU VM), and the listing came before the clone until 2026-11-28.
-    if (!served->Prime((*device_files)->mount.get()))
-      spdlog::debug("the guest's /dev: not listed before init attaches it");
+    // Should the serving fail, init is killed first: the sentry's start then fails (no listener),
+    // and the asker's requests end with the connection.
+    const bool listed = served->Prime((*device_files)->mount.get(), [pidfd = init->pidfd] {
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+    });
+    if (!listed) spdlog::debug("the guest's /dev: not listed before init attaches it");
     // Init has its own copy of the mount to attach.
     (*device_files)->mount.Reset();
     // A failure is init's end: ReceiveListener reports it.

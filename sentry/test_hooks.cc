@@ -16,6 +16,7 @@ struct Hooks {
   bool hold_session_end = false;
   bool crash_on_open = false;
   bool hold_first_ioctl = false;
+  bool fail_device_listing = false;
 };
 
 Hooks Read() {
@@ -27,6 +28,7 @@ Hooks Read() {
     if (name == "hold-session-end") h.hold_session_end = true;
     if (name == "crash-on-open") h.crash_on_open = true;
     if (name == "hold-first-ioctl") h.hold_first_ioctl = true;
+    if (name == "fail-device-listing") h.fail_device_listing = true;
   }
   return h;
 }
@@ -40,6 +42,7 @@ bool TestHookOn(TestHook hook) {
     case TestHook::kHoldSessionEnd: return hooks.hold_session_end;
     case TestHook::kCrashOnOpen: return hooks.crash_on_open;
     case TestHook::kHoldFirstIoctl: return hooks.hold_first_ioctl;
+    case TestHook::kFailDeviceListing: return hooks.fail_device_listing;
   }
   return false;
 }

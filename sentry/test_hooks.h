@@ -21,6 +21,9 @@ enum class TestHook {
   // serves it, until another trapped ioctl has been answered, or 5 s; then it logs (warning)
   // which of the two ended the wait. Shows which calls another call can hold up.
   kHoldFirstIoctl,
+  // "fail-device-listing": DeviceFs::Prime's serving fails at once (EIO), as a failed poll of the
+  // connection would, while the other thread lists the guest's /dev.
+  kFailDeviceListing,
 };
 
 bool TestHookOn(TestHook hook);

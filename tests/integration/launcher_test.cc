@@ -189,6 +189,21 @@ TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
   EXPECT_TRUE(GoneWithin("sleep " + dur, 3000));
 }
 
+// The device files' first listing (DeviceFs::Prime, while init waits for it) failing is a failed
+// start with its reason, not a hang: init, which held the connection too, is killed first, so the
+// listing's requests end with it.
+TEST(Launcher, AFailedListingOfTheGuestsDevFailsTheStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "device files need nvsentry started as root";
+  RunResult r = RunSandboxed({"--devices=files"}, {"/bin/echo", "ran"},
+                             {"NVSENTRY_TEST_HOOKS=fail-device-listing"}, 20000);
+  EXPECT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("serving its first requests failed (Input/output error)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("cannot start the sandbox"), std::string::npos) << r.err;
+}
+
 TEST(Launcher, HelpDocumentsEveryOption) {
   RunResult r = RunProgram({{NvsentryPath(), "--help"}});
   EXPECT_EQ(r.exit_code, 0);
