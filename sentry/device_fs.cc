@@ -245,6 +245,12 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
     CPU_SET(cpu, &here);
     sched_setaffinity(0, sizeof here, &here);
   }
+  // The kernel's INIT, queued since the filesystem was made, is answered first, so that the
+  // asker's first request does not wait behind it (some 0.02 ms). An error shows in the loop.
+  fuse_buf buf{};
+  if (pollfd queued{fuse_session_fd(impl_->session), POLLIN, 0};
+      poll(&queued, 1, 0) == 1 && fuse_session_receive_buf(impl_->session, &buf) > 0)
+    fuse_session_process_buf(impl_->session, &buf);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   if (pinned) pthread_attr_setaffinity_np(&attr, sizeof here, &here);
@@ -252,7 +258,6 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
   const bool started = pthread_create(&asker, &attr, ListMountPoints, &job) == 0;
   pthread_attr_destroy(&attr);
   pollfd p[2] = {{fuse_session_fd(impl_->session), POLLIN, 0}, {job.done, POLLIN, 0}};
-  fuse_buf buf{};
   int failed = 0;  // the errno that ended the serving
   while (started) {
     if (TestHookOn(TestHook::kFailDeviceListing)) {
