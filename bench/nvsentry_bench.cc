@@ -101,8 +101,8 @@ Samples RunRaw(bool sync_wakeup, bool fast_path_syscalls, KernelFeatures* featur
 // namespaces when it is installed, else util-linux's unshare.
 const std::vector<std::string> kPythonImport = {"/usr/bin/python3", "-c",
                                                 "import json,email,http.client,asyncio,decimal"};
-// /bin/true runs per sample run. At 5 (35 a figure) the same two programs' ratio ranged
-// 1.05-1.18 over six runs on a 2-CPU VM; at 20, 1.11-1.15.
+// /bin/true runs per sample run (docs/benchmarks.md, "Start-up, a fourth pass": at 5 the same two
+// programs' ratio ranged 1.05-1.18 over six runs on a 2-CPU VM, at 20 1.10-1.18).
 constexpr int kStartups = 20;
 
 std::vector<std::string> StartupBaseline() {
