@@ -51,6 +51,7 @@ struct DeviceFs::Impl {
   DeviceFileHandler& handler;
   const FlatDir dir;
   fuse_session* session = nullptr;
+  bool failed = false;  // Prime's serving failed, which ended the filesystem
 };
 
 namespace {
@@ -246,7 +247,9 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
     sched_setaffinity(0, sizeof here, &here);
   }
   // The kernel's INIT, queued since the filesystem was made, is answered first, so that the
-  // asker's first request does not wait behind it (some 0.02 ms). An error shows in the loop.
+  // asker's first request does not wait behind it (some 0.02 ms). An error shows in the loop
+  // (but for ENODEV, an aborted connection, which libfuse takes for the session's end: the
+  // asker's requests then fail, and it ends).
   fuse_buf buf{};
   if (pollfd queued{fuse_session_fd(impl_->session), POLLIN, 0};
       poll(&queued, 1, 0) == 1 && fuse_session_receive_buf(impl_->session, &buf) > 0)
@@ -287,6 +290,7 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
     if (before_giving_up) before_giving_up();
     fuse_session_destroy(impl_->session);
     impl_->session = nullptr;
+    impl_->failed = true;
   }
   if (started) pthread_join(asker, nullptr);
   if (pinned) sched_setaffinity(0, sizeof was, &was);
@@ -295,6 +299,7 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
 }
 
 bool DeviceFs::Serve() {
+  if (impl_->failed) return false;  // said already; the start fails
   if (impl_->session == nullptr) {
     spdlog::error(
         "the guest's /dev: libfuse cannot serve it; the guest's uses of it will hang until it "

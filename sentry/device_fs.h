@@ -92,16 +92,16 @@ class DeviceFs {
   // and the root's attributes, so that attaching the filesystem and mounting on those entries
   // (init's binds and /dev/pts, sentry/guest_dev.h) asks it nothing. (Not the whole root: the
   // kernel's own work for 150 entries took 0.4 ms; nor a lookup per name: a request each. The
-  // guest's first lookup of any other name is a request.) False when it could not (the filesystem
-  // works all the same: a request per first lookup).
-  // Should the serving fail, `before_giving_up` is called first: it must end whatever else holds
-  // the connection (init's copy, until init closes it), so that ending it ends the lister's
-  // requests.
+  // guest's first lookup of any other name is a request.) False when it could not: the filesystem
+  // works all the same (a request per first lookup), unless the serving failed. That ends the
+  // filesystem (Serve then says false), and `before_giving_up` is called first: it must end
+  // whatever else holds the connection (init's copy, until init closes it), so that ending it
+  // ends the lister's requests.
   bool Prime(int mount, const std::function<void()>& before_giving_up);
   // The connection's fd (libfuse's), or -1.
   int ConnectionFd() const;
   // Serves it from now on, on a thread of its own, until the connection ends (the guest's last
-  // mount of it is gone). False when libfuse refused the connection.
+  // mount of it is gone). False when libfuse refused the connection or Prime's serving failed.
   bool Serve();
 
   struct Impl;  // the server's state, which its request handlers reach
