@@ -16,10 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -671,6 +673,58 @@ TEST(LauncherView, AMountTheHostMakesLaterIsNotTheGuests) {
         _exit(unseen && !guest_wrote ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// The mount table of this process's namespace as "mount point fstype" lines, sorted.
+std::vector<std::string> MountTable() {
+  std::ifstream in("/proc/self/mountinfo");
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, point;
+    f >> id >> parent >> dev >> root >> point;
+    const size_t dash = line.find(" - ");
+    std::istringstream t(dash == std::string::npos ? "" : line.substr(dash + 3));
+    std::string type;
+    t >> type;
+    rows.push_back(point + " " + type);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// In a child of the test, in a mount namespace of its own (so that a sandbox that did mount there
+// changes nothing of the machine's): runs a guest with `options` and exits 0 if this namespace's
+// mount table stayed the same while the guest ran and after.
+[[noreturn]] void RunAndCompareMountTables(const std::vector<std::string>& options) {
+  if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    _exit(3);
+  const std::vector<std::string> before = MountTable();
+  std::vector<std::string> argv = {NvsentryPath(), "run", "--private-tmp"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  for (const char* a : {"--", "sh", "-c", "echo started; read go; echo done"}) argv.push_back(a);
+  Child nvsentry({argv, {}, kMs, true});
+  if (!nvsentry.WaitForOutput("started", kMs)) _exit(4);
+  const std::vector<std::string> during = MountTable();
+  nvsentry.WriteStdin("go\n");
+  RunResult r = nvsentry.Finish(kMs);
+  const std::vector<std::string> after = MountTable();
+  for (const std::string& row : during)
+    if (!std::binary_search(before.begin(), before.end(), row))
+      fprintf(stderr, "new while it ran: %s\n", row.c_str());
+  if (during != before || after != before) _exit(1);
+  _exit(r.exit_code == 0 && r.out == "started\ndone\n" ? 0 : 5);
+}
+
+// Init builds the guest's view in a mount namespace of its own, which it makes itself before
+// anything else: none of it (/dev's filesystem, /proc, the private /tmp) shows in the namespace
+// nvsentry was started in, while the guest runs or after. With --host-root too, where init is
+// the host's root.
+TEST(LauncherView, TheGuestsMountsNeverReachTheNamespaceItWasStartedIn) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for a mount namespace of the test's own";
+  EXPECT_EXIT(RunAndCompareMountTables({}), ::testing::ExitedWithCode(0), "") << "defaults";
+  EXPECT_EXIT(RunAndCompareMountTables({"--host-root"}), ::testing::ExitedWithCode(0), "")
+      << "--host-root";
 }
 
 TEST(LauncherView, PrivateTmpHidesAndKeepsNothing) {
