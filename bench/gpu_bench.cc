@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hostshim/sim/command_processor.h"
+#include "hostshim/sim/engines/command_processor.h"
 #include "tests/unit/fake_gpu_memory.h"
 
 namespace {

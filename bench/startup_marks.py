@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where `nvsentry run -- PROGRAM` spends its start-up and its end.
 
-Runs nvsentry N times with NVSENTRY_STARTUP_MARKS set (sentry/startup_marks.h) and prints, for
+Runs nvsentry N times with NVSENTRY_STARTUP_MARKS set (sentry/process/startup_marks.h) and prints, for
 each mark, the median of its time in microseconds after nvsentry's main, in the order the marks
 first came. Two lines are added: "spawn", when this script started nvsentry (negative: before
 main; it includes Python's own fork and exec), and "waited", when nvsentry had ended.
@@ -56,7 +56,7 @@ def main(argv):
                 order.append(what)
             times.setdefault(what, []).append(float(us))
         if main_at is None:
-            sys.exit("no marks: is this nvsentry built with sentry/startup_marks.cc?")
+            sys.exit("no marks: is this nvsentry built with sentry/process/startup_marks.cc?")
         times.setdefault("spawn", []).append(start - main_at)
         times.setdefault("waited", []).append(end - main_at)
     order.append("waited")

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "hostshim/budget.h"
-#include "hostshim/sim/address_space.h"
-#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/memory/address_space.h"
+#include "hostshim/sim/memory/nvmap.h"
 
 namespace {
 

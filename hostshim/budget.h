@@ -7,7 +7,7 @@
 // ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
 // address_spaces (their device sessions), mappings (GPU VA entries: address_space.h),
 // parked_waits (calls the sentry holds parked) and queued_bytes (the sentry's memory behind
-// submitted work not yet done: sim/channel_engine.h, sim/host1x_channel.h).
+// submitted work not yet done: sim/engines/channel_engine.h, sim/host1x/host1x_channel.h).
 #pragma once
 
 #include <array>

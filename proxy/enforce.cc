@@ -46,7 +46,8 @@ abi::NvError IdentityAnswer(const GuestConfig& c, const abi::DeviceDesc& dev,
       default: break;
     }
     // NVMAP_IOC_FROM_ID is not refused here: bits 9 and 12 are about other processes' objects,
-    // and only nvmap knows whose an object is (hostshim/sim/nvmap.h decides, for every service).
+    // and only nvmap knows whose an object is (hostshim/sim/memory/nvmap.h decides, for every
+    // service).
   }
   if (dev.id == abi::DeviceId::kNvhostCtrl && desc.code == abi::nvhost_ctrl::kGetConfig &&
       c.policy.rules().production_mode)

@@ -4,7 +4,7 @@
 //    mode) and are the same whatever the policy's action: NVMAP_IOC_EXPORT_FOR_ARUID and
 //    REMOVE_EXPORT_FOR_ARUID need bit 14 (AccessDenied), NVHOST_IOCTL_CTRL_GET_CONFIG is
 //    NotSupported in production mode. (NVMAP_IOC_FROM_ID's bits 9 and 12 concern other
-//    processes' objects: nvmap decides them, hostshim/sim/nvmap.h);
+//    processes' objects: nvmap decides them, hostshim/sim/memory/nvmap.h);
 //  - violations of the policy's rules (an ioctl denied, an array count above the policy's limit,
 //    a field outside its rule), which do what the policy's action says: errno (AccessDenied),
 //    audit (logged, traced, then allowed) or kill (the whole guest).

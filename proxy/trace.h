@@ -30,7 +30,7 @@ struct TraceOpen {
   abi::NvError nverr = abi::NvError::kSuccess;  // for nvdrv Open
   bool nvdrv = false;                           // opened through the /dev/nvdrv Open command
   std::chrono::nanoseconds took{0};
-  // A device file (sentry/device_fs.h) whose fd the sentry never saw: no ioctl used it before
+  // A device file (sentry/devfs/device_fs.h) whose fd the sentry never saw: no ioctl used it before
   // its last copy was closed.
   bool fd_unseen = false;
 };

@@ -3,8 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libseccomp-dev libabsl-dev libspdlog-dev libunwind-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev python3
-      libfuse3-dev              # the guest's device nodes (sentry/device_fs.h)
-      libpng-dev                # --frames (sentry/frames.h)
+      libfuse3-dev              # the guest's device nodes (sentry/devfs/device_fs.h)
+      libpng-dev                # --frames (sentry/core/frames.h)
       clang-format-14           # ctest Format
       bubblewrap                # bench/run.sh: the start-up row's baseline (bwrap, same namespaces)
       libpython3.11-testsuite)  # CPython's regression tests, for the transparency suite

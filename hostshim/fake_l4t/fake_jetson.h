@@ -2,8 +2,8 @@
 // nodes (/dev/nvhost-ctrl, -ctrl-gpu, -as-gpu, -gpu, /dev/nvmap) that take L4T calls (abi/l4t:
 // codes, layouts, user pointers) and serve each with the simulator's own device backends
 // (hostshim/sim) through the guest ABI, then answer in the L4T layout with an errno. What makes
-// it reachable by real ioctl(2) calls is `nvsentry fake-l4t` (sentry/fake_l4t_fs.h); this is the
-// part without a kernel interface, so it is unit-tested with an in-memory caller.
+// it reachable by real ioctl(2) calls is `nvsentry fake-l4t` (sentry/fake_l4t/fake_l4t_fs.h); this
+// is the part without a kernel interface, so it is unit-tested with an in-memory caller.
 //
 // Semantics (docs/host-passthrough.md, "The simulated Jetson"): opening nvhost-as-gpu makes an
 // address space with the default big page size, opening nvhost-gpu a channel; nvmap handles are

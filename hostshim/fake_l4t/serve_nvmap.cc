@@ -11,7 +11,7 @@
 #include "abi/l4t/nvmap.h"
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
-#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/memory/nvmap.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 namespace {

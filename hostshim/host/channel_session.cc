@@ -17,8 +17,8 @@
 #include "hostshim/host/submission_check.h"
 #include "hostshim/host/twin_handle.h"
 #include "hostshim/rate_limited_log.h"
-#include "hostshim/sim/gpu_clock.h"
-#include "hostshim/sim/nvmap_device.h"
+#include "hostshim/sim/engines/gpu_clock.h"
+#include "hostshim/sim/memory/nvmap_device.h"
 
 namespace nvsentry::hostshim::host {
 

@@ -9,7 +9,7 @@
 #include "abi/devices/channel.h"
 #include "abi/l4t/nvgpu_channel.h"
 #include "abi/nverror.h"
-#include "hostshim/sim/channel_engine.h"
+#include "hostshim/sim/engines/channel_engine.h"
 
 namespace nvsentry::hostshim::host {
 

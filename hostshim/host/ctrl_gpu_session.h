@@ -7,7 +7,7 @@
 #pragma once
 
 #include "hostshim/host/host_session.h"
-#include "hostshim/sim/ctrl_gpu_device.h"
+#include "hostshim/sim/engines/ctrl_gpu_device.h"
 
 namespace nvsentry::hostshim::host {
 

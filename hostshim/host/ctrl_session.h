@@ -8,7 +8,7 @@
 #pragma once
 
 #include "hostshim/host/host_session.h"
-#include "hostshim/sim/ctrl_device.h"
+#include "hostshim/sim/sync/ctrl_device.h"
 
 namespace nvsentry::hostshim::host {
 

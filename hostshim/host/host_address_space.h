@@ -2,7 +2,7 @@
 // space at the open, with the host's default layout) and the sentry's record of what the guest
 // holds in it, so that
 // - budgets are charged as the simulated GPU charges them (address_spaces while the space lives,
-//   one `mappings` charge per mapping and per reservation: sim/address_space.h);
+//   one `mappings` charge per mapping and per reservation: sim/memory/address_space.h);
 // - the guest can only unmap or free what it mapped or reserved (FREE_SPACE with its exact size),
 //   and the sentry knows which mappings a FREE_SPACE takes with it;
 // - a host mapping goes when the guest's object goes: each mapping registers the space as a
@@ -30,7 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/host/as_xlate.h"
 #include "hostshim/host/host_call.h"
-#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/memory/nvmap.h"
 #include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim {

@@ -15,9 +15,9 @@
 #include "hostshim/host/memory_waits.h"
 #include "hostshim/host/syncpoint_mirror.h"
 #include "hostshim/host/twins.h"
-#include "hostshim/sim/ctrl_gpu_device.h"
-#include "hostshim/sim/module_mutexes.h"
-#include "hostshim/sim/syncpoints.h"
+#include "hostshim/sim/engines/ctrl_gpu_device.h"
+#include "hostshim/sim/sync/module_mutexes.h"
+#include "hostshim/sim/sync/syncpoints.h"
 #include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim::host {

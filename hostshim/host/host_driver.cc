@@ -9,7 +9,7 @@
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/host_session.h"
 #include "hostshim/rate_limited_log.h"
-#include "hostshim/sim/nvmap_device.h"
+#include "hostshim/sim/memory/nvmap_device.h"
 
 namespace nvsentry::hostshim::host {
 

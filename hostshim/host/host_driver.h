@@ -29,8 +29,8 @@ struct HostOptions {
   std::shared_ptr<BudgetAccount> budget;
   sim::Nvmap* nvmap = nullptr;  // the guest's nvmap table; outlives the driver
   HostNote note;                // --trace: each host call after the guest's (null: none)
-  // The guest's command-stream rules (the simulated GPU's, sim/stream_policy.h); outlives the
-  // driver. Null: every class may be bound.
+  // The guest's command-stream rules (the simulated GPU's, sim/engines/stream_policy.h); outlives
+  // the driver. Null: every class may be bound.
   const sim::StreamPolicy* stream = nullptr;
 };
 

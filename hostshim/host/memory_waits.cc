@@ -8,7 +8,7 @@
 namespace nvsentry::hostshim::host {
 namespace {
 
-struct NotifierRecord {  // the GPU's notifier layout (hostshim/sim/channel_engine.h)
+struct NotifierRecord {  // the GPU's notifier layout (hostshim/sim/engines/channel_engine.h)
   uint64_t timestamp_ns;
   uint32_t info32;
   uint16_t info16;

@@ -1,9 +1,9 @@
 #include "hostshim/host/stream_check.h"
 
 #include "abi/gpu_classes.h"
-#include "hostshim/sim/methods.h"
-#include "hostshim/sim/pushbuffer.h"
-#include "hostshim/sim/syncpoints.h"
+#include "hostshim/sim/engines/methods.h"
+#include "hostshim/sim/engines/pushbuffer.h"
+#include "hostshim/sim/sync/syncpoints.h"
 #include "spdlog/fmt/fmt.h"
 
 namespace nvsentry::hostshim::host {

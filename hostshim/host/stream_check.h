@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "hostshim/sim/mme.h"
-#include "hostshim/sim/stream_policy.h"
+#include "hostshim/sim/engines/mme.h"
+#include "hostshim/sim/engines/stream_policy.h"
 
 namespace nvsentry::hostshim::host {
 

@@ -4,7 +4,7 @@
 
 #include "abi/gpu_classes.h"
 #include "hostshim/rate_limited_log.h"
-#include "hostshim/sim/pushbuffer.h"
+#include "hostshim/sim/engines/pushbuffer.h"
 
 namespace nvsentry::hostshim::host {
 

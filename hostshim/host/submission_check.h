@@ -22,7 +22,7 @@
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/host/twins.h"
-#include "hostshim/sim/channel_engine.h"
+#include "hostshim/sim/engines/channel_engine.h"
 
 namespace nvsentry::hostshim::host {
 

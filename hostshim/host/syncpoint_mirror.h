@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "hostshim/sim/syncpoints.h"
+#include "hostshim/sim/sync/syncpoints.h"
 
 namespace nvsentry::hostshim::host {
 

@@ -8,7 +8,7 @@
 
 #include "abi/nverror.h"
 #include "absl/status/status.h"
-#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/memory/nvmap.h"
 
 namespace nvsentry::hostshim::host {
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "hostshim/sim/syncpoints.h"
+#include "hostshim/sim/sync/syncpoints.h"
 
 namespace nvsentry::hostshim::host {
 namespace {

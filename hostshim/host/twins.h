@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/host/object_mirror.h"
-#include "hostshim/sim/nvmap.h"
+#include "hostshim/sim/memory/nvmap.h"
 
 namespace nvsentry::hostshim::host {
 

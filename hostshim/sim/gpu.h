@@ -18,9 +18,9 @@
 #include "absl/time/time.h"
 #include "hostshim/backend.h"
 #include "hostshim/budget.h"
-#include "hostshim/sim/frame.h"
-#include "hostshim/sim/stream_policy.h"
-#include "hostshim/sim/syncpoints.h"
+#include "hostshim/sim/display/frame.h"
+#include "hostshim/sim/engines/stream_policy.h"
+#include "hostshim/sim/sync/syncpoints.h"
 
 namespace nvsentry::hostshim::sim {
 
@@ -39,8 +39,8 @@ struct GpuOptions {
   int engine_threads = 2;  // threads that run channels' command processors
   // What the policy says about the guest's command streams (default: every class may be bound).
   StreamPolicy stream;
-  // Each `frames_every`-th frame the display presents (hostshim/sim/frame.h), one per window,
-  // on the display's thread; null: none is copied out.
+  // Each `frames_every`-th frame the display presents (hostshim/sim/display/frame.h), one per
+  // window, on the display's thread; null: none is copied out.
   std::function<void(Frame)> frame_presented;
   uint32_t frames_every = 1;
   // Asked before a frame's memory is read: false spares the copy (the recorder would drop it).

@@ -1,4 +1,4 @@
-// Fuzz target for the host1x command processor (hostshim/sim/host1x_processor.h): arbitrary
+// Fuzz target for the host1x command processor (hostshim/sim/host1x/host1x_processor.h): arbitrary
 // command buffers, gathered buffers, relocations, syncpoint ownership and step budgets, run
 // against a fake memory and syncpoint environment. Checks that the processor never reads outside
 // the buffers it was given (ASan; Fetch is strict), never asks for a syncpoint that does not
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "hostshim/sim/host1x_methods.h"
-#include "hostshim/sim/host1x_processor.h"
+#include "hostshim/sim/host1x/host1x_methods.h"
+#include "hostshim/sim/host1x/host1x_processor.h"
 #include "tests/fuzz/fuzz_input.h"
 
 #ifndef FUZZ_ENTRY

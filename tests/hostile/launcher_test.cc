@@ -25,7 +25,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "sentry/identity.h"
+#include "sentry/sandbox/identity.h"
 #include "tests/hostile/job_shell.h"
 #include "tests/integration/run_util.h"
 
@@ -467,7 +467,7 @@ TEST(LauncherPrivileges, IdentityOptionsThatCannotBeHonouredAreRefused) {
   }
 }
 
-// --- the pid-reuse window (hostshim/sim/guest_process.h) ---
+// --- the pid-reuse window (hostshim/sim/memory/guest_process.h) ---
 
 // One line of /proc/PID/task/TID/status, e.g. "CapEff".
 std::string StatusField(pid_t pid, pid_t tid, const std::string& key) {

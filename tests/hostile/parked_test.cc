@@ -78,7 +78,7 @@ TEST(ParkedWaits, TheBudgetRefusesTheExcessAndEveryEndGivesItBack) {
   // Thousands of refused waits cost the sentry nothing it keeps. Its fds are its base plus at
   // most one per parked wait (the thread's status file, while the watch reads it).
   // (Under the flood the receiver may have started its helper, which leaves at the next call
-  // after the flood: sentry/receiver.h. At most that one thread more.)
+  // after the flood: sentry/core/receiver.h. At most that one thread more.)
   EXPECT_LE(flooded.threads, parked.threads + 1);
   // (The watch may open the parked waits' status files in between.)
   EXPECT_LE(flooded.fds, parked.fds + kBudget);

@@ -1,4 +1,4 @@
-// The device nodes as files of the sentry's filesystem (--devices=files, sentry/device_fs.h):
+// The device nodes as files of the sentry's filesystem (--devices=files, sentry/devfs/device_fs.h):
 // opens that never leave the kernel, and paths that reach a device the ordinary way.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// `nvsentry fake-l4t DIR` (sentry/fake_l4t_fs.h): the simulated GM20B as the five L4T r32.7
-// nodes in DIR, driven over real ioctl(2) calls by an L4T client (tests/guests/l4t_client.c) and
-// by this test itself. Needs root (FUSE, mounting).
+// `nvsentry fake-l4t DIR` (sentry/fake_l4t/fake_l4t_fs.h): the simulated GM20B as the five L4T
+// r32.7 nodes in DIR, driven over real ioctl(2) calls by an L4T client (tests/guests/l4t_client.c)
+// and by this test itself. Needs root (FUSE, mounting).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>

@@ -54,9 +54,10 @@ TEST(Launcher, StdioEnvironmentAndDirectoryAreTheCallers) {
   EXPECT_EQ(r.err, "err\n");
 }
 
-// The program is started on a stack of init's making (sentry/guest_init.cc StartGuestProgram);
-// glibc's execvp retries a file without "#!" as a shell script with a new argument array on that
-// stack, a pointer per argument: 50,000 took 0.4 MB (the first stack, 256 KiB, overflowed: 139).
+// The program is started on a stack of init's making (sentry/sandbox/guest_init.cc
+// StartGuestProgram); glibc's execvp retries a file without "#!" as a shell script with a new
+// argument array on that stack, a pointer per argument: 50,000 took 0.4 MB (the first stack, 256
+// KiB, overflowed: 139).
 TEST(Launcher, AScriptOfManyArgumentsStartsAsNatively) {
   const std::string script = ::testing::TempDir() + "/count-args";
   RunProgram({{"sh", "-c", "printf 'echo $#\\n' > " + script + " && chmod 0755 " + script}});
@@ -175,8 +176,8 @@ TEST(Launcher, GuestThatForksAndExecs) {
 
 TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
   std::string dur = UniqueSleep();
-  RunResult r = RunSandboxed({}, {CtrlGuestPath(), "crash_victim", dur},
-                             {"NVSENTRY_TEST_HOOKS=crash-on-open"}, 30000);
+  RunResult r =
+      RunWithTestHooks("crash-on-open", {}, {CtrlGuestPath(), "crash_victim", dur}, 30000);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
   EXPECT_NE(r.out.find("victim_ready"), std::string::npos);
@@ -194,8 +195,8 @@ TEST(Launcher, CrashOfTheSentryKillsTheGuest) {
 // listing's requests end with it.
 TEST(Launcher, AFailedListingOfTheGuestsDevFailsTheStart) {
   if (geteuid() != 0) GTEST_SKIP() << "device files need nvsentry started as root";
-  RunResult r = RunSandboxed({"--devices=files"}, {"/bin/echo", "ran"},
-                             {"NVSENTRY_TEST_HOOKS=fail-device-listing"}, 20000);
+  RunResult r =
+      RunWithTestHooks("fail-device-listing", {"--devices=files"}, {"/bin/echo", "ran"}, 20000);
   EXPECT_FALSE(r.timed_out) << r.err;
   EXPECT_EQ(r.exit_code, 125) << r.err;
   EXPECT_EQ(r.out, "");

@@ -40,14 +40,14 @@ uint32_t CallableCode(const abi::IoctlDesc& d) {
   return d.variable() ? d.code | (uint32_t{d.header_size} << 16) : d.code;
 }
 
-// The host1x engine channels (hostshim/sim/host1x_device.h), the display's among them.
+// The host1x engine channels (hostshim/sim/host1x/host1x_device.h), the display's among them.
 bool Host1xDevice(abi::DeviceId id) {
   return id == abi::DeviceId::kNvhostVic || id == abi::DeviceId::kNvhostNvdec ||
          id == abi::DeviceId::kNvhostNvjpg || id == abi::DeviceId::kNvhostMsenc ||
          id == abi::DeviceId::kNvhostTsec || id == abi::DeviceId::kNvhostDisplay;
 }
 
-// The display's devices (hostshim/sim/nvdisp_device.h, display_ctrl_devices.h).
+// The display's devices (hostshim/sim/display/nvdisp_device.h, display_ctrl_devices.h).
 bool DisplayDevice(abi::DeviceId id) {
   return id == abi::DeviceId::kNvdispDisp0 || id == abi::DeviceId::kNvdispDisp1 ||
          id == abi::DeviceId::kNvdispCtrl || id == abi::DeviceId::kNvcecCtrl ||
@@ -65,7 +65,7 @@ bool SimulatedDevice(abi::DeviceId id) {
 // Ioctls of /dev/nvhost-gpu that the simulator leaves unimplemented on purpose: the host1x
 // channel ioctls. /dev/nvhost-gpu has the channel code table it shares with the multimedia
 // engines (Switchbrew), but these serve host1x command buffers, which the engines' own channels
-// run (hostshim/sim/gpu_channel.cc sends them to Unimplemented()).
+// run (hostshim/sim/engines/gpu_channel.cc sends them to Unimplemented()).
 const std::set<std::string_view> kGpuLeftUnimplemented = {
     "NVHOST_IOCTL_CHANNEL_SUBMIT",
     "NVHOST_IOCTL_CHANNEL_GET_SYNCPOINT",

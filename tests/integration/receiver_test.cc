@@ -1,4 +1,4 @@
-// How trapped calls are spread over the sentry's threads (sentry/receiver.h): a slow call on a
+// How trapped calls are spread over the sentry's threads (sentry/core/receiver.h): a slow call on a
 // worker, or a fast call that stalls the receiving thread, never holds up another guest thread's
 // call. The test hook hold-first-ioctl holds the guest's first ioctl in the sentry until another
 // ioctl has been answered (or 5 s) and logs which ended the wait; with one worker, a call queued
@@ -15,8 +15,8 @@ constexpr char kReleasedByAnother[] =
     "test hook: the first ioctl was held until another ioctl was answered";
 
 RunResult HeldFirst(const std::string& first) {
-  return RunSandboxed({"--workers=1"}, {CtrlGuestPath(), "held_first", first},
-                      {"NVSENTRY_TEST_HOOKS=hold-first-ioctl"});
+  return RunWithTestHooks("hold-first-ioctl", {"--workers=1"},
+                          {CtrlGuestPath(), "held_first", first});
 }
 
 // SYNCPT_INCR changes state: a worker serves it, while the receiving thread answers the

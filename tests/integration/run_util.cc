@@ -28,6 +28,7 @@ int64_t NowMs() {
 }  // namespace
 
 const char* NvsentryPath() { return NVSENTRY_BIN; }
+const char* NvsentryHookedPath() { return NVSENTRY_HOOKED_BIN; }
 const char* CtrlGuestPath() { return CTRL_GUEST_BIN; }
 
 Child::Child(const RunSpec& spec) {
@@ -167,6 +168,18 @@ RunResult RunSandboxed(const std::vector<std::string>& options,
   spec.argv.push_back("--");
   spec.argv.insert(spec.argv.end(), argv.begin(), argv.end());
   spec.extra_env = extra_env;
+  spec.timeout_ms = timeout_ms;
+  return RunProgram(spec);
+}
+
+RunResult RunWithTestHooks(const std::string& hooks, const std::vector<std::string>& options,
+                           const std::vector<std::string>& argv, int timeout_ms) {
+  RunSpec spec;
+  spec.argv = {NvsentryHookedPath(), "run"};
+  spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+  spec.argv.push_back("--");
+  spec.argv.insert(spec.argv.end(), argv.begin(), argv.end());
+  spec.extra_env = {"NVSENTRY_TEST_HOOKS=" + hooks};
   spec.timeout_ms = timeout_ms;
   return RunProgram(spec);
 }

@@ -50,6 +50,11 @@ RunResult RunSandboxed(const std::vector<std::string>& options,
                        const std::vector<std::string>& argv,
                        const std::vector<std::string>& extra_env = {}, int timeout_ms = 60000);
 
+// The same with the test build of nvsentry (nvsentry_hooked), the test hooks named in `hooks`
+// (sentry/process/test_hooks.h) on.
+RunResult RunWithTestHooks(const std::string& hooks, const std::vector<std::string>& options,
+                           const std::vector<std::string>& argv, int timeout_ms = 60000);
+
 // "key=value" pairs printed by a guest, across all lines and space-separated fields.
 std::map<std::string, std::string> ParseKeyValues(const std::string& text);
 
@@ -57,6 +62,7 @@ std::map<std::string, std::string> ParseKeyValues(const std::string& text);
 std::vector<pid_t> ProcessesMatching(const std::string& needle);
 
 const char* NvsentryPath();
+const char* NvsentryHookedPath();
 const char* CtrlGuestPath();
 
 }  // namespace nvsentry::testing

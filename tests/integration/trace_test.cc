@@ -172,15 +172,15 @@ TEST(Trace, JsonLinesCarryTheSameFacts) {
 
 // The guest opens a device, closes it as its very last action and exits at once; the trace must
 // still record the session's end. `hook` holds one sentry thread where a preempted thread would
-// be (sentry/test_hooks.h), so the interleaving that lost the record happens on every run. With
-// trapped opens the sentry placed the fd and knows its number; a device file's fd is known only
-// to its calls, and this guest makes none.
+// be (sentry/process/test_hooks.h), so the interleaving that lost the record happens on every run.
+// With trapped opens the sentry placed the fd and knows its number; a device file's fd is known
+// only to its calls, and this guest makes none.
 void ExpectLastCloseRecorded(const std::string& hook, bool json, const std::string& devices) {
   const std::string file = TempPath(json ? "lastclose_json" : "lastclose_text");
   std::vector<std::string> options = {"--trace=" + file, "--devices=" + devices};
   if (json) options.push_back("--trace-format=json");
-  RunResult r = RunSandboxed(options, {NVDRV_GUEST_BIN, "lastclose", "/dev/nvhost-gpu"},
-                             {"NVSENTRY_TEST_HOOKS=" + hook}, 30000);
+  RunResult r =
+      RunWithTestHooks(hook, options, {NVDRV_GUEST_BIN, "lastclose", "/dev/nvhost-gpu"}, 30000);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const bool fd_known = devices == "trap";
   const std::string fd = fd_known ? ParseKeyValues(r.out)["fd"] : "?";

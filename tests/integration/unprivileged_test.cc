@@ -64,8 +64,8 @@ TEST_F(Unprivileged, TheLearnedPolicyIsAllTheLearnFileHolds) {
   RunProgram({{"rm", "-rf", dir}});
 }
 
-// Device files need nvsentry started as root (sentry/device_fs.h): by default an ordinary user's
-// nvsentry traps opens instead (the demo above), and asking for them is a clear error.
+// Device files need nvsentry started as root (sentry/devfs/device_fs.h): by default an ordinary
+// user's nvsentry traps opens instead (the demo above), and asking for them is a clear error.
 TEST_F(Unprivileged, DeviceFilesAskedForAreAClearError) {
   RunResult r =
       RunProgram({As(user_, {NvsentryPath(), "run", "--devices=files", "--", "/bin/true"})});
@@ -80,7 +80,7 @@ TEST_F(Unprivileged, DemoRunsUnderNvsentryStartedByAnOrdinaryUser) {
   EXPECT_NE(r.out.find("demo=ok"), std::string::npos) << r.out;
   // Root inside, the user outside (a file it makes is the user's on the host); no capability
   // gained over the host. The program's own user namespace maps its root to its init's root
-  // ("0 0 1": sentry/guest_init.cc, StartGuestProgram), which is the user.
+  // ("0 0 1": sentry/sandbox/guest_init.cc, StartGuestProgram), which is the user.
   char dir_template[] = "/tmp/nvs-unpriv-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;

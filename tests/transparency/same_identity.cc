@@ -1,5 +1,5 @@
 // Runs a program natively (no sentry, no other namespace) under the identity `nvsentry run` gives
-// its guest by default (sentry/identity.h): root in a user namespace of its own, mapped to
+// its guest by default (sentry/sandbox/identity.h): root in a user namespace of its own, mapped to
 // nobody when started by root and to the caller otherwise, with no_new_privs. The transparency
 // suite runs its native side through it, so that outcomes that depend on privileges (uid 0 whose
 // capabilities end at its namespace, files it may not write) compare like with like.
@@ -19,7 +19,7 @@
 #include <cstring>
 #include <string>
 
-#include "sentry/identity.h"
+#include "sentry/sandbox/identity.h"
 
 int main(int argc, char** argv) {
   using nvsentry::sentry::GuestIdentity;

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "hostshim/sim/gpu_memory.h"
+#include "hostshim/sim/memory/gpu_memory.h"
 
 namespace nvsentry::hostshim::sim::testing {
 

@@ -1,0 +1,102 @@
+#include "sentry/fake_l4t/fake_l4t_cmd.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "hostshim/fake_l4t/fake_jetson.h"
+#include "hostshim/unique_fd.h"
+#include "sentry/fake_l4t/fake_l4t_fs.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace nvsentry::sentry {
+namespace {
+
+void SetUpLog(const std::string& level) {
+  auto logger = spdlog::stderr_logger_mt("fake-l4t");
+  logger->set_pattern("nvsentry: %Y-%m-%d %H:%M:%S.%e [%l] [%t] %v");
+  logger->set_level(spdlog::level::from_str(level));
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(logger);
+}
+
+// Leaves without destructors: serving threads and parked calls may still run, and the kernel
+// answers whatever is left once the connection closes with this process.
+[[noreturn]] void Leave(int status) {
+  fflush(stdout);
+  spdlog::default_logger()->flush();
+  _exit(status);
+}
+
+}  // namespace
+
+int RunFakeL4t(const FakeL4tOptions& o) {
+  SetUpLog(o.log_level);
+  if (geteuid() != 0) {
+    fprintf(stderr,
+            "nvsentry fake-l4t: needs root: /dev/fuse is root's and mounting a filesystem "
+            "needs CAP_SYS_ADMIN\n");
+    return 1;
+  }
+  struct stat st {};
+  if (stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "nvsentry fake-l4t: %s is not a directory\n", o.dir.c_str());
+    return 1;
+  }
+  // Before any thread: the signals come through a signalfd only.
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&handled, sig);
+  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
+  const hostshim::UniqueFd signals(signalfd(-1, &handled, SFD_CLOEXEC));
+  const hostshim::UniqueFd ended(eventfd(0, EFD_CLOEXEC));
+  if (!signals || !ended) {
+    perror("nvsentry fake-l4t: signalfd/eventfd");
+    return 1;
+  }
+
+  auto* fake = new hostshim::fake_l4t::FakeJetson();  // lives until the process leaves
+  absl::StatusOr<std::unique_ptr<FakeL4tFs>> fs = FakeL4tFs::Mount(o.dir, *fake);
+  if (!fs.ok()) {
+    fprintf(stderr, "nvsentry fake-l4t: %s\n", std::string(fs.status().message()).c_str());
+    return 1;
+  }
+  std::thread([fs = fs->get(), fd = ended.get()] {
+    const int rc = fs->Serve();
+    spdlog::info("fake-l4t: the filesystem ended ({})", rc);
+    const uint64_t one = 1;
+    (void)!write(fd, &one, sizeof one);
+  }).detach();
+  // The files answer from here on (the kernel queues requests until a thread reads them).
+  printf("fake-l4t: ready %s\n", o.dir.c_str());
+  fflush(stdout);
+
+  for (;;) {
+    pollfd p[2] = {{signals.get(), POLLIN, 0}, {ended.get(), POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) continue;
+    if (p[1].revents) Leave(0);  // unmounted by someone else, last file closed
+    signalfd_siginfo si{};
+    if (read(signals.get(), &si, sizeof si) != sizeof si) continue;
+    if (si.ssi_signo == SIGUSR1) {
+      printf("%s\n", fake->Status().c_str());
+      fflush(stdout);
+      continue;
+    }
+    // SIGINT, SIGTERM: detach the mount (open files keep the connection until this process
+    // leaves, which answers them ENOTCONN from then on).
+    if (umount2(o.dir.c_str(), MNT_DETACH) != 0)
+      spdlog::warn("fake-l4t: unmounting {}: {}", o.dir, strerror(errno));
+    printf("fake-l4t: stopped\n");
+    Leave(0);
+  }
+}
+
+}  // namespace nvsentry::sentry
