@@ -5,11 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-scripts/install-deps.sh
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  generator=()
-  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+scripts/install-deps.sh --tests
+# A build dir the demo made (scripts/demo.sh) has no benchmarks: configure them in.
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || grep -q "^NVSENTRY_TESTS:BOOL=OFF" "$BUILD_DIR/CMakeCache.txt"; then
+  generator=()  # a new build dir only: an existing one keeps its generator
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVSENTRY_TESTS=ON >/dev/null
 fi
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
 case "$build_type" in

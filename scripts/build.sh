@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds nvsentry into ./build (or $BUILD_DIR).
+# Configures and builds nvsentry with its tests and benchmarks into ./build (or $BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-"$PWD/scripts/install-deps.sh"
+scripts/install-deps.sh --tests
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DNVSENTRY_TESTS=ON >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"

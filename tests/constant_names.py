@@ -3,7 +3,7 @@
 greps for: k + the name's last words in CamelCase (kSyncptIncr is NVHOST_IOCTL_CTRL_SYNCPT_INCR,
 kSyncptWaitEx NVHOST_IOCTL_CTRL_SYNCPT_WAITEX), so `grep -ri ksyncptwaitex abi/` (the words
 without underscores) finds it; a trailing V1 marks an older firmware's code of the same ioctl. The names come from docs/ioctls.md, the catalogue's own
-reference (tests/unit/docs_test.cc keeps it equal to the catalogue). Run by ctest
+reference (tests/unit/abi/docs_test.cc keeps it equal to the catalogue). Run by ctest
 "ConstantNames": python3 tests/constant_names.py <source dir>."""
 import glob
 import os

@@ -1,7 +1,7 @@
 // The guest's filter as libseccomp built it while nvsentry was built (nvsentry_filter_gen writes
 // the definitions). Each size is 0 where the build could not make it (a libseccomp or kernel
 // without seccomp user notification on the build machine): the sentry then builds it at start.
-// tests/unit/filter_test.cc holds the copy to what libseccomp builds now.
+// tests/unit/sentry/core/filter_test.cc holds the copy to what libseccomp builds now.
 #pragma once
 
 #include <linux/filter.h>
