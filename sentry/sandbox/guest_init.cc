@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "sentry/core/fd_passing.h"
 #include "sentry/process/startup_marks.h"
+#include "sentry/sandbox/fd_passing.h"
 #include "sentry/sandbox/guest_network.h"
 
 namespace nvsentry::sentry {

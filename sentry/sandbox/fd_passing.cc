@@ -1,4 +1,4 @@
-#include "sentry/core/fd_passing.h"
+#include "sentry/sandbox/fd_passing.h"
 
 #include <sys/socket.h>
 
