@@ -193,14 +193,8 @@ struct InitPlan {
   int device_connection;  // GuestInitArgs::device_connection
 };
 
-// Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
-// makes its mount namespace itself), maps its ids and makes it a process group of its own that owns
-// the terminal if nvsentry does. Init then waits for GoAhead. The message says what failed.
-absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
-  std::vector<char*> argv;
-  for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int control[2], status_pipe[2];
+// The control socket and the report pipe between the sentry and init, close-on-exec.
+absl::Status OpenInitChannels(int control[2], int status_pipe[2]) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0)
     return absl::ErrnoToStatus(errno, "socketpair");
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
@@ -209,6 +203,50 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     close(control[1]);
     return absl::ErrnoToStatus(err, "pipe2");
   }
+  return absl::OkStatus();
+}
+
+// Why the clone into the guest's namespaces failed with `err`.
+absl::Status NamespacesFailed(int err, bool user_ns) {
+  return absl::ErrnoToStatus(
+      err, absl::StrCat("cannot create the sandbox's namespaces",
+                        user_ns && (err == EPERM || err == ENOSPC || err == EUSERS)
+                            ? " (are unprivileged user namespaces disabled? see "
+                              "user.max_user_namespaces, kernel.unprivileged_userns_clone or "
+                              "AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
+                            : ""));
+}
+
+// The sentry's part in init's start once it is cloned: maps its ids and makes it a process group
+// of its own that owns the terminal if nvsentry does. On failure, init is ended and waited for.
+absl::Status AdoptInit(StartedInit& init, const GuestIdentity& identity, Terminal& tty) {
+  auto give_up = [&](absl::Status why) {
+    init.control.Reset();  // init exits on EOF
+    tty.TakeBack();
+    waitpid(init.pid, nullptr, 0);
+    return why;
+  };
+  if (identity.user_ns) {
+    if (absl::Status s = WriteIdMaps(init.pid, identity); !s.ok())
+      return give_up(absl::InternalError(
+          absl::StrCat("cannot map the guest's user namespace: ", s.message())));
+  }
+  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
+  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
+  setpgid(init.pid, init.pid);
+  tty.HandToIfForeground(init.pid);
+  return absl::OkStatus();
+}
+
+// Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
+// makes its mount namespace itself), maps its ids and makes it a process group of its own that owns
+// the terminal if nvsentry does. Init then waits for GoAhead. The message says what failed.
+absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
+  std::vector<char*> argv;
+  for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int control[2], status_pipe[2];
+  if (absl::Status s = OpenInitChannels(control, status_pipe); !s.ok()) return s;
   // Fork-like clone (no new stack): the sentry is still single-threaded here.
   const pid_t sentry_pid = getpid();
   cpu_set_t cpus;
@@ -225,13 +263,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   if (pid < 0) {
     const int err = errno;
     for (int fd : {control[0], control[1], status_pipe[0], status_pipe[1]}) close(fd);
-    return absl::ErrnoToStatus(
-        err, absl::StrCat("cannot create the sandbox's namespaces",
-                          plan.identity.user_ns && (err == EPERM || err == ENOSPC || err == EUSERS)
-                              ? " (are unprivileged user namespaces disabled? see "
-                                "user.max_user_namespaces, kernel.unprivileged_userns_clone or "
-                                "AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
-                              : ""));
+    return NamespacesFailed(err, plan.identity.user_ns);
   }
   if (pid == 0) {
     close(control[0]);
@@ -250,21 +282,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     sched_setaffinity(static_cast<pid_t>(pid), sizeof others, &others);
   StartedInit init{static_cast<pid_t>(pid), pidfd, hostshim::UniqueFd(control[0]), status_pipe[0]};
   SetCrashVictim(init.pidfd);
-  auto give_up = [&](absl::Status why) {
-    init.control.Reset();  // init exits on EOF
-    tty.TakeBack();
-    waitpid(init.pid, nullptr, 0);
-    return why;
-  };
-  if (plan.identity.user_ns) {
-    if (absl::Status s = WriteIdMaps(init.pid, plan.identity); !s.ok())
-      return give_up(absl::InternalError(
-          absl::StrCat("cannot map the guest's user namespace: ", s.message())));
-  }
-  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
-  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
-  setpgid(init.pid, init.pid);
-  tty.HandToIfForeground(init.pid);
+  if (absl::Status s = AdoptInit(init, plan.identity, tty); !s.ok()) return s;
   return init;
 }
 
