@@ -99,52 +99,69 @@ void Learner::Bound(uint32_t cls) {
   bound_.insert(cls);
 }
 
-policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& used) const {
-  absl::MutexLock l(&mu_);
-  policy::Policy p;
-  p.source = "(learned)";
-  p.service = ran.service;
-  p.firmware = ran.firmware;
-  p.permission_mask = ran.permission_mask;
-  p.mask_explicit = ran.mask_explicit;
-  p.aruid = ran.aruid;
-  p.debug_mode = ran.debug_mode;
-  p.production_mode = ran.production_mode;
-  p.action = policy::Action::kErrno;
-  p.budgets = ran.budgets;
+namespace {
+
+// Twice the budget peaks `used` saw (at most what `ran` allowed).
+policy::Budgets LearnedBudgets(const policy::Budgets& ran, const BudgetAccount& used,
+                               uint64_t max_initialize) {
+  policy::Budgets b = ran;
   // Page-granular, like the Initialize sizes themselves; it also covers the sentry memory behind
   // nvmap objects allocated without a guest address.
-  const uint64_t tm =
-      WithHeadroom(std::max(max_initialize_, used.peak(BudgetKind::kTransferMemory)), 0,
-                   ran.budgets.transfer_memory);
-  p.budgets.transfer_memory =
-      std::min<uint64_t>((tm + 0xFFF) & ~uint64_t{0xFFF}, ran.budgets.transfer_memory);
-  p.budgets.open_fds =
-      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kOpenFds), 1, ran.budgets.open_fds));
-  p.budgets.nvmap_objects = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kNvmapObjects), 0, ran.budgets.nvmap_objects));
-  p.budgets.channels = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kChannels), 0, ran.budgets.channels));
-  p.budgets.address_spaces = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kAddressSpaces), 0, ran.budgets.address_spaces));
-  p.budgets.pinned_bytes =
-      WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.budgets.pinned_bytes);
-  p.budgets.mappings = static_cast<uint32_t>(
-      WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.budgets.mappings));
+  const uint64_t tm = WithHeadroom(std::max(max_initialize, used.peak(BudgetKind::kTransferMemory)),
+                                   0, ran.transfer_memory);
+  b.transfer_memory = std::min<uint64_t>((tm + 0xFFF) & ~uint64_t{0xFFF}, ran.transfer_memory);
+  b.open_fds =
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kOpenFds), 1, ran.open_fds));
+  b.nvmap_objects = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kNvmapObjects), 0, ran.nvmap_objects));
+  b.channels =
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kChannels), 0, ran.channels));
+  b.address_spaces = static_cast<uint32_t>(
+      WithHeadroom(used.peak(BudgetKind::kAddressSpaces), 0, ran.address_spaces));
+  b.pinned_bytes = WithHeadroom(used.peak(BudgetKind::kPinnedBytes), 0, ran.pinned_bytes);
+  b.mappings =
+      static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kMappings), 0, ran.mappings));
   // Whether a wait parks at all depends on timing (a fence may be reached before the wait is
   // served), so a run that parked few leaves room for a few more.
-  p.budgets.parked_waits = static_cast<uint32_t>(WithHeadroom(
-      used.peak(BudgetKind::kParkedWaits), kLearnedParkedWaitsFloor, ran.budgets.parked_waits));
+  b.parked_waits = static_cast<uint32_t>(WithHeadroom(used.peak(BudgetKind::kParkedWaits),
+                                                      kLearnedParkedWaitsFloor, ran.parked_waits));
   // How much work is queued at once depends on how fast the engines ran, as parked waits do.
-  p.budgets.queued_bytes = WithHeadroom(used.peak(BudgetKind::kQueuedBytes),
-                                        kLearnedQueuedBytesFloor, ran.budgets.queued_bytes);
-  // What the channels' command streams bound, said explicitly: the ALLOC_OBJ_CTX rule alone would
-  // not let a pushbuffer bind the classes real clients bind without a context of their own.
-  if (opened_.contains(abi::DeviceId::kNvhostGpu)) {
-    std::vector<uint32_t> classes(bound_.begin(), bound_.end());
-    std::sort(classes.begin(), classes.end());
-    p.channel_classes = std::move(classes);
+  b.queued_bytes =
+      WithHeadroom(used.peak(BudgetKind::kQueuedBytes), kLearnedQueuedBytesFloor, ran.queued_bytes);
+  return b;
+}
+
+}  // namespace
+
+policy::IoctlRule Learner::LearnedIoctl(const abi::IoctlDesc& desc,
+                                        const std::vector<uint64_t>& counts) const {
+  policy::IoctlRule r;
+  r.verdict = policy::Verdict::kAllow;
+  for (size_t i = 0; i < desc.arrays.size(); ++i) {
+    const uint64_t seen = i < counts.size() ? counts[i] : 0;
+    r.array_limits.push_back(
+        static_cast<uint32_t>(WithHeadroom(seen, 1, desc.arrays[i].max_count)));
   }
+  for (const auto& [f, how] : LearnableOf(desc)) {
+    auto seen = fields_.find(f);
+    if (seen == fields_.end()) continue;
+    const Seen& s = seen->second;
+    policy::FieldRule fr{f, std::nullopt, std::nullopt, {}};
+    switch (how) {
+      case LearnAs::kMax: fr.max = WithHeadroom(s.max, 1, FieldTypeMax(*f)); break;
+      case LearnAs::kBits: fr.bits = s.bits; break;
+      case LearnAs::kOneOf:
+        if (s.too_many) continue;
+        fr.one_of = s.values;
+        std::sort(fr.one_of.begin(), fr.one_of.end());
+        break;
+    }
+    r.fields.push_back(std::move(fr));
+  }
+  return r;
+}
+
+void Learner::LearnDevices(const policy::Policy& ran, policy::Policy& p) const {
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     if (!dev.fw.Contains(ran.firmware)) continue;
     policy::DeviceRule rule;
@@ -159,32 +176,32 @@ policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& 
     for (const abi::IoctlDesc& desc : dev.ioctls) {
       auto it = called_.find(&desc);
       if (it == called_.end()) continue;
-      policy::IoctlRule r;
-      r.verdict = policy::Verdict::kAllow;
-      for (size_t i = 0; i < desc.arrays.size(); ++i) {
-        const uint64_t seen = i < it->second.size() ? it->second[i] : 0;
-        r.array_limits.push_back(
-            static_cast<uint32_t>(WithHeadroom(seen, 1, desc.arrays[i].max_count)));
-      }
-      for (const auto& [f, how] : LearnableOf(desc)) {
-        auto seen = fields_.find(f);
-        if (seen == fields_.end()) continue;
-        const Seen& s = seen->second;
-        policy::FieldRule fr{f, std::nullopt, std::nullopt, {}};
-        switch (how) {
-          case LearnAs::kMax: fr.max = WithHeadroom(s.max, 1, FieldTypeMax(*f)); break;
-          case LearnAs::kBits: fr.bits = s.bits; break;
-          case LearnAs::kOneOf:
-            if (s.too_many) continue;
-            fr.one_of = s.values;
-            std::sort(fr.one_of.begin(), fr.one_of.end());
-            break;
-        }
-        r.fields.push_back(std::move(fr));
-      }
-      p.ioctls[&desc] = std::move(r);
+      p.ioctls[&desc] = LearnedIoctl(desc, it->second);
     }
   }
+}
+
+policy::Policy Learner::Learned(const policy::Policy& ran, const BudgetAccount& used) const {
+  absl::MutexLock l(&mu_);
+  policy::Policy p;
+  p.source = "(learned)";
+  p.service = ran.service;
+  p.firmware = ran.firmware;
+  p.permission_mask = ran.permission_mask;
+  p.mask_explicit = ran.mask_explicit;
+  p.aruid = ran.aruid;
+  p.debug_mode = ran.debug_mode;
+  p.production_mode = ran.production_mode;
+  p.action = policy::Action::kErrno;
+  p.budgets = LearnedBudgets(ran.budgets, used, max_initialize_);
+  // What the channels' command streams bound, said explicitly: the ALLOC_OBJ_CTX rule alone would
+  // not let a pushbuffer bind the classes real clients bind without a context of their own.
+  if (opened_.contains(abi::DeviceId::kNvhostGpu)) {
+    std::vector<uint32_t> classes(bound_.begin(), bound_.end());
+    std::sort(classes.begin(), classes.end());
+    p.channel_classes = std::move(classes);
+  }
+  LearnDevices(ran, p);
   policy::ResolveFollowers(p);
   return p;
 }

@@ -58,6 +58,13 @@ class Learner final : public CallObserver {
     std::vector<uint64_t> values;  // distinct, up to kMaxOneOf (then the rule is dropped)
     bool too_many = false;
   };
+  // Learned's parts: the rule for `desc`, called with these largest array counts, and the rules
+  // of the devices (and their ioctls) of `ran`'s firmware, into `p`.
+  policy::IoctlRule LearnedIoctl(const abi::IoctlDesc& desc,
+                                 const std::vector<uint64_t>& counts) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LearnDevices(const policy::Policy& ran, policy::Policy& p) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   mutable absl::Mutex mu_;
   absl::flat_hash_set<abi::DeviceId> opened_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<const abi::IoctlDesc*, std::vector<uint64_t>> called_ ABSL_GUARDED_BY(mu_);

@@ -10,6 +10,7 @@ pkgs=(build-essential cmake pkg-config libseccomp-dev libabsl-dev libspdlog-dev 
 if [ "${1:-}" = --tests ]; then
   pkgs+=(googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3
          clang-format-14          # ctest Format
+         universal-ctags          # ctest FunctionLength
          bubblewrap               # bench/run.sh: the start-up row's baseline (bwrap, same namespaces)
          libpython3.11-testsuite) # CPython's regression tests, for the transparency suite
 elif [ -n "${1:-}" ]; then

@@ -58,25 +58,15 @@ absl::Status Check(int rc, std::string_view what) {
       absl::StrCat("seccomp filter: ", std::string(what), ": ", strerror(-rc)));
 }
 
-}  // namespace
-
-absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
-  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
-  if (!ctx) return absl::InternalError("seccomp_init failed");
-  scmp_filter_ctx c = ctx.get();
-  if (auto s = Check(seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2), "optimize"); !s.ok())
-    return s;
-  for (uint32_t arch : GuestArches())
-    if (arch != seccomp_arch_native())
-      if (auto s = Check(seccomp_arch_add(c, arch), "arch_add"); !s.ok()) return s;
-
+// The calls the sentry serves: the opens (with `trap_opens`) and the ioctls of every magic the
+// catalogue knows.
+absl::Status AddNotifyRules(scmp_filter_ctx c, bool trap_opens, int ioctl_nr) {
   for (const char* name : kOpenCalls) {
     if (!trap_opens) break;
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_NOTIFY, nr, 0), name); !s.ok()) return s;
   }
-  int ioctl_nr = seccomp_syscall_resolve_name("ioctl");
   // The code is an unsigned int: mask it so high garbage in the 64-bit register cannot dodge the
   // match while the kernel still sees the same low 32 bits.
   for (uint8_t magic : abi::AllMagics()) {
@@ -86,13 +76,23 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
         !s.ok())
       return s;
   }
-  std::vector<uint32_t> unnamed;  // kDeniedByNumber's calls libseccomp does not know
+  return absl::OkStatus();
+}
+
+// kDeniedByNumber's calls libseccomp does not know, as the prefix matches them.
+std::vector<uint32_t> UnnamedDeniedCalls() {
+  std::vector<uint32_t> unnamed;
   for (const NumberedCall& call : kDeniedByNumber) {
     if (seccomp_syscall_resolve_name(call.name) != __NR_SCMP_ERROR) continue;
     unnamed.push_back(static_cast<uint32_t>(call.nr));
     if (seccomp_arch_native() == SCMP_ARCH_X86_64)
       unnamed.push_back(static_cast<uint32_t>(call.nr) | kX32Bit);
   }
+  return unnamed;
+}
+
+// The mount calls, refused with EPERM (those libseccomp cannot name are left to the prefix).
+absl::Status AddMountDenials(scmp_filter_ctx c) {
   for (const char* name : kDeniedCalls) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR)
@@ -106,9 +106,13 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), nr, 0), call.name); !s.ok())
       return s;
   }
-  // Terminal input injection: a guest that shares nvsentry's terminal could push commands into
-  // the shell that reads it after nvsentry exits (TIOCSTI; TIOCLINUX's selection paste on a
-  // virtual console). Matched on the low 32 bits, as the kernel reads the code.
+  return absl::OkStatus();
+}
+
+// Terminal input injection: a guest that shares nvsentry's terminal could push commands into
+// the shell that reads it after nvsentry exits (TIOCSTI; TIOCLINUX's selection paste on a
+// virtual console). Matched on the low 32 bits, as the kernel reads the code.
+absl::Status AddTerminalDenials(scmp_filter_ctx c, int ioctl_nr) {
   for (uint64_t code : {uint64_t{TIOCSTI}, uint64_t{TIOCLINUX}}) {
     if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 1,
                                         SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, code)),
@@ -116,11 +120,15 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
         !s.ok())
       return s;
   }
-  // A userfaultfd that holds kernel faults too would let the guest stall any sentry thread that
-  // reads its memory (an ioctl argument, a pushbuffer), for as long as it likes: only one for the
-  // guest's own faults (UFFD_USER_MODE_ONLY, 1) is allowed, by the system call and by
-  // /dev/userfaultfd's USERFAULTFD_IOC_NEW (_IO(0xAA, 0), whose argument is the flags), whatever
-  // the host's vm.unprivileged_userfaultfd says.
+  return absl::OkStatus();
+}
+
+// A userfaultfd that holds kernel faults too would let the guest stall any sentry thread that
+// reads its memory (an ioctl argument, a pushbuffer), for as long as it likes: only one for the
+// guest's own faults (UFFD_USER_MODE_ONLY, 1) is allowed, by the system call and by
+// /dev/userfaultfd's USERFAULTFD_IOC_NEW (_IO(0xAA, 0), whose argument is the flags), whatever
+// the host's vm.unprivileged_userfaultfd says.
+absl::Status AddUserfaultfdDenials(scmp_filter_ctx c, int ioctl_nr) {
   constexpr uint64_t kUffdUserModeOnly = 1;
   constexpr uint64_t kUserfaultfdIocNew = 0xAA00;
   if (int uffd = seccomp_syscall_resolve_name("userfaultfd"); uffd != __NR_SCMP_ERROR) {
@@ -130,12 +138,14 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
         !s.ok())
       return s;
   }
-  if (auto s = Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 2,
-                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, kUserfaultfdIocNew),
-                                      SCMP_A2(SCMP_CMP_MASKED_EQ, kUffdUserModeOnly, 0)),
-                     "ioctl");
-      !s.ok())
-    return s;
+  return Check(seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), ioctl_nr, 2,
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFF, kUserfaultfdIocNew),
+                                SCMP_A2(SCMP_CMP_MASKED_EQ, kUffdUserModeOnly, 0)),
+               "ioctl");
+}
+
+// Character and block device nodes, which mknod and mknodat may not make.
+absl::Status AddDeviceNodeDenials(scmp_filter_ctx c) {
   for (auto [name, arg] : {std::pair{"mknod", 1u}, std::pair{"mknodat", 2u}}) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
@@ -146,7 +156,11 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
         return s;
     }
   }
+  return absl::OkStatus();
+}
 
+// The context's BPF program, as libseccomp exports it.
+absl::StatusOr<FilterProgram> ExportProgram(scmp_filter_ctx c) {
   int mem = memfd_create("nvsentry-bpf", MFD_CLOEXEC);
   if (mem < 0) return absl::InternalError("memfd_create failed");
   FilterProgram prog;
@@ -160,20 +174,45 @@ absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
   }
   close(mem);
   if (rc != 0) return absl::InternalError(absl::StrCat("seccomp_export_bpf: ", strerror(-rc)));
-  // The prefix: the system call number of seccomp_data (offset 0) against each unnamed call.
-  // libseccomp's program checks the architecture itself; these numbers mean the same call on
-  // every architecture the filter admits.
-  if (!unnamed.empty()) {
-    std::vector<sock_filter> prefix;
-    prefix.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0));
-    for (size_t i = 0; i < unnamed.size(); ++i) {
-      const auto to_refuse = static_cast<uint8_t>(unnamed.size() - i);
-      prefix.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, unnamed[i], to_refuse, 0));
-    }
-    prefix.push_back(BPF_JUMP(BPF_JMP | BPF_JA | BPF_K, 1, 0, 0));
-    prefix.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
-    prog.code.insert(prog.code.begin(), prefix.begin(), prefix.end());
+  return prog;
+}
+
+// The prefix: the system call number of seccomp_data (offset 0) against each unnamed call.
+// libseccomp's program checks the architecture itself; these numbers mean the same call on
+// every architecture the filter admits.
+void PrependRefusals(FilterProgram& prog, const std::vector<uint32_t>& unnamed) {
+  if (unnamed.empty()) return;
+  std::vector<sock_filter> prefix;
+  prefix.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0));
+  for (size_t i = 0; i < unnamed.size(); ++i) {
+    const auto to_refuse = static_cast<uint8_t>(unnamed.size() - i);
+    prefix.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, unnamed[i], to_refuse, 0));
   }
+  prefix.push_back(BPF_JUMP(BPF_JMP | BPF_JA | BPF_K, 1, 0, 0));
+  prefix.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
+  prog.code.insert(prog.code.begin(), prefix.begin(), prefix.end());
+}
+
+}  // namespace
+
+absl::StatusOr<FilterProgram> BuildGuestFilterWithLibseccomp(bool trap_opens) {
+  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return absl::InternalError("seccomp_init failed");
+  scmp_filter_ctx c = ctx.get();
+  if (auto s = Check(seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2), "optimize"); !s.ok())
+    return s;
+  for (uint32_t arch : GuestArches())
+    if (arch != seccomp_arch_native())
+      if (auto s = Check(seccomp_arch_add(c, arch), "arch_add"); !s.ok()) return s;
+  const int ioctl_nr = seccomp_syscall_resolve_name("ioctl");
+  if (auto s = AddNotifyRules(c, trap_opens, ioctl_nr); !s.ok()) return s;
+  const std::vector<uint32_t> unnamed = UnnamedDeniedCalls();
+  if (auto s = AddMountDenials(c); !s.ok()) return s;
+  if (auto s = AddTerminalDenials(c, ioctl_nr); !s.ok()) return s;
+  if (auto s = AddUserfaultfdDenials(c, ioctl_nr); !s.ok()) return s;
+  if (auto s = AddDeviceNodeDenials(c); !s.ok()) return s;
+  absl::StatusOr<FilterProgram> prog = ExportProgram(c);
+  if (prog.ok()) PrependRefusals(*prog, unnamed);
   return prog;
 }
 

@@ -142,34 +142,20 @@ void Receiver::WatchLoop() {
       // watch until a call begins.
       RetireHelper();
       backlog_looks = apart_looks = 0;
-      watch_idle_.store(true, std::memory_order_seq_cst);
-      absl::MutexLock lock(&mu_);
-      if (turn->seq.load(std::memory_order_seq_cst) == seq) {
-        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return !watch_idle_.load() || closed_;
-        };
-        mu_.Await(absl::Condition(&woken));
-      }
-      watch_idle_.store(false);
+      SleepUntilACallBegins(*turn, seq);
       last = kNoLook;
       continue;
     }
     last = seq;
     if (helper == nullptr) {
-      // The receiver stayed inside the same call while another waited: more guest threads call
-      // than one thread keeps up with.
-      const bool waiting =
-          busy && listener_.Pending() && turn->seq.load(std::memory_order_seq_cst) == seq;
-      backlog_looks = waiting ? backlog_looks + 1 : 0;
+      backlog_looks = Backlogged(*turn, seq, busy) ? backlog_looks + 1 : 0;
       if (backlog_looks >= kBacklogLooks) {
         StartHelper();
         backlog_looks = 0;
       }
     } else {
       // Once the two no longer serve calls at the same time, one suffices again.
-      const bool both = busy && (helper->seq.load(std::memory_order_seq_cst) & 1) != 0 &&
-                        turn->seq.load(std::memory_order_seq_cst) == seq;
-      apart_looks = both ? 0 : apart_looks + 1;
+      apart_looks = BothServing(*turn, *helper, seq, busy) ? 0 : apart_looks + 1;
       if (apart_looks >= kApartLooks) {
         RetireHelper();
         apart_looks = 0;
@@ -177,6 +163,28 @@ void Receiver::WatchLoop() {
     }
     absl::SleepFor(options_.stall_after);
   }
+}
+
+void Receiver::SleepUntilACallBegins(const Turn& turn, uint64_t seq) {
+  watch_idle_.store(true, std::memory_order_seq_cst);
+  absl::MutexLock lock(&mu_);
+  if (turn.seq.load(std::memory_order_seq_cst) == seq) {
+    auto woken = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !watch_idle_.load() || closed_; };
+    mu_.Await(absl::Condition(&woken));
+  }
+  watch_idle_.store(false);
+}
+
+bool Receiver::Backlogged(const Turn& turn, uint64_t seq, bool busy) const {
+  // The receiver stayed inside the same call while another waited: more guest threads call than
+  // one thread keeps up with.
+  return busy && listener_.Pending() && turn.seq.load(std::memory_order_seq_cst) == seq;
+}
+
+bool Receiver::BothServing(const Turn& turn, const Turn& helper, uint64_t seq, bool busy) {
+  return busy && (helper.seq.load(std::memory_order_seq_cst) & 1) != 0 &&
+         turn.seq.load(std::memory_order_seq_cst) == seq;
 }
 
 void Receiver::StartHelper() {

@@ -76,6 +76,14 @@ class Receiver {
   void ReceiveLoop(std::shared_ptr<Turn> turn);
   void PoolLoop();
   void WatchLoop();
+  // The watch's parts. Sleeps until a call begins on `turn` (its seq moves past `seq`) or the
+  // listener closes.
+  void SleepUntilACallBegins(const Turn& turn, uint64_t seq);
+  // Whether a call waited while the receiver of `turn` stayed inside the call the look at `seq`
+  // found it in (`busy`).
+  bool Backlogged(const Turn& turn, uint64_t seq, bool busy) const;
+  // Whether `turn` (still at `seq`, `busy`) and the helper both serve a call.
+  static bool BothServing(const Turn& turn, const Turn& helper, uint64_t seq, bool busy);
   // False when no thread may be added (max_receivers).
   bool TakeOver(const std::shared_ptr<Turn>& stalled);
   void StartHelper();

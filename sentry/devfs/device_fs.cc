@@ -231,6 +231,50 @@ int DeviceFs::ConnectionFd() const {
   return impl_->session != nullptr ? fuse_session_fd(impl_->session) : -1;
 }
 
+namespace {
+
+// Pins this thread to the CPU it is on (`here`); false, with nothing changed, when it cannot tell
+// which (`was`: the CPUs it had).
+bool PinToThisCpu(cpu_set_t& was, cpu_set_t& here) {
+  const int cpu = sched_getcpu();
+  CPU_ZERO(&here);
+  const bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof was, &was) == 0;
+  if (pinned) {
+    CPU_SET(cpu, &here);
+    sched_setaffinity(0, sizeof here, &here);
+  }
+  return pinned;
+}
+
+// Starts ListMountPoints on `job` in a thread of its own, on `here` when `pinned`.
+bool StartLister(PrimeJob& job, bool pinned, const cpu_set_t& here, pthread_t& lister) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (pinned) pthread_attr_setaffinity_np(&attr, sizeof here, &here);
+  const bool started = pthread_create(&lister, &attr, ListMountPoints, &job) == 0;
+  pthread_attr_destroy(&attr);
+  return started;
+}
+
+// Answers the session's requests until the lister says it is done (`done`); 0, or the errno that
+// ended the serving.
+int ServeUntilListed(fuse_session* session, int done, fuse_buf& buf) {
+  pollfd p[2] = {{fuse_session_fd(session), POLLIN, 0}, {done, POLLIN, 0}};
+  for (;;) {
+    if (TestHookOn(TestHook::kFailDeviceListing)) return EIO;
+    if (poll(p, 2, -1) < 0 && errno != EINTR) return errno;
+    if (p[0].revents & POLLIN) {
+      const int got = fuse_session_receive_buf(session, &buf);
+      if (got > 0) fuse_session_process_buf(session, &buf);
+      if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) return -got;
+      continue;  // the asker's requests first: it ends only once they are answered
+    }
+    if (p[1].revents & POLLIN) return 0;
+  }
+}
+
+}  // namespace
+
 bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
   if (impl_->session == nullptr) return false;
   PrimeJob job{mount, impl_->dir.mount_points(), eventfd(0, EFD_CLOEXEC)};
@@ -239,13 +283,7 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
   // is then a switch between the two, where a thread woken on the other CPU (idle, halted) took
   // some 0.05 ms (2-CPU VM).
   cpu_set_t was, here;
-  const int cpu = sched_getcpu();
-  CPU_ZERO(&here);
-  const bool pinned = cpu >= 0 && sched_getaffinity(0, sizeof was, &was) == 0;
-  if (pinned) {
-    CPU_SET(cpu, &here);
-    sched_setaffinity(0, sizeof here, &here);
-  }
+  const bool pinned = PinToThisCpu(was, here);
   // The kernel's INIT, queued since the filesystem was made, is answered first, so that the
   // asker's first request does not wait behind it (some 0.02 ms). An error shows in the loop
   // (but for ENODEV, an aborted connection, which libfuse takes for the session's end: the
@@ -254,34 +292,10 @@ bool DeviceFs::Prime(int mount, const std::function<void()>& before_giving_up) {
   if (pollfd queued{fuse_session_fd(impl_->session), POLLIN, 0};
       poll(&queued, 1, 0) == 1 && fuse_session_receive_buf(impl_->session, &buf) > 0)
     fuse_session_process_buf(impl_->session, &buf);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  if (pinned) pthread_attr_setaffinity_np(&attr, sizeof here, &here);
   pthread_t asker;
-  const bool started = pthread_create(&asker, &attr, ListMountPoints, &job) == 0;
-  pthread_attr_destroy(&attr);
-  pollfd p[2] = {{fuse_session_fd(impl_->session), POLLIN, 0}, {job.done, POLLIN, 0}};
-  int failed = 0;  // the errno that ended the serving
-  while (started) {
-    if (TestHookOn(TestHook::kFailDeviceListing)) {
-      failed = EIO;
-      break;
-    }
-    if (poll(p, 2, -1) < 0 && errno != EINTR) {
-      failed = errno;
-      break;
-    }
-    if (p[0].revents & POLLIN) {
-      const int got = fuse_session_receive_buf(impl_->session, &buf);
-      if (got > 0) fuse_session_process_buf(impl_->session, &buf);
-      if (got < 0 && got != -EINTR && got != -EAGAIN && got != -ENOENT) {
-        failed = -got;
-        break;
-      }
-      continue;  // the asker's requests first: it ends only once they are answered
-    }
-    if (p[1].revents & POLLIN) break;
-  }
+  const bool started = StartLister(job, pinned, here, asker);
+  // The errno that ended the serving.
+  const int failed = started ? ServeUntilListed(impl_->session, job.done, buf) : 0;
   free(buf.mem);
   if (failed) {
     // Nobody can answer the asker now: ending the connection ends its requests (and the

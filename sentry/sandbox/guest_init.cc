@@ -241,16 +241,9 @@ void Reap(int status_fd, GuestState& g) {
   }
 }
 
-}  // namespace
-
-void RunGuestInit(const GuestInitArgs& a) {
-  if (a.device_connection >= 0) close(a.device_connection);
-  // If the sentry dies, so does init, and with it the whole PID namespace.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // The sentry has made this process a group of its own and handed it the terminal, if nvsentry
-  // was its foreground job; then it says go. (EOF: the sentry gave up.)
-  if (!AwaitWordSoon(a.control_fd, a.guest_cpus)) _exit(125);
-  StartupMark("init: go");
+// Init's own state before it sets up anything of the guest's: its mount namespace, the CPUs,
+// its identity, the guest's limits, no_new_privs and its own process group.
+void BecomeGuestInit(const GuestInitArgs& a) {
   // Its own mount namespace, owned by its user namespace (the sentry cloned it into the others):
   // first, before anything looks at a path. With --host-root, root's own.
   if (unshare(CLONE_NEWNS) != 0) Fail(a.control_fd, "creating the guest's mount namespace", errno);
@@ -278,13 +271,19 @@ void RunGuestInit(const GuestInitArgs& a) {
     Fail(a.control_fd, "setting no_new_privs", errno);
   // Out of nvsentry's group: a guest's kill(0, ...) reaches only the guest.
   setpgid(0, 0);
-  // The sentry's state, from the host's /proc (before this namespace's /proc covers it).
-  char stat_path[64];
-  // The main thread's (a group stop stops them all): cheaper than the whole process's.
-  snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%d/stat", a.sentry_pid, a.sentry_pid);
-  const int sentry_stat = open(stat_path, O_RDONLY | O_CLOEXEC);
+}
 
-  StartupMark("init: guest root");
+// The sentry's state, from the host's /proc (before this namespace's /proc covers it): an fd of
+// its main thread's stat file (a group stop stops them all: cheaper than the whole process's),
+// or -1.
+int OpenSentryStat(pid_t sentry_pid) {
+  char stat_path[64];
+  snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%d/stat", sentry_pid, sentry_pid);
+  return open(stat_path, O_RDONLY | O_CLOEXEC);
+}
+
+// The guest's view: its mounts, its loopback, its working directory.
+void SetUpGuestView(const GuestInitArgs& a) {
   // The device files' mount points are listed by the sentry meanwhile: it says so ("dev").
   if (std::string e =
           SetUpGuestMounts(a.mounts, [&a] { return AwaitWordSoon(a.control_fd, a.guest_cpus); });
@@ -299,8 +298,11 @@ void RunGuestInit(const GuestInitArgs& a) {
             a.workdir.c_str(), strerror(errno));
     if (chdir("/") != 0) Fail(a.control_fd, "changing to /", errno);
   }
+}
 
-  StartupMark("init: mounts made");
+// Installs the seccomp filter on init and hands its listener to the sentry; the control socket's
+// last use.
+void HandOverListener(const GuestInitArgs& a) {
   bool killable = false;
   int listener = LoadGuestFilter(*a.filter, &killable);
   if (listener < 0) Fail(a.control_fd, "installing the seccomp filter", -listener);
@@ -308,14 +310,10 @@ void RunGuestInit(const GuestInitArgs& a) {
   SendListener(a.control_fd, listener, killable);
   close(listener);
   close(a.control_fd);
+}
 
-  // The sentry blocked these before cloning us; init takes them synchronously.
-  sigset_t wait_set;
-  sigemptyset(&wait_set);
-  sigaddset(&wait_set, SIGCHLD);
-  sigaddset(&wait_set, SIGCONT);
-  for (int s : kForwardedSignals) sigaddset(&wait_set, s);
-
+// The guest program, started; init exits (reporting exit status 125) when it cannot be.
+GuestState StartGuestOrExit(const GuestInitArgs& a, int sentry_stat) {
   // (--host-root keeps the host's root: no namespace.)
   GuestStart start{&a, a.status_fd, sentry_stat, {-1, -1}, {-1, -1}, a.identity.user_ns};
   if (pipe2(start.execd, O_CLOEXEC) != 0 || (start.lock && pipe2(start.mapped, O_CLOEXEC) != 0)) {
@@ -330,6 +328,13 @@ void RunGuestInit(const GuestInitArgs& a) {
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);
     _exit(125);
   }
+  return guest;
+}
+
+// Until the guest program exits (Reap then ends init): reaps, mirrors a SIGSTOP of nvsentry's
+// and passes on the signals the sentry sent, which `wait_set` holds blocked.
+[[noreturn]] void SuperviseGuest(int status_fd, GuestState& guest, const sigset_t& wait_set,
+                                 int sentry_stat) {
   const timespec tick{0, kSentryWatchMs * 1000000L};
   for (;;) {
     siginfo_t si;
@@ -345,7 +350,7 @@ void RunGuestInit(const GuestInitArgs& a) {
       continue;
     }
     if (sig == SIGCHLD) {
-      Reap(a.status_fd, guest);
+      Reap(status_fd, guest);
       continue;
     }
     // Act only on what the sentry sent (a sender outside this namespace shows as pid 0); the
@@ -359,6 +364,32 @@ void RunGuestInit(const GuestInitArgs& a) {
       kill(guest.pid, sig);
     }
   }
+}
+
+}  // namespace
+
+void RunGuestInit(const GuestInitArgs& a) {
+  if (a.device_connection >= 0) close(a.device_connection);
+  // If the sentry dies, so does init, and with it the whole PID namespace.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The sentry has made this process a group of its own and handed it the terminal, if nvsentry
+  // was its foreground job; then it says go. (EOF: the sentry gave up.)
+  if (!AwaitWordSoon(a.control_fd, a.guest_cpus)) _exit(125);
+  StartupMark("init: go");
+  BecomeGuestInit(a);
+  const int sentry_stat = OpenSentryStat(a.sentry_pid);
+  StartupMark("init: guest root");
+  SetUpGuestView(a);
+  StartupMark("init: mounts made");
+  HandOverListener(a);
+  // The sentry blocked these before cloning us; init takes them synchronously.
+  sigset_t wait_set;
+  sigemptyset(&wait_set);
+  sigaddset(&wait_set, SIGCHLD);
+  sigaddset(&wait_set, SIGCONT);
+  for (int s : kForwardedSignals) sigaddset(&wait_set, s);
+  GuestState guest = StartGuestOrExit(a, sentry_stat);
+  SuperviseGuest(a.status_fd, guest, wait_set, sentry_stat);
 }
 
 }  // namespace nvsentry::sentry

@@ -124,16 +124,9 @@ std::string KeepHostDevWithItsDevices() {
   return err;
 }
 
-}  // namespace
-
-std::string SetUpGuestMounts(const MountPlan& plan,
-                             const std::function<bool()>& device_mount_ready) {
-  // The guest's view is the host's as it is now, and stays ours: a mount the host makes later does
-  // not show up here (it would come with its own flags: writable under --ro-root, with devices
-  // outside /dev), and nothing mounted here reaches the host.
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    return Why("making / a private mount", errno);
-  const int terminal = TerminalForConsole();  // found in the host's /dev/pts, while it is there
+// The guest's /dev: the device files with what they take from the host's /dev (every other mount
+// nodev), else the host's own.
+std::string SetUpGuestDev(const MountPlan& plan, const std::function<bool()>& device_mount_ready) {
   if (plan.device_mount >= 0) {
     absl::StatusOr<std::vector<int>> trees = CloneGuestDevBinds(plan.dev_binds);
     if (!trees.ok()) return std::string(trees.status().message());
@@ -141,11 +134,13 @@ std::string SetUpGuestMounts(const MountPlan& plan,
     if (e.empty() && device_mount_ready && !device_mount_ready())
       e = "the sentry did not finish the guest's /dev";
     if (e.empty()) e = AttachGuestDev(plan.device_mount, plan.dev_binds, *trees);
-    if (!e.empty()) return e;
-  } else if (std::string e = KeepHostDevWithItsDevices(); !e.empty()) {
     return e;
   }
-  if (std::string e = GiveTheGuestItsOwnPtys(terminal); !e.empty()) return e;
+  return KeepHostDevWithItsDevices();
+}
+
+// Covers the host's NVIDIA nodes: an empty read-only tmpfs on a directory, /dev/null on a node.
+std::string HideHostNodes(const MountPlan& plan) {
   for (const HostNode& n : plan.hide) {
     // A host node where a device file now is (a Tegra host's own nvhost-ctrl, say) is gone
     // already: the device file took its place.
@@ -161,6 +156,22 @@ std::string SetUpGuestMounts(const MountPlan& plan,
     if (rc != 0 && errno != ENOENT && errno != EACCES)
       return Why("hiding host node " + n.path, errno);
   }
+  return "";
+}
+
+}  // namespace
+
+std::string SetUpGuestMounts(const MountPlan& plan,
+                             const std::function<bool()>& device_mount_ready) {
+  // The guest's view is the host's as it is now, and stays ours: a mount the host makes later does
+  // not show up here (it would come with its own flags: writable under --ro-root, with devices
+  // outside /dev), and nothing mounted here reaches the host.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return Why("making / a private mount", errno);
+  const int terminal = TerminalForConsole();  // found in the host's /dev/pts, while it is there
+  if (std::string e = SetUpGuestDev(plan, device_mount_ready); !e.empty()) return e;
+  if (std::string e = GiveTheGuestItsOwnPtys(terminal); !e.empty()) return e;
+  if (std::string e = HideHostNodes(plan); !e.empty()) return e;
   // Bind sources are found in the host's tree as it is (host nodes covered: a bind cannot
   // uncover one), before the private /tmp hides what was there.
   std::vector<int> sources;

@@ -193,14 +193,8 @@ struct InitPlan {
   int device_connection;  // GuestInitArgs::device_connection
 };
 
-// Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
-// makes its mount namespace itself), maps its ids and makes it a process group of its own that owns
-// the terminal if nvsentry does. Init then waits for GoAhead. The message says what failed.
-absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
-  std::vector<char*> argv;
-  for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int control[2], status_pipe[2];
+// The control socket and the report pipe between the sentry and init, close-on-exec.
+absl::Status OpenInitChannels(int control[2], int status_pipe[2]) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) != 0)
     return absl::ErrnoToStatus(errno, "socketpair");
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
@@ -209,6 +203,50 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     close(control[1]);
     return absl::ErrnoToStatus(err, "pipe2");
   }
+  return absl::OkStatus();
+}
+
+// Why the clone into the guest's namespaces failed with `err`.
+absl::Status NamespacesFailed(int err, bool user_ns) {
+  return absl::ErrnoToStatus(
+      err, absl::StrCat("cannot create the sandbox's namespaces",
+                        user_ns && (err == EPERM || err == ENOSPC || err == EUSERS)
+                            ? " (are unprivileged user namespaces disabled? see "
+                              "user.max_user_namespaces, kernel.unprivileged_userns_clone or "
+                              "AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
+                            : ""));
+}
+
+// The sentry's part in init's start once it is cloned: maps its ids and makes it a process group
+// of its own that owns the terminal if nvsentry does. On failure, init is ended and waited for.
+absl::Status AdoptInit(StartedInit& init, const GuestIdentity& identity, Terminal& tty) {
+  auto give_up = [&](absl::Status why) {
+    init.control.Reset();  // init exits on EOF
+    tty.TakeBack();
+    waitpid(init.pid, nullptr, 0);
+    return why;
+  };
+  if (identity.user_ns) {
+    if (absl::Status s = WriteIdMaps(init.pid, identity); !s.ok())
+      return give_up(absl::InternalError(
+          absl::StrCat("cannot map the guest's user namespace: ", s.message())));
+  }
+  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
+  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
+  setpgid(init.pid, init.pid);
+  tty.HandToIfForeground(init.pid);
+  return absl::OkStatus();
+}
+
+// Clones init into the guest's user and PID (and, with --no-network, network) namespaces (init
+// makes its mount namespace itself), maps its ids and makes it a process group of its own that owns
+// the terminal if nvsentry does. Init then waits for GoAhead. The message says what failed.
+absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
+  std::vector<char*> argv;
+  for (const std::string& a : plan.options.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int control[2], status_pipe[2];
+  if (absl::Status s = OpenInitChannels(control, status_pipe); !s.ok()) return s;
   // Fork-like clone (no new stack): the sentry is still single-threaded here.
   const pid_t sentry_pid = getpid();
   cpu_set_t cpus;
@@ -225,13 +263,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
   if (pid < 0) {
     const int err = errno;
     for (int fd : {control[0], control[1], status_pipe[0], status_pipe[1]}) close(fd);
-    return absl::ErrnoToStatus(
-        err, absl::StrCat("cannot create the sandbox's namespaces",
-                          plan.identity.user_ns && (err == EPERM || err == ENOSPC || err == EUSERS)
-                              ? " (are unprivileged user namespaces disabled? see "
-                                "user.max_user_namespaces, kernel.unprivileged_userns_clone or "
-                                "AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
-                              : ""));
+    return NamespacesFailed(err, plan.identity.user_ns);
   }
   if (pid == 0) {
     close(control[0]);
@@ -250,21 +282,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     sched_setaffinity(static_cast<pid_t>(pid), sizeof others, &others);
   StartedInit init{static_cast<pid_t>(pid), pidfd, hostshim::UniqueFd(control[0]), status_pipe[0]};
   SetCrashVictim(init.pidfd);
-  auto give_up = [&](absl::Status why) {
-    init.control.Reset();  // init exits on EOF
-    tty.TakeBack();
-    waitpid(init.pid, nullptr, 0);
-    return why;
-  };
-  if (plan.identity.user_ns) {
-    if (absl::Status s = WriteIdMaps(init.pid, plan.identity); !s.ok())
-      return give_up(absl::InternalError(
-          absl::StrCat("cannot map the guest's user namespace: ", s.message())));
-  }
-  // The guest's process group is init's (init does the same: whichever runs first). If nvsentry
-  // is its terminal's foreground job, the guest's group takes the terminal before it starts.
-  setpgid(init.pid, init.pid);
-  tty.HandToIfForeground(init.pid);
+  if (absl::Status s = AdoptInit(init, plan.identity, tty); !s.ok()) return s;
   return init;
 }
 
@@ -474,6 +492,151 @@ void NarrowTheSentry(const GuestIdentity& identity) {
   }
 }
 
+// --frames: the recorder, its writer forked now, with nvsentry's own identity (the sentry may no
+// longer write DIR once it runs); null without --frames. False (with a message) when it cannot
+// start.
+bool StartFrameRecorder(const RunOptions& options, std::shared_ptr<FrameRecorder>& frames) {
+  if (options.frames_dir.empty()) return true;
+  absl::StatusOr<FrameFileWriter> writer = FrameFileWriter::Start(options.frames_dir);
+  if (!writer.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
+    return false;
+  }
+  frames = std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
+  return true;
+}
+
+// What the sandbox is made of before init is cloned.
+struct SandboxDraft {
+  std::optional<DeviceFsMount> device_files;  // --devices: the device files; else opens trapped
+  FilterProgram filter;
+  MountPlan mounts;
+  // The device files, the guest's whole /dev: served later, its mount points listed while init
+  // starts (both never destroyed, as the sentry). An open, which only the guest makes, waits for
+  // the sentry.
+  DeferredDeviceFileHandler* deferred = nullptr;
+  std::unique_ptr<DeviceFs> served;
+};
+
+// The device files, the filter, the guest's view and, with device files, the guest's /dev and
+// its server (not serving yet). The message says what failed.
+absl::Status DraftSandbox(const RunOptions& options, const GuestIdentity& identity,
+                          SandboxDraft& draft) {
+  GuestDevInBackground dev_maker(options.devices != DeviceMode::kTrap && geteuid() == 0);
+  // Read once for the host's nodes and the guest's /dev: /proc/devices costs the kernel some
+  // 0.1 ms a read here.
+  const std::set<unsigned> nvidia_majors = NvidiaCharMajors();
+  StartupMark("NVIDIA majors read");
+  absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
+  if (!device_files.ok()) return device_files.status();
+  draft.device_files = *std::move(device_files);
+  StartupMark("device files made");
+  absl::StatusOr<FilterProgram> filter = BuildGuestFilter(!draft.device_files.has_value());
+  if (!filter.ok()) return filter.status();
+  draft.filter = *std::move(filter);
+  StartupMark("filter built");
+  draft.mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
+  StartupMark("host nodes found");
+  // Joined: the clone needs one thread.
+  absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
+  draft.deferred = new DeferredDeviceFileHandler;
+  if (draft.device_files.has_value()) {
+    if (!made.ok()) return made.status();
+    draft.served =
+        std::make_unique<DeviceFs>(std::move(draft.device_files->connection), *draft.deferred,
+                                   std::move(made->entries), identity.host_uid, identity.host_gid);
+    draft.mounts.device_mount = draft.device_files->mount.get();
+    draft.mounts.dev_binds = std::move(made->binds);
+    draft.mounts.device_files = DeviceFileNames();
+  }
+  StartupMark("the guest's /dev drafted");
+  for (const HostNode& n : draft.mounts.hide) spdlog::info("hiding host node {}", n.path);
+  return absl::OkStatus();
+}
+
+// Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
+// foreground to the guest and take it back from the background. Blocks them; `original`: the mask
+// before.
+void BlockHandledSignals(sigset_t& handled, sigset_t& original) {
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGCHLD);
+  sigaddset(&handled, SIGCONT);
+  for (int s : kForwardedSignals) sigaddset(&handled, s);
+  sigprocmask(SIG_BLOCK, &handled, &original);
+}
+
+// The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
+// 137 (SIGKILL) whatever init reports. True in the flag once the guest was killed so.
+std::shared_ptr<std::atomic<bool>> ArmPolicyKill(proxy::GuestConfig& guest, int init_pidfd) {
+  auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
+  guest.services.kill_guest = [pidfd = init_pidfd, killed_by_policy] {
+    if (!killed_by_policy->exchange(true))
+      spdlog::error("the policy's action is kill: killing the guest");
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  };
+  return killed_by_policy;
+}
+
+// Lists the device files' mount points, then tells init ("dev") it may attach them.
+void ListDeviceFiles(DeviceFs& served, DeviceFsMount& device_files, const StartedInit& init) {
+  // Init does its own part meanwhile (its identity, limits, the rest of its view): both took
+  // about as long (2-CPU VM), and the listing came before the clone until 2026-11-28.
+  // Should the serving fail, init is killed first: the sentry's start then fails (no listener),
+  // and the asker's requests end with the connection.
+  const bool listed = served.Prime(device_files.mount.get(), [pidfd = init.pidfd] {
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  });
+  if (!listed) spdlog::debug("the guest's /dev: not listed before init attaches it");
+  // Init has its own copy of the mount to attach.
+  device_files.mount.Reset();
+  // A failure is init's end: ReceiveListener reports it.
+  if (absl::Status s = SendWithFd(init.control.get(), "dev", -1); !s.ok())
+    spdlog::debug("telling init the guest's /dev is listed: {}", std::string(s.message()));
+  StartupMark("the guest's /dev listed");
+}
+
+// The sentry, serving the device files (if any) from now on. Never destroyed: workers may still
+// be inside a call when the guest's end is reported, and the process ends right after RunGuest
+// returns.
+Sentry* MakeSentry(const RunOptions& options, const std::shared_ptr<proxy::GuestConfig>& guest,
+                   const std::shared_ptr<FrameRecorder>& frames, SandboxDraft& draft) {
+  dev_t device_files_dev = 0;
+  if (draft.served) {
+    device_files_dev = draft.device_files->dev;
+    if (!draft.served->Serve()) draft.served.reset();
+  }
+  StartupMark("device files served");
+  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames,
+                                          options.frames_every, options.host_dev_dir});
+  if (draft.served)
+    sentry->ServeDeviceFiles(std::move(draft.served), device_files_dev, *draft.deferred);
+  StartupMark("sentry made");
+  return sentry;
+}
+
+// Takes the listener from init and starts receiving the guest's calls on it. False (with a
+// message) when init could not hand it over: init is then waited for.
+bool StartReceiving(StartedInit& init, Terminal& tty, Sentry& sentry) {
+  absl::StatusOr<ReceivedListener> received = ReceiveListener(init.control.get());
+  init.control.Reset();
+  if (!received.ok()) {
+    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n",
+            std::string(received.status().message()).c_str());
+    tty.TakeBack();
+    waitpid(init.pid, nullptr, 0);
+    return false;
+  }
+  if (!received->killable)
+    spdlog::warn(
+        "kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
+        "interrupt a call after the sentry acted on it");
+  // The listener is the sentry's for its whole life.
+  StartupMark("listener received");
+  sentry.Start(received->fd.Release());
+  StartupMark("receiver started");
+  return true;
+}
+
 int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
   StartupMark("sandbox starts");
   absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
@@ -482,87 +645,27 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return 2;
   }
   spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
-  // Forked now, with nvsentry's own identity: the sentry may no longer write DIR once it runs.
   std::shared_ptr<FrameRecorder> frames;
-  if (!options.frames_dir.empty()) {
-    absl::StatusOr<FrameFileWriter> writer = FrameFileWriter::Start(options.frames_dir);
-    if (!writer.ok()) {
-      fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
-      return 2;
-    }
-    frames =
-        std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
-  }
+  if (!StartFrameRecorder(options, frames)) return 2;
   StartupMark("identity chosen");
-  GuestDevInBackground dev_maker(options.devices != DeviceMode::kTrap && geteuid() == 0);
-  // Read once for the host's nodes and the guest's /dev: /proc/devices costs the kernel some
-  // 0.1 ms a read here.
-  const std::set<unsigned> nvidia_majors = NvidiaCharMajors();
-  StartupMark("NVIDIA majors read");
-  absl::StatusOr<std::optional<DeviceFsMount>> device_files = ChooseDeviceFiles(options.devices);
-  if (!device_files.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(device_files.status().message()).c_str());
+  SandboxDraft draft;
+  if (absl::Status s = DraftSandbox(options, *identity, draft); !s.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
     return kSandboxFailed;
   }
-  StartupMark("device files made");
-  absl::StatusOr<FilterProgram> filter = BuildGuestFilter(!device_files->has_value());
-  if (!filter.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(filter.status().message()).c_str());
-    return kSandboxFailed;
-  }
-  StartupMark("filter built");
-  MountPlan mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
-  StartupMark("host nodes found");
-  // Joined: the clone needs one thread.
-  absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
-  // The device files, the guest's whole /dev: served later, its mount points listed while init
-  // starts (both never destroyed, as the sentry). An open, which only the guest makes, waits for
-  // the sentry.
-  auto* deferred = new DeferredDeviceFileHandler;
-  std::unique_ptr<DeviceFs> served;
-  if (device_files->has_value()) {
-    if (!made.ok()) {
-      fprintf(stderr, "nvsentry: %s\n", std::string(made.status().message()).c_str());
-      return kSandboxFailed;
-    }
-    served = std::make_unique<DeviceFs>(std::move((*device_files)->connection), *deferred,
-                                        std::move(made->entries), identity->host_uid,
-                                        identity->host_gid);
-    mounts.device_mount = (*device_files)->mount.get();
-    mounts.dev_binds = std::move(made->binds);
-    mounts.device_files = DeviceFileNames();
-  }
-  StartupMark("the guest's /dev drafted");
-  for (const HostNode& n : mounts.hide) spdlog::info("hiding host node {}", n.path);
-
-  // Taken from the signalfd the supervisor reads. SIGTTOU also lets nvsentry give its terminal's
-  // foreground to the guest and take it back from the background.
   sigset_t handled, original;
-  sigemptyset(&handled);
-  sigaddset(&handled, SIGCHLD);
-  sigaddset(&handled, SIGCONT);
-  for (int s : kForwardedSignals) sigaddset(&handled, s);
-  sigprocmask(SIG_BLOCK, &handled, &original);
-
+  BlockHandledSignals(handled, original);
   Terminal tty = Terminal::OpenControlling();
   absl::StatusOr<StartedInit> init =
-      StartInit({options, *identity, *filter, std::move(mounts), GuestWorkdir(options), original,
-                 served ? served->ConnectionFd() : -1},
+      StartInit({options, *identity, draft.filter, std::move(draft.mounts), GuestWorkdir(options),
+                 original, draft.served ? draft.served->ConnectionFd() : -1},
                 tty);
   if (!init.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
     return kSandboxFailed;
   }
   StartupMark("init cloned, id maps written");
-  // The policy's "kill" action: SIGKILL to init ends the whole PID namespace, and nvsentry exits
-  // 137 (SIGKILL) whatever init reports.
-  auto killed_by_policy = std::make_shared<std::atomic<bool>>(false);
-  guest->services.kill_guest = [pidfd = init->pidfd, killed_by_policy] {
-    if (!killed_by_policy->exchange(true))
-      spdlog::error("the policy's action is kill: killing the guest");
-    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-  };
-
+  std::shared_ptr<std::atomic<bool>> killed_by_policy = ArmPolicyKill(*guest, init->pidfd);
   // Init goes on at once, while the sentry lists the device files' mount points, narrows itself,
   // serves the device files and is made (its own start-up, on the other CPU). Init waits for the
   // listing before it attaches the device files ("dev"), and then asks them nothing.
@@ -571,55 +674,12 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return kSandboxFailed;
   }
   StartupMark("init told to go");
-  if (served) {
-    // Init does its own part meanwhile (its identity, limits, the rest of its view): both took
-    // about as long (2-CPU VM), and the listing came before the clone until 2026-11-28.
-    // Should the serving fail, init is killed first: the sentry's start then fails (no listener),
-    // and the asker's requests end with the connection.
-    const bool listed = served->Prime((*device_files)->mount.get(), [pidfd = init->pidfd] {
-      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-    });
-    if (!listed) spdlog::debug("the guest's /dev: not listed before init attaches it");
-    // Init has its own copy of the mount to attach.
-    (*device_files)->mount.Reset();
-    // A failure is init's end: ReceiveListener reports it.
-    if (absl::Status s = SendWithFd(init->control.get(), "dev", -1); !s.ok())
-      spdlog::debug("telling init the guest's /dev is listed: {}", std::string(s.message()));
-    StartupMark("the guest's /dev listed");
-  }
+  if (draft.served) ListDeviceFiles(*draft.served, *draft.device_files, *init);
   NarrowTheSentry(*identity);
   if (frames) frames->Start();
   StartupMark("capabilities dropped");
-  // The device files are served from now on, while the sentry is made.
-  dev_t device_files_dev = 0;
-  if (served) {
-    device_files_dev = (*device_files)->dev;
-    if (!served->Serve()) served.reset();
-  }
-  StartupMark("device files served");
-  // Never destroyed: workers may still be inside a call when the guest's end is reported, and the
-  // process ends right after RunGuest returns.
-  auto* sentry = new Sentry(SentryOptions{options.workers, options.sync_wakeup, guest, frames,
-                                          options.frames_every, options.host_dev_dir});
-  if (served) sentry->ServeDeviceFiles(std::move(served), device_files_dev, *deferred);
-  StartupMark("sentry made");
-  absl::StatusOr<ReceivedListener> received = ReceiveListener(init->control.get());
-  init->control.Reset();
-  if (!received.ok()) {
-    fprintf(stderr, "nvsentry: cannot start the sandbox: %s\n",
-            std::string(received.status().message()).c_str());
-    tty.TakeBack();
-    waitpid(init->pid, nullptr, 0);
-    return kSandboxFailed;
-  }
-  if (!received->killable)
-    spdlog::warn(
-        "kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a signal can "
-        "interrupt a call after the sentry acted on it");
-  // The listener is the sentry's for its whole life.
-  StartupMark("listener received");
-  sentry->Start(received->fd.Release());
-  StartupMark("receiver started");
+  Sentry* sentry = MakeSentry(options, guest, frames, draft);
+  if (!StartReceiving(*init, tty, *sentry)) return kSandboxFailed;
   const int status = Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
   StartupMark("supervisor returned");
   sentry->Quiesce();
