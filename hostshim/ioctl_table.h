@@ -1,8 +1,8 @@
 // A device's ioctl handlers, bound to their codes in one table (by the catalogue's constant
 // names), so each code is written once: the table dispatches, and a unit test holds every
-// device's table against the catalogue (tests/unit/hostshim/sim/memory/ioctl_tables_test.cc): a handler for every
-// catalogued code the device does not list as left unimplemented, none for a code the catalogue
-// lacks.
+// device's table against the catalogue (tests/unit/hostshim/sim/memory/ioctl_tables_test.cc): a
+// handler for every catalogued code the device does not list as left unimplemented, none for a code
+// the catalogue lacks.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The parts of the fake Jetson's L4T <-> guest-ABI translation that have logic of their own, as
-// pure functions (unit-tested in tests/unit/hostshim/fake_l4t/fake_l4t_translate_test.cc): layouts that differ,
-// flag bits, the strided copies of nvmap READ/WRITE and the errno of an answer.
+// pure functions (unit-tested in tests/unit/hostshim/fake_l4t/fake_l4t_translate_test.cc): layouts
+// that differ, flag bits, the strided copies of nvmap READ/WRITE and the errno of an answer.
 #pragma once
 
 #include <cstdint>
