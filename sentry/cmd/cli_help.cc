@@ -166,9 +166,9 @@ std::string Cell(absl::string_view s) { return absl::StrReplaceAll(s, {{"|", "\\
 // One command's options as Markdown tables, one per section of its help.
 std::string MarkdownOf(CommandId id) {
   std::string out;
-  absl::string_view section = "-";
+  absl::string_view section;
   for (const OptionSpec* o : OptionsOf(id, false)) {
-    if (section == "-" || (!o->heading.empty() && o->heading != section)) {
+    if (out.empty() || (!o->heading.empty() && o->heading != section)) {
       section = o->heading;
       absl::StrAppend(&out, out.empty() ? "" : "\n", "**`", Path(id), "`",
                       section.empty() ? "" : ": ", section,
@@ -198,9 +198,11 @@ std::string HelpText(CommandId id) {
   absl::StrAppend(&out, "\n", UsageText(id));
   if (std::vector<const CommandSpec*> children = Children(id); !children.empty()) {
     out += "\nCommands:\n";
-    for (const CommandSpec* child : children)
-      absl::StrAppend(&out, "  ", child->name, std::string(10 - child->name.size(), ' '),
-                      Wrap(child->summary, 12, 12));
+    for (const CommandSpec* child : children) {
+      const size_t pad = child->name.size() < 10 ? 10 - child->name.size() : 1;
+      absl::StrAppend(&out, "  ", child->name, std::string(pad, ' '),
+                      Wrap(child->summary, 12, 2 + child->name.size() + pad));
+    }
   }
   for (absl::string_view paragraph : absl::StrSplit(c.about, "\n\n", absl::SkipEmpty()))
     absl::StrAppend(&out, "\n", Wrap(paragraph, 0, 0));

@@ -86,6 +86,17 @@ absl::Status ExistingDir(const OptionArg& a, std::string* out) {
   return absl::OkStatus();
 }
 
+// fake-l4t's DIR: where its files are attached, so an existing directory.
+absl::Status DirOperand(const std::vector<std::string>& operands) {
+  struct stat st {};
+  if (stat(operands[0].c_str(), &st) != 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DIR: '", operands[0], "' is not an existing directory (", strerror(errno), ")"));
+  if (!S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat("DIR: '", operands[0], "' is not a directory"));
+  return absl::OkStatus();
+}
+
 absl::Status Bind(const OptionArg& a, std::vector<BindMount>* binds) {
   if (a.value.empty()) return absl::InvalidArgumentError(absl::StrCat(a.name, ": empty SRC"));
   if (!absl::StartsWith(a.second, "/"))
@@ -165,7 +176,8 @@ constexpr CommandSpec kCommands[] = {
     {Id::kPolicyDiff, Id::kPolicy, "diff", "A B", 2, 2, false,
      "what the policies in A and B grant differently", ""},
     {Id::kFakeL4t, Id::kTop, "fake-l4t", "DIR", 1, 1, false,
-     "the simulated GPU as a Jetson's L4T device nodes in DIR (as root)", kFakeL4tAbout},
+     "the simulated GPU as a Jetson's L4T device nodes in DIR (as root)", kFakeL4tAbout,
+     DirOperand},
     {Id::kHelp, Id::kTop, "help", "", 0, 0, false,
      "this text; with --markdown, every command's options as README.md's tables", ""},
 };

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -24,6 +26,8 @@ struct CommandSpec {
   bool rest_after_first;
   absl::string_view summary;  // one line in the group's help
   absl::string_view about;    // the paragraphs of its --help, if more is to be said
+  // Checks the operands once all are parsed (fake-l4t's DIR is a directory); null: none.
+  absl::Status (*check_operands)(const std::vector<std::string>&) = nullptr;
 };
 
 // How an option takes its value: none; one (--opt=V or --opt V); one only after '=' (--trace,

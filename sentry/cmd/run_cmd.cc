@@ -52,8 +52,8 @@ absl::StatusOr<int> SetUpLogging(const RunOptions& o) {
 
 int RunRunCommand(const Command& cmd) {
   absl::StatusOr<int> crash_fd = SetUpLogging(cmd.run);
-  if (!crash_fd.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(crash_fd.status().message()).c_str());
+  if (!crash_fd.ok()) {  // a bad --log-file: a usage error, as the parser's are
+    fputs(UsageError(CommandId::kRun, crash_fd.status().message()).c_str(), stderr);
     return 2;
   }
   InstallCrashHandler(*crash_fd);

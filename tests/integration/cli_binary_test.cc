@@ -58,6 +58,13 @@ TEST(CliBinary, BadArgumentsExitTwoWithTheirCommandsUsage) {
       {{"abi", "list", "a", "b"}, "unexpected argument 'b'\nusage: nvsentry abi list [DEVICE]\n"},
       {{"abi", "show", "0xZZ"}, "not a 32-bit hex code\nusage: nvsentry abi show NAME|0xCODE\n"},
       {{"fake-l4t"}, "missing DIR\nusage: nvsentry fake-l4t"},
+      {{"fake-l4t", "/nonexistent-nvs-dir"},
+       "'/nonexistent-nvs-dir' is not an existing directory (No such file or directory)\nusage: "
+       "nvsentry fake-l4t"},
+      // Found when the log is set up, after parsing: still a usage error.
+      {{"run", "--log-file=/nonexistent-nvs-dir/x.log", "true"},
+       "--log-file: cannot open /nonexistent-nvs-dir/x.log: No such file or directory\nusage: "
+       "nvsentry run"},
   };
   for (const auto& [args, want] : cases) {
     RunResult r = Nvsentry(args);

@@ -212,9 +212,9 @@ TEST(Cli, OptionsInAnyOrder) {
   ASSERT_TRUE(init.ok()) << init.status();
   EXPECT_EQ(init->service, "nvdrv:a");
   EXPECT_EQ(init->firmware, "9.0.0");
-  auto fake = Parse({"nvsentry", "fake-l4t", "d", "--log-level", "debug"});
+  auto fake = Parse({"nvsentry", "fake-l4t", "/", "--log-level", "debug"});
   ASSERT_TRUE(fake.ok()) << fake.status();
-  EXPECT_EQ(fake->fake_l4t.dir, "d");
+  EXPECT_EQ(fake->fake_l4t.dir, "/");
   EXPECT_EQ(fake->fake_l4t.log_level, "debug");
   // After --, an operand that looks like an option.
   auto dashed = Parse({"nvsentry", "policy", "check", "--", "--effective"});
@@ -282,9 +282,9 @@ TEST(Cli, EqualsAndSpaceFormsAgree) {
     }
   }
   // fake-l4t's and policy init's, which the old parser took in one form only (or not at all).
-  EXPECT_EQ(Parse({"nvsentry", "fake-l4t", "--log-level", "warn", "d"})->fake_l4t.log_level,
+  EXPECT_EQ(Parse({"nvsentry", "fake-l4t", "--log-level", "warn", "/"})->fake_l4t.log_level,
             "warn");
-  EXPECT_EQ(Parse({"nvsentry", "fake-l4t", "--log-level=warn", "d"})->fake_l4t.log_level, "warn");
+  EXPECT_EQ(Parse({"nvsentry", "fake-l4t", "--log-level=warn", "/"})->fake_l4t.log_level, "warn");
   EXPECT_EQ(Parse({"nvsentry", "policy", "init", "--service", "nvdrv:s"})->service, "nvdrv:s");
   EXPECT_EQ(Parse({"nvsentry", "policy", "init", "--service=nvdrv:s"})->service, "nvdrv:s");
   // The spelling is said once in each command's help.
@@ -335,6 +335,16 @@ TEST(Cli, HostDevDirMustBeAnExistingDirectory) {
       << "relative";
 }
 
+// fake-l4t's DIR is where its files are attached: the old parser took any word, and the command
+// found out only later (exit 1, no usage).
+TEST(Cli, FakeL4tDirMustBeADirectory) {
+  EXPECT_NE(Error({"nvsentry", "fake-l4t", "/nonexistent-nvs"})
+                .find("DIR: '/nonexistent-nvs' is not an existing directory"),
+            std::string::npos);
+  EXPECT_NE(Error({"nvsentry", "fake-l4t", "/proc/self/status"}).find("is not a directory\nusage:"),
+            std::string::npos);
+}
+
 // Every error names what is wrong and shows the usage of the (sub)command it was given to.
 TEST(Cli, ErrorsShowTheirCommandsUsage) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -371,7 +381,7 @@ TEST(Cli, DevelopersSwitchesAreOptions) {
   EXPECT_TRUE(run->deadlock_detection);
   auto plain = Parse({"nvsentry", "run", "x"});
   EXPECT_FALSE(plain->startup_marks || plain->deadlock_detection);
-  EXPECT_TRUE(Parse({"nvsentry", "fake-l4t", "--deadlock-detection", "d"})->deadlock_detection);
+  EXPECT_TRUE(Parse({"nvsentry", "fake-l4t", "--deadlock-detection", "/"})->deadlock_detection);
   EXPECT_FALSE(Parse({"nvsentry", "policy", "check", "--deadlock-detection", "f"}).ok());
 }
 
