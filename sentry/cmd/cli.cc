@@ -30,12 +30,6 @@ bool IsGroup(CommandId id) {
   return false;
 }
 
-const CommandSpec* Child(CommandId parent, absl::string_view name) {
-  for (const CommandSpec& c : CommandTable())
-    if (c.parent == parent && c.id != parent && c.name == name) return &c;
-  return nullptr;
-}
-
 const OptionSpec* FindOption(CommandId id, absl::string_view name) {
   for (const OptionSpec& o : OptionTable())
     if ((o.commands & Cmds(id)) && (o.name == name || (!o.alias.empty() && o.alias == name)))
@@ -216,6 +210,18 @@ absl::StatusOr<Command> ParseArgs(std::span<const absl::string_view> args) {
 absl::StatusOr<Command> ParseCommandLine(int argc, char** argv) {
   std::vector<absl::string_view> args(argv + std::min(argc, 1), argv + argc);
   return ParseArgs(args);
+}
+
+absl::StatusOr<CommandId> HelpTopic(const std::vector<std::string>& names) {
+  CommandId id = CommandId::kTop;
+  for (const std::string& name : names) {
+    const CommandSpec* c = Child(id, name);
+    if (c == nullptr)
+      return absl::InvalidArgumentError(
+          absl::StrCat("no command '", name, "' in '", absl::StrJoin(names, " "), "'"));
+    id = c->id;
+  }
+  return id;
 }
 
 CommandId TopCommand(CommandId id) {

@@ -61,6 +61,8 @@ absl::StatusOr<Command> ParseArgs(std::span<const absl::string_view> args);
 
 // The command above `id` that `nvsentry` dispatches on (kAbi for kAbiShow; kRun for kRun).
 CommandId TopCommand(CommandId id);
+// The command `nvsentry help COMMAND [SUBCOMMAND]` names ({} names nvsentry itself).
+absl::StatusOr<CommandId> HelpTopic(const std::vector<std::string>& names);
 // `nvsentry [COMMAND...] --help`.
 std::string HelpText(CommandId id);
 // "usage: nvsentry policy show [--effective] FILE\n" (a line per subcommand for a group).

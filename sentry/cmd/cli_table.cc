@@ -178,8 +178,9 @@ constexpr CommandSpec kCommands[] = {
     {Id::kFakeL4t, Id::kTop, "fake-l4t", "DIR", 1, 1, false,
      "the simulated GPU as a Jetson's L4T device nodes in DIR (as root)", kFakeL4tAbout,
      DirOperand},
-    {Id::kHelp, Id::kTop, "help", "", 0, 0, false,
-     "this text; with --markdown, every command's options as README.md's tables", ""},
+    {Id::kHelp, Id::kTop, "help", "[COMMAND [SUBCOMMAND]]", 0, 2, false,
+     "this text, or a command's; with --markdown, every command's options as README.md's tables",
+     "", [](const std::vector<std::string>& names) { return HelpTopic(names).status(); }},
 };
 
 constexpr absl::string_view kSandbox = "the sandbox (docs/security.md, \"Launcher\")";
@@ -417,6 +418,12 @@ const CommandSpec& Spec(CommandId id) {
   for (const CommandSpec& c : kCommands)
     if (c.id == id) return c;
   return kCommands[0];
+}
+
+const CommandSpec* Child(CommandId parent, absl::string_view name) {
+  for (const CommandSpec& c : kCommands)
+    if (c.parent == parent && c.id != parent && c.name == name) return &c;
+  return nullptr;
 }
 
 }  // namespace nvsentry::sentry

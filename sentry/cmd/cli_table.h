@@ -69,5 +69,7 @@ constexpr uint32_t Cmds(CommandId id, Ids... more) {
 std::span<const CommandSpec> CommandTable();
 std::span<const OptionSpec> OptionTable();
 const CommandSpec& Spec(CommandId id);
+// The subcommand `name` of `parent`; null if none.
+const CommandSpec* Child(CommandId parent, absl::string_view name);
 
 }  // namespace nvsentry::sentry

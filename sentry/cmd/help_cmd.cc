@@ -7,9 +7,10 @@ int RunHelpCommand(const Command& cmd, FILE* out) {
     fputs("nvsentry 0.1.0\n", out);
   else if (cmd.markdown)
     fputs(OptionsMarkdown().c_str(), out);
+  else if (cmd.id == CommandId::kHelp && !cmd.help)
+    fputs(HelpText(HelpTopic(cmd.operands).value_or(CommandId::kTop)).c_str(), out);
   else
-    fputs(HelpText(cmd.id == CommandId::kHelp && !cmd.help ? CommandId::kTop : cmd.id).c_str(),
-          out);
+    fputs(HelpText(cmd.id).c_str(), out);
   return 0;
 }
 

@@ -36,7 +36,8 @@ TEST(CliBinary, HelpAtEveryLevelExitsZero) {
       {{"abi", "--help"}, "usage: nvsentry abi list [DEVICE]\n"},
       {{"abi", "show", "--help"}, "usage: nvsentry abi show NAME|0xCODE\n\n"},
       {{"fake-l4t", "--help"}, "usage: nvsentry fake-l4t [--log-level=LEVEL]"},
-      {{"help", "--help"}, "usage: nvsentry help [--markdown]\n\n"},
+      {{"help", "--help"}, "usage: nvsentry help [--markdown] [COMMAND [SUBCOMMAND]]\n\n"},
+      {{"help", "policy", "show"}, "usage: nvsentry policy show [--effective] FILE\n\n"},
   };
   for (const auto& [args, usage] : cases) {
     RunResult r = Nvsentry(args);

@@ -135,6 +135,13 @@ TEST(Cli, VersionAndHelpCommand) {
   EXPECT_EQ(h->id, CommandId::kHelp);
   EXPECT_FALSE(h->markdown);
   EXPECT_TRUE(Parse({"nvsentry", "help", "--markdown"})->markdown);
+  // `help COMMAND [SUBCOMMAND]` names the help `COMMAND [SUBCOMMAND] --help` prints.
+  auto topic = Parse({"nvsentry", "help", "policy", "show"});
+  ASSERT_TRUE(topic.ok()) << topic.status();
+  EXPECT_EQ(topic->operands, (std::vector<std::string>{"policy", "show"}));
+  EXPECT_EQ(HelpTopic(topic->operands).value_or(CommandId::kCount), CommandId::kPolicyShow);
+  EXPECT_EQ(HelpTopic({}).value_or(CommandId::kCount), CommandId::kTop);
+  EXPECT_FALSE(HelpTopic({"run", "show"}).ok());
 }
 
 // -h and --help at every level, before or after the operands (but not after run's PROGRAM): the
@@ -362,7 +369,8 @@ TEST(Cli, ErrorsShowTheirCommandsUsage) {
       {{"abi", "list", "a", "b"}, "unexpected argument 'b'\nusage: nvsentry abi list [DEVICE]\n"},
       {{"fake-l4t"}, "missing DIR\nusage: nvsentry fake-l4t [--log-level=LEVEL]"},
       {{"fake-l4t", "--log-level=loud", "d"}, "'loud' is not one of trace, debug, info, warn, "},
-      {{"help", "--html"}, "unknown option '--html'\nusage: nvsentry help [--markdown]\n"},
+      {{"help", "--html"}, "unknown option '--html'\nusage: nvsentry help [--markdown] [COMMAND"},
+      {{"help", "policy", "frob"}, "no command 'frob' in 'policy frob'\nusage: nvsentry help"},
   };
   for (const auto& [args, want] : cases) {
     std::vector<std::string> argv = {"nvsentry"};
