@@ -130,8 +130,11 @@ std::vector<double> TimeThreads(Run& run, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: bench_guest getppid|ioctl|syncpt|open THREADS CALLS BLOCKS [PATH]\n");
+  constexpr char kUsage[] =
+      "usage: bench_guest getppid|ioctl|syncpt|open THREADS CALLS BLOCKS [PATH]\n";
+  if (argc < 5 || argc > 6) {
+    fprintf(stderr, "bench_guest: %s\n%s", argc < 5 ? "missing arguments" : "too many arguments",
+            kUsage);
     return 2;
   }
   Target target{argv[1]};
@@ -140,13 +143,14 @@ int main(int argc, char** argv) {
   const long calls = atol(argv[3]);
   const int blocks = atoi(argv[4]);
   if (threads < 1 || calls < threads || blocks < 1) {
-    fprintf(stderr, "bench_guest: THREADS, CALLS and BLOCKS must be positive, CALLS >= THREADS\n");
+    fprintf(stderr, "bench_guest: THREADS, CALLS and BLOCKS must be positive, CALLS >= THREADS\n%s",
+            kUsage);
     return 2;
   }
   errno = 0;
   CallFn call = Prepare(&target);
   if (call == nullptr && errno == 0) {
-    fprintf(stderr, "bench_guest: unknown mode '%s'\n", target.mode.c_str());
+    fprintf(stderr, "bench_guest: unknown mode '%s'\n%s", target.mode.c_str(), kUsage);
     return 2;
   }
   if (call == nullptr) Die(target.mode.c_str());

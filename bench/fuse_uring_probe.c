@@ -238,6 +238,11 @@ static double now(void) {
 }
 
 int main(int argc, char** argv) {
+  if (argc != 1) {
+    fprintf(stderr, "fuse_uring_probe: takes no arguments, not '%s'\nusage: fuse_uring_probe\n",
+            argv[1]);
+    return 2;
+  }
   char dir_template[] = "/tmp/fuse-uring-probe-XXXXXX";
   dir = mkdtemp(dir_template);
   if (dir == NULL) {

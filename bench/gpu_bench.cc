@@ -199,6 +199,11 @@ void PrintRatio(const char* what, const std::string& a, const std::string& b) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  // What Google Benchmark did not take (its --benchmark_* flags) is a mistake.
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    std::fprintf(stderr, "usage: gpu_bench [--benchmark_filter=REGEX] [--benchmark_...]\n");
+    return 2;
+  }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nRatios (target: decode >= 25%% of the scan, DMA >= 50%% of memcpy)\n");

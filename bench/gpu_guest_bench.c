@@ -82,8 +82,17 @@ static void submit_and_wait(uint64_t va, uint32_t words, uint32_t n) {
 }
 
 int main(int argc, char** argv) {
-  int rounds = argc > 1 ? atoi(argv[1]) : 20;
-  if (rounds < 3 || rounds > 1000) rounds = 20;
+  char *end1 = NULL, *end2 = NULL;
+  const long rounds_arg = argc > 1 ? strtol(argv[1], &end1, 10) : 20;
+  const long mib = argc > 2 ? strtol(argv[2], &end2, 10) : 64;
+  if (argc > 3 || (argc > 1 && (*end1 != '\0' || rounds_arg < 3 || rounds_arg > 1000)) ||
+      (argc > 2 && (*end2 != '\0' || mib < 1 || mib > 1024))) {
+    fprintf(stderr,
+            "gpu_guest_bench: ROUNDS must be 3 to 1000, MIB 1 to 1024\n"
+            "usage: gpu_guest_bench [ROUNDS [MIB]]\n");
+    return 2;
+  }
+  const int rounds = (int)rounds_arg;
   must("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
   must("open nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   must("open ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
@@ -94,11 +103,6 @@ int main(int argc, char** argv) {
   int rc = nvc_make_channel(&nv, nvmap, as, 0x800, &ch, &step);
   must(step, rc);
 
-  const long mib = argc > 2 ? atol(argv[2]) : 64;
-  if (mib < 1 || mib > 1024) {
-    fprintf(stderr, "gpu_guest_bench: MIB must be 1 to 1024\n");
-    return 2;
-  }
   const uint64_t big = (uint64_t)mib << 20;
   struct buf push, src, dst;
   make_buf(&push, 0x10000);

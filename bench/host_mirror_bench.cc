@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
     if (a.rfind("--mib=", 0) == 0 && absl::SimpleAtoi(a.substr(6), &mib) && mib > 0) continue;
     if (a.rfind("--rounds=", 0) == 0 && absl::SimpleAtoi(a.substr(9), &rounds) && rounds > 0)
       continue;
+    fprintf(stderr, "host_mirror_bench: bad argument '%s'\n", a.c_str());
     fprintf(stderr, "usage: host_mirror_bench [--mib=N] [--rounds=N] [--host-dir=DIR]\n");
     return 2;
   }

@@ -20,15 +20,21 @@ static int64_t now_ns(void) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: l4t_read_bench DIR [CALLS] [BLOCKS]\n");
+  char *end_calls = NULL, *end_blocks = NULL;
+  const long calls = argc > 2 ? strtol(argv[2], &end_calls, 10) : 20000;
+  const long blocks = argc > 3 ? strtol(argv[3], &end_blocks, 10) : 5;
+  if (argc < 2 || argc > 4 || (argc > 2 && *end_calls != '\0') ||
+      (argc > 3 && *end_blocks != '\0') || calls <= 0 || blocks <= 0) {
+    fprintf(stderr, "l4t_read_bench: %s\nusage: l4t_read_bench DIR [CALLS] [BLOCKS]\n",
+            argc < 2   ? "missing DIR"
+            : argc > 4 ? "too many arguments"
+                       : "CALLS and BLOCKS must be numbers above 0");
     return 2;
   }
-  const long calls = argc > 2 ? atol(argv[2]) : 20000, blocks = argc > 3 ? atol(argv[3]) : 5;
   char path[4096];
   snprintf(path, sizeof path, "%s/nvhost-ctrl", argv[1]);
   int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0 || calls <= 0 || blocks <= 0) {
+  if (fd < 0) {
     perror(path);
     return 1;
   }

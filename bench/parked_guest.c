@@ -109,7 +109,12 @@ int main(int argc, char** argv) {
   const int waits = atoi(argv[1]);
   const long calls = atol(argv[2]);
   const int blocks = atoi(argv[3]);
-  if (waits < 1 || calls < 1 || blocks < 1) return 2;
+  if (waits < 1 || calls < 1 || blocks < 1) {
+    fprintf(stderr,
+            "parked_guest: WAITS, CALLS and BLOCKS must be numbers above 0\n"
+            "usage: parked_guest WAITS CALLS BLOCKS\n");
+    return 2;
+  }
   g_fd = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
   if (g_fd < 0) die("open /dev/nvhost-ctrl");
   g_tids = calloc((size_t)waits, sizeof *g_tids);

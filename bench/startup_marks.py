@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where `nvsentry run -- PROGRAM` spends its start-up and its end.
 
-Runs nvsentry N times with NVSENTRY_STARTUP_MARKS set (sentry/process/startup_marks.h) and prints, for
-each mark, the median of its time in microseconds after nvsentry's main, in the order the marks
+Runs `nvsentry run --startup-marks` N times (sentry/process/startup_marks.h) and prints, for each
+mark, the median of its time in microseconds after nvsentry's main, in the order the marks
 first came. Two lines are added: "spawn", when this script started nvsentry (negative: before
 main; it includes Python's own fork and exec), and "waited", when nvsentry had ended.
 
@@ -11,7 +11,7 @@ main; it includes Python's own fork and exec), and "waited", when nvsentry had e
 Defaults: 40 runs, build/sentry/nvsentry, /bin/true. docs/benchmarks.md ("Start-up, step by
 step") has a table made with it.
 """
-import os
+import argparse
 import re
 import statistics
 import subprocess
@@ -21,16 +21,16 @@ import time
 
 
 def main(argv):
-    runs = 40
-    args = []
-    for a in argv[1:]:
-        if a.startswith("--runs="):
-            runs = int(a.split("=", 1)[1])
-        else:
-            args.append(a)
-    nvsentry = args[0] if args else "build/sentry/nvsentry"
-    program = args[1:] or ["/bin/true"]
-    env = dict(os.environ, NVSENTRY_STARTUP_MARKS="1")
+    parser = argparse.ArgumentParser(
+        prog="bench/startup_marks.py",
+        description="Where `nvsentry run -- PROGRAM` spends its start-up and its end.")
+    parser.add_argument("--runs", type=int, default=40, help="runs to take the medians of")
+    parser.add_argument("nvsentry", nargs="?", default="build/sentry/nvsentry")
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="default: /bin/true")
+    args = parser.parse_args(argv[1:])
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    runs, nvsentry, program = args.runs, args.nvsentry, args.program or ["/bin/true"]
     times = {}
     order = ["spawn"]
     for _ in range(runs):
@@ -38,8 +38,8 @@ def main(argv):
         # holder of its standard error (the clone that frees its memory after it) let go.
         with tempfile.TemporaryFile(mode="w+") as marks:
             start = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
-            subprocess.run([nvsentry, "run", "--"] + program, env=env, stdout=subprocess.DEVNULL,
-                           stderr=marks)
+            subprocess.run([nvsentry, "run", "--startup-marks", "--"] + program,
+                           stdout=subprocess.DEVNULL, stderr=marks)
             end = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
             marks.seek(0)
             stderr = marks.read()
@@ -56,7 +56,8 @@ def main(argv):
                 order.append(what)
             times.setdefault(what, []).append(float(us))
         if main_at is None:
-            sys.exit("no marks: is this nvsentry built with sentry/process/startup_marks.cc?")
+            sys.exit("no marks: does this nvsentry take --startup-marks "
+                     "(sentry/process/startup_marks.h)?")
         times.setdefault("spawn", []).append(start - main_at)
         times.setdefault("waited", []).append(end - main_at)
     order.append("waited")

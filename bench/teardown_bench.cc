@@ -128,14 +128,16 @@ Row Measure(uint32_t n) {
 int main(int argc, char** argv) {
   uint32_t min = 16384, max = 262144;
   for (int i = 1; i < argc; i++) {
-    if (std::strncmp(argv[i], "--max=", 6) == 0)
-      max = static_cast<uint32_t>(atol(argv[i] + 6));
-    else if (std::strncmp(argv[i], "--min=", 6) == 0)
-      min = static_cast<uint32_t>(atol(argv[i] + 6));
-    else {
-      std::fprintf(stderr, "usage: teardown_bench [--min=N] [--max=N]\n");
+    const bool is_max = std::strncmp(argv[i], "--max=", 6) == 0;
+    const bool is_min = std::strncmp(argv[i], "--min=", 6) == 0;
+    char* end = nullptr;
+    const unsigned long v = is_max || is_min ? std::strtoul(argv[i] + 6, &end, 10) : 0;
+    if (v < 1 || v > (1u << 24) || *end != '\0') {
+      std::fprintf(stderr, "teardown_bench: bad argument '%s'\n", argv[i]);
+      std::fprintf(stderr, "usage: teardown_bench [--min=N] [--max=N] (N: 1 to 16777216)\n");
       return 2;
     }
+    (is_max ? max : min) = static_cast<uint32_t>(v);
   }
   Measure(min);  // warm-up: the allocator's first pages and the caches, not counted
   std::vector<Row> rows;

@@ -44,7 +44,11 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc != 1) {
+    fprintf(stderr, "syncpt_demo: takes no arguments, not '%s'\nusage: syncpt_demo\n", argv[1]);
+    return 2;
+  }
   ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
   if (ctrl < 0) {
     fprintf(stderr, "open /dev/nvhost-ctrl: %s (run me under nvsentry)\n", strerror(errno));

@@ -9,12 +9,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "sentry/cmd/help_cmd.h"
 
 namespace nvsentry::sentry {
 namespace {
-
-constexpr const char* kUsage =
-    "usage: nvsentry abi list [DEVICE] | nvsentry abi show NAME|0xCODE | nvsentry abi docs\n";
 
 std::string S(std::string_view s) { return std::string(s); }
 
@@ -42,8 +40,7 @@ std::string TrimLineEnds(const std::string& text) {
 }
 
 int Usage(FILE* err, std::string_view why) {
-  if (!why.empty()) fprintf(err, "nvsentry abi: %s\n", S(why).c_str());
-  fputs(kUsage, err);
+  fputs(UsageError(CommandId::kAbiShow, S(why)).c_str(), err);
   return 2;
 }
 
@@ -173,43 +170,36 @@ int Show(const std::string& what, FILE* out, FILE* err) {
   return 0;
 }
 
+// `list [DEVICE]`: the devices, or one device's ioctls.
+int List(const std::vector<std::string>& operands, FILE* out, FILE* err) {
+  if (operands.empty()) {
+    fputs(ListDevices().c_str(), out);
+    return 0;
+  }
+  const std::string& name = operands[0];
+  const abi::DeviceDesc* dev = abi::FindDeviceByPath(name.starts_with("/") ? name : "/dev/" + name);
+  if (dev == nullptr) {
+    fprintf(err, "nvsentry abi: no device '%s'; `nvsentry abi list` lists them\n", name.c_str());
+    return 1;
+  }
+  fputs(ListIoctls(*dev).c_str(), out);
+  return 0;
+}
+
 }  // namespace
 
-int RunAbiCommand(const std::vector<std::string>& args) {
-  int rc = RunAbiCommand(args, stdout, stderr);
-  fflush(stdout);
-  return rc;
+int RunAbiCommand(const Command& cmd, FILE* out, FILE* err) {
+  switch (cmd.id) {
+    case CommandId::kAbiList: return List(cmd.operands, out, err);
+    case CommandId::kAbiShow: return Show(cmd.operands[0], out, err);
+    case CommandId::kAbiDocs: fputs(abi::IoctlReferenceMarkdown().c_str(), out); return 0;
+    default: fputs(UsageError(cmd.id, "not an abi subcommand").c_str(), err); return 2;
+  }
 }
 
 int RunAbiCommand(const std::vector<std::string>& args, FILE* out, FILE* err) {
-  if (args.empty()) return Usage(err, "missing subcommand");
-  const std::string& sub = args[0];
-  if (sub == "list") {
-    if (args.size() == 1) {
-      fputs(ListDevices().c_str(), out);
-      return 0;
-    }
-    if (args.size() > 2) return Usage(err, "list takes at most one DEVICE");
-    std::string path = args[1].starts_with("/") ? args[1] : "/dev/" + args[1];
-    const abi::DeviceDesc* dev = abi::FindDeviceByPath(path);
-    if (dev == nullptr) {
-      fprintf(err, "nvsentry abi: no device '%s'; `nvsentry abi list` lists them\n",
-              args[1].c_str());
-      return 1;
-    }
-    fputs(ListIoctls(*dev).c_str(), out);
-    return 0;
-  }
-  if (sub == "show") {
-    if (args.size() != 2) return Usage(err, "show takes one NAME or 0xCODE");
-    return Show(args[1], out, err);
-  }
-  if (sub == "docs") {
-    if (args.size() != 1) return Usage(err, "docs takes no arguments");
-    fputs(abi::IoctlReferenceMarkdown().c_str(), out);
-    return 0;
-  }
-  return Usage(err, absl::StrCat("unknown subcommand '", sub, "'"));
+  return ParseAndRun("abi", args, out, err,
+                     [](const Command& c, FILE* o, FILE* e) { return RunAbiCommand(c, o, e); });
 }
 
 }  // namespace nvsentry::sentry

@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "sentry/cmd/cli.h"
+
 namespace nvsentry::sentry {
 
-// Prints to stdout; returns the process exit status (2 for bad arguments, 1 for not found).
-int RunAbiCommand(const std::vector<std::string>& args);
-// The same, printing results to `out` and usage and errors to `err`.
+// `cmd` as parsed (an abi subcommand): prints results to `out`, usage and errors to `err`;
+// returns the process exit status (2 for bad arguments, 1 for not found).
+int RunAbiCommand(const Command& cmd, FILE* out = stdout, FILE* err = stderr);
+// The same from `nvsentry abi`'s arguments (help_cmd.h, ParseAndRun).
 int RunAbiCommand(const std::vector<std::string>& args, FILE* out, FILE* err);
 
 }  // namespace nvsentry::sentry

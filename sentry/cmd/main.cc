@@ -1,89 +1,35 @@
-// nvsentry's entry point: parse the command line, set up logging, dispatch the subcommand.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+// nvsentry's entry point: parses the command line (sentry/cmd/cli.h) and hands it to its
+// command's file: run_cmd, abi_cmd, policy_cmd, help_cmd, or fake-l4t's server.
 #include <cstdio>
-#include <cstring>
+#include <string>
 
-#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "hostshim/rate_limited_log.h"
 #include "sentry/cmd/abi_cmd.h"
 #include "sentry/cmd/cli.h"
+#include "sentry/cmd/help_cmd.h"
 #include "sentry/cmd/policy_cmd.h"
+#include "sentry/cmd/run_cmd.h"
 #include "sentry/fake_l4t/fake_l4t_cmd.h"
-#include "sentry/process/crash.h"
 #include "sentry/process/startup_marks.h"
-#include "sentry/sandbox/launcher.h"
-#include "spdlog/sinks/basic_file_sink.h"
-#include "spdlog/sinks/stdout_sinks.h"
-#include "spdlog/spdlog.h"
-
-namespace {
-
-// The logger of `nvsentry run`; returns the fd the crash handler writes to (-1: stderr).
-absl::StatusOr<int> SetUpLogging(const nvsentry::sentry::RunOptions& o) {
-  std::shared_ptr<spdlog::logger> logger;
-  int crash_fd = -1;
-  if (!o.log_file.empty()) {
-    // Checked here so that a bad path is an error (spdlog would create missing directories).
-    crash_fd = open(o.log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (crash_fd < 0) return absl::ErrnoToStatus(errno, "--log-file: cannot open " + o.log_file);
-  }
-  try {
-    if (o.log_file.empty()) {
-      logger = spdlog::stderr_logger_mt("nvsentry");
-    } else {
-      // spdlog opens with fopen: mark it close-on-exec so the guest never inherits the log.
-      spdlog::file_event_handlers handlers;
-      handlers.after_open = [](const spdlog::filename_t&, std::FILE* f) {
-        fcntl(fileno(f), F_SETFD, FD_CLOEXEC);
-      };
-      logger = spdlog::basic_logger_mt("nvsentry", o.log_file, false, handlers);
-    }
-  } catch (const spdlog::spdlog_ex& e) {
-    if (crash_fd >= 0) close(crash_fd);
-    return absl::InvalidArgumentError(std::string("--log-file: ") + e.what());
-  }
-  logger->set_pattern("nvsentry: %Y-%m-%d %H:%M:%S.%e [%l] [%t] %v");
-  logger->set_level(spdlog::level::from_str(o.log_level));
-  nvsentry::SetLogBurst(o.log_burst);
-  logger->flush_on(spdlog::level::trace);
-  spdlog::set_default_logger(logger);
-  return crash_fd;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
-  nvsentry::sentry::StartupMarksInit();
-  using nvsentry::sentry::Command;
-  // Debian's Abseil is built with its mutex deadlock detector on, which records every lock
-  // acquisition in a graph: a cost on each of the sentry's calls. The unit tests keep it.
-  if (getenv("NVSENTRY_DEADLOCK_DETECTION") == nullptr)
-    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  auto cmd = nvsentry::sentry::ParseCommandLine(argc, argv);
+  using namespace nvsentry::sentry;
+  StartupMarksInit();
+  const absl::StatusOr<Command> cmd = ParseCommandLine(argc, argv);
   if (!cmd.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(cmd.status().message()).c_str());
+    fputs(std::string(cmd.status().message()).c_str(), stderr);
     return 2;
   }
-  switch (cmd->kind) {
-    case Command::kHelp: fputs(nvsentry::sentry::HelpText().c_str(), stdout); return 0;
-    case Command::kAbi: return nvsentry::sentry::RunAbiCommand(cmd->abi_args);
-    case Command::kPolicy: return nvsentry::sentry::RunPolicyCommand(cmd->policy_args);
-    case Command::kVersion: puts("nvsentry 0.1.0"); return 0;
-    case Command::kFakeL4t: return nvsentry::sentry::RunFakeL4t(cmd->fake_l4t);
-    case Command::kRun: {
-      absl::StatusOr<int> crash_fd = SetUpLogging(cmd->run);
-      if (!crash_fd.ok()) {
-        fprintf(stderr, "nvsentry: %s\n", std::string(crash_fd.status().message()).c_str());
-        return 2;
-      }
-      nvsentry::sentry::InstallCrashHandler(*crash_fd);
-      // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
-      nvsentry::sentry::ExitSentry(nvsentry::sentry::RunGuest(cmd->run));
-    }
+  if (cmd->startup_marks) StartupMarksOn();
+  // Debian's Abseil is built with its mutex deadlock detector on, which records every lock
+  // acquisition in a graph: a cost on each of the sentry's calls. The unit tests keep it.
+  if (!cmd->deadlock_detection) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  if (cmd->help) return RunHelpCommand(*cmd);
+  switch (TopCommand(cmd->id)) {
+    case CommandId::kRun: return RunRunCommand(*cmd);
+    case CommandId::kAbi: return RunAbiCommand(*cmd);
+    case CommandId::kPolicy: return RunPolicyCommand(*cmd);
+    case CommandId::kFakeL4t: return RunFakeL4t(cmd->fake_l4t);
+    default: return RunHelpCommand(*cmd);  // nvsentry --version, nvsentry help
   }
-  return 0;
 }

@@ -15,7 +15,7 @@ struct FakeL4tOptions {
 };
 
 // The process's exit status: 0 after a clean stop, 1 when it cannot serve (not root, no FUSE,
-// DIR not a directory).
+// DIR gone since the command line found it a directory).
 int RunFakeL4t(const FakeL4tOptions& options);
 
 }  // namespace nvsentry::sentry

@@ -48,7 +48,6 @@ struct RunOptions {
   // --backend=host: the GPU's five devices forwarded to the host's (policy::HostCapable); a
   // policy file says it per device instead.
   bool backend_host = false;
-  bool shorthand_used = false;  // any of --service, --firmware, --debug-mode, --backend
   // --host-dev-dir=DIR: where the host's device nodes are, for the host backend.
   std::string host_dev_dir = "/dev";
   // Who the guest is over the host (sentry/sandbox/identity.h): --uid/--gid choose the host ids its

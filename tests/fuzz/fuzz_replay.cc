@@ -1,6 +1,7 @@
 // Runs the fuzz targets without libFuzzer (any compiler): the built-in seeds plus deterministic
 // pseudo-random mutations of them, or the given files (e.g. a crash libFuzzer saved).
-//   fuzz_replay engine|decode|host1x [--mutations N] [--seed S] [FILE|DIR...]
+//   fuzz_replay engine|decode|host1x [--mutations=N] [--seed=S] [FILE|DIR...]
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -85,61 +86,111 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-}  // namespace
+constexpr char kUsage[] =
+    "usage: fuzz_replay engine|decode|host1x [--mutations=N] [--seed=S] [FILE|DIR...]\n"
+    "  (a value follows '=' or comes as the next argument)\n";
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s engine|decode|host1x [--mutations N] [--seed S] [FILE|DIR...]\n",
-                 argv[0]);
-    return 2;
-  }
-  const std::string target = argv[1];
-  if (target != "engine" && target != "decode" && target != "host1x") return 2;
-  auto* run = target == "engine"   ? EngineFuzzTestOneInput
-              : target == "decode" ? DecodeFuzzTestOneInput
-                                   : Host1xFuzzTestOneInput;
+struct Args {
+  std::string target;
+  int (*run)(const uint8_t*, size_t) = nullptr;
   long mutations = 200000;
   uint64_t seed = 1;
   std::vector<std::filesystem::path> files;
+};
+
+// Prints why and the usage; the exit status of a bad command line.
+int Usage(const std::string& why) {
+  std::fprintf(stderr, "fuzz_replay: %s\n%s", why.c_str(), kUsage);
+  return 2;
+}
+
+bool Number(const std::string& text, uint64_t max, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || v > max) return false;
+  *out = v;
+  return true;
+}
+
+// The arguments after the target; an empty string, or why they are wrong.
+std::string ParseOptions(int argc, char** argv, Args* a) {
   for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--mutations" && i + 1 < argc)
-      mutations = std::strtol(argv[++i], nullptr, 0);
-    else if (a == "--seed" && i + 1 < argc)
-      seed = std::strtoull(argv[++i], nullptr, 0);
-    else if (std::filesystem::is_directory(a))
-      for (const auto& e : std::filesystem::directory_iterator(a)) files.push_back(e.path());
-    else
-      files.push_back(a);
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  if (!files.empty()) {
-    for (const auto& f : files) {
-      std::vector<uint8_t> v = ReadFile(f);
-      std::fprintf(stderr, "running %s (%zu bytes)\n", f.c_str(), v.size());
-      run(v.data(), v.size());
+    std::string arg = argv[i], value;
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    if (name == "--mutations" || name == "--seed") {
+      if (eq != std::string::npos)
+        value = arg.substr(eq + 1);
+      else if (i + 1 < argc)
+        value = argv[++i];
+      else
+        return name + " needs a value";
+      uint64_t v = 0;
+      if (!Number(value, name == "--seed" ? UINT64_MAX : 1000000000, &v))
+        return name + ": '" + value + "' is not a number" +
+               (name == "--seed" ? "" : " from 0 to 1000000000");
+      if (name == "--seed")
+        a->seed = v;
+      else
+        a->mutations = static_cast<long>(v);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return "unknown option '" + arg + "'";
+    } else if (std::filesystem::is_directory(arg)) {
+      for (const auto& e : std::filesystem::directory_iterator(arg)) a->files.push_back(e.path());
+    } else if (std::filesystem::is_regular_file(arg)) {
+      a->files.push_back(arg);
+    } else {
+      return "no file or directory '" + arg + "'";
     }
-    std::printf("%zu inputs ran without a violation\n", files.size());
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (argc >= 2 && (std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help")) {
+    std::fputs(kUsage, stdout);
     return 0;
   }
-  const auto seeds = target == "engine"   ? nvsentry::fuzz::EngineSeeds()
-                     : target == "decode" ? nvsentry::fuzz::DecodeSeeds()
-                                          : nvsentry::fuzz::Host1xSeeds();
+  if (argc < 2) return Usage("missing the target");
+  a.target = argv[1];
+  a.run = a.target == "engine"   ? EngineFuzzTestOneInput
+          : a.target == "decode" ? DecodeFuzzTestOneInput
+          : a.target == "host1x" ? Host1xFuzzTestOneInput
+                                 : nullptr;
+  if (a.run == nullptr) return Usage("unknown target '" + a.target + "'");
+  if (std::string why = ParseOptions(argc, argv, &a); !why.empty()) return Usage(why);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!a.files.empty()) {
+    for (const auto& f : a.files) {
+      std::vector<uint8_t> v = ReadFile(f);
+      std::fprintf(stderr, "running %s (%zu bytes)\n", f.c_str(), v.size());
+      a.run(v.data(), v.size());
+    }
+    std::printf("%zu inputs ran without a violation\n", a.files.size());
+    return 0;
+  }
+  const auto seeds = a.target == "engine"   ? nvsentry::fuzz::EngineSeeds()
+                     : a.target == "decode" ? nvsentry::fuzz::DecodeSeeds()
+                                            : nvsentry::fuzz::Host1xSeeds();
   if (seeds.empty()) {
     std::fprintf(stderr, "no seeds\n");
     return 1;
   }
-  for (const auto& s : seeds) run(s.data(), s.size());
-  Rng rng{seed};
+  for (const auto& s : seeds) a.run(s.data(), s.size());
+  Rng rng{a.seed};
   std::vector<uint8_t> v;
-  for (long i = 0; i < mutations; ++i) {
+  for (long i = 0; i < a.mutations; ++i) {
     v = seeds[rng.Below(seeds.size())];
     Mutate(v, seeds, rng);
-    run(v.data(), v.size());
+    a.run(v.data(), v.size());
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s: %zu seeds + %ld mutations ran without a violation in %.1f s (%.0f exec/s)\n",
-              target.c_str(), seeds.size(), mutations, secs, (seeds.size() + mutations) / secs);
+              a.target.c_str(), seeds.size(), a.mutations, secs,
+              (seeds.size() + a.mutations) / secs);
   return 0;
 }

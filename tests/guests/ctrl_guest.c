@@ -556,9 +556,18 @@ static int mode_held_first(const char* kind) {
   return 0;
 }
 
+static int usage(const char* why) {
+  fprintf(stderr,
+          "ctrl_guest: %s\nusage: ctrl_guest basic | wait | many_waiters | fds | exec_child N | "
+          "scm_rights | nondevice | badptr | rewrite | signal | paths | churn | host_node A B | "
+          "crash_victim ARG | held_first ARG\n",
+          why);
+  return 2;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (argc < 2) return 2;
+  if (argc < 2) return usage("missing MODE");
   const char* m = argv[1];
   if (!strcmp(m, "basic")) return mode_basic();
   if (!strcmp(m, "wait")) return mode_wait();
@@ -575,6 +584,6 @@ int main(int argc, char** argv) {
   if (!strcmp(m, "host_node") && argc > 3) return mode_host_node(argv[2], argv[3]);
   if (!strcmp(m, "crash_victim") && argc > 2) return mode_crash_victim(argv[2]);
   if (!strcmp(m, "held_first") && argc > 2) return mode_held_first(argv[2]);
-  fprintf(stderr, "unknown mode %s\n", m);
-  return 2;
+  fprintf(stderr, "ctrl_guest: unknown mode, or its arguments missing: %s\n", m);
+  return usage("bad arguments");
 }

@@ -171,7 +171,11 @@ static void copy(struct queue* q, uint64_t src, uint64_t dst, int32_t pitch_in, 
   nvc_push_incr(&q->pb, SUB_COPY, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8) | (1u << 9));
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc != 1) {
+    fprintf(stderr, "dk_guest: takes no arguments, not '%s'\nusage: dk_guest\n", argv[1]);
+    return 2;
+  }
   must("nvdrv Initialize", nvc_init(&nv, NVC_VIA_NVDRV, 0x800000));
   must("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
   must("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));

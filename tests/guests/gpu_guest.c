@@ -431,9 +431,23 @@ static int mode_budgets(void) {
   return 0;
 }
 
+static const char kGpuGuestUsage[] =
+    "usage: gpu_guest nvmap | share | fault-unmapped | fault-munmap | bad-subchannel | multi | "
+    "chan-wait | budget-loop [N] | as | budgets\n";
+
+static int known_mode(const char* m) {
+  static const char* const kModes[] = {
+      "nvmap", "share",     "fault-unmapped", "fault-munmap", "bad-subchannel",
+      "multi", "chan-wait", "budget-loop",    "as",           "budgets"};
+  for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++)
+    if (strcmp(m, kModes[i]) == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: gpu_guest MODE [ARG]\n");
+  if (argc < 2 || !known_mode(argv[1])) {
+    fprintf(stderr, "gpu_guest: %s\n%s", argc < 2 ? "missing MODE" : "unknown MODE",
+            kGpuGuestUsage);
     return 2;
   }
   const char* d = getenv("NVC_DIRECT");

@@ -117,6 +117,11 @@ static int nvjpg(int nvmap, int ctrl, uint32_t handle, uint32_t* buf) {
 }
 
 int main(int argc, char** argv) {
+  if (!(argc == 1 || (argc == 2 && strcmp(argv[1], "nvjpg") == 0) ||
+        (argc == 3 && strcmp(argv[1], "stops") == 0))) {
+    fprintf(stderr, "host1x_guest: bad arguments\nusage: host1x_guest [nvjpg | stops N]\n");
+    return 2;
+  }
   int nvmap = open("/dev/nvmap", O_RDWR | O_CLOEXEC);
   int ctrl = open("/dev/nvhost-ctrl", O_RDWR | O_CLOEXEC);
   int vic = open("/dev/nvhost-vic", O_RDWR | O_CLOEXEC);

@@ -442,13 +442,16 @@ static int lastclose(const char* path) {
   _exit(0);
 }
 
+static int usage(const char* why) {
+  fprintf(stderr,
+          "nvdrv_guest: %s\nusage: nvdrv_guest opens PATH... | service | variable | trace | "
+          "sweep PATH CODE... | policy ENTRIES INIT_SIZE [more] | hold N PATH | lastclose PATH\n",
+          why);
+  return 2;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr,
-            "usage: nvdrv_guest opens PATH... | service | variable | trace | sweep PATH CODE... | "
-            "policy ENTRIES INIT_SIZE [more] | hold N PATH | lastclose PATH\n");
-    return 2;
-  }
+  if (argc < 2) return usage("missing MODE");
   setvbuf(stdout, NULL, _IONBF, 0);
   if (!strcmp(argv[1], "opens")) return opens(argc - 2, argv + 2);
   if (!strcmp(argv[1], "service")) return service();
@@ -459,6 +462,6 @@ int main(int argc, char** argv) {
     return policy(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 0), argc >= 5);
   if (!strcmp(argv[1], "hold") && argc >= 4) return hold(atoi(argv[2]), argv[3]);
   if (!strcmp(argv[1], "lastclose") && argc >= 3) return lastclose(argv[2]);
-  fprintf(stderr, "unknown mode %s\n", argv[1]);
-  return 2;
+  fprintf(stderr, "nvdrv_guest: unknown mode, or its arguments missing: %s\n", argv[1]);
+  return usage("bad arguments");
 }

@@ -588,7 +588,10 @@ int main(int argc, char** argv) {
       then = i + 1;
       break;
     } else {
-      fprintf(stderr, "guest_fuzz: unknown argument %s\n", argv[i]);
+      fprintf(stderr,
+              "guest_fuzz: unknown argument %s\nusage: guest_fuzz [--seed=S] [--rounds=N] "
+              "[--threads=N] [--hold] [--then PROGRAM [ARGS...]]\n",
+              argv[i]);
       return 2;
     }
   }

@@ -257,7 +257,10 @@ int main(int argc, char** argv) {
   else if (strcmp(mode, "idle") == 0)
     hold();
   else {
-    fprintf(stderr, "resource_hog: unknown mode %s\n", mode);
+    fprintf(stderr,
+            "resource_hog: unknown mode '%s'\nusage: resource_hog events | query-events | "
+            "nvmap-clients N | map-loop N | remap-teardown N | unimplemented N | idle\n",
+            mode);
     return 2;
   }
   printf("done=1\n");

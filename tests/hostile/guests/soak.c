@@ -174,11 +174,16 @@ static void child_client(void) {
 
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const int rounds = argc > 1 ? atoi(argv[1]) : 20;
+  char* end = NULL;
+  const long rounds = argc > 1 ? strtol(argv[1], &end, 10) : 20;
+  if (argc > 2 || (argc == 2 && (*end != '\0' || rounds < 1 || rounds > 1000000))) {
+    fprintf(stderr, "soak: ROUNDS must be a number from 1 to 1000000\nusage: soak [ROUNDS]\n");
+    return 2;
+  }
   must("init direct", nvc_init(&direct, NVC_VIA_DIRECT, 0));
   must("init nvdrv", nvc_init(&service, NVC_VIA_NVDRV, 0x400000));
   uint8_t* mem = mmap(NULL, 0x20000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  for (int r = 1; r <= rounds; r++) {
+  for (long r = 1; r <= rounds; r++) {
     ctrl_events();
     nvdrv_events();
     gpu_work(&direct, mem);
@@ -186,6 +191,6 @@ int main(int argc, char** argv) {
     child_client();
     if (r == 1 || r == rounds) hold();
   }
-  printf("rounds=%d\ndone=1\n", rounds);
+  printf("rounds=%ld\ndone=1\n", rounds);
   return 0;
 }

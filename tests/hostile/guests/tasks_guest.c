@@ -11,7 +11,12 @@
 #include <unistd.h>
 
 int main(int argc, char** argv) {
-  const long n = argc > 1 ? atol(argv[1]) : 10000;
+  char* end = NULL;
+  const long n = argc > 1 ? strtol(argv[1], &end, 10) : 10000;
+  if (argc > 2 || (argc == 2 && (*end != '\0' || n < 0))) {
+    fprintf(stderr, "tasks_guest: N must be a number, 0 or more\nusage: tasks_guest [N]\n");
+    return 2;
+  }
   long made = 0;
   int error = 0;
   for (; made < n; made++) {

@@ -157,22 +157,25 @@ TEST(AbiCmd, NotFound) {
   EXPECT_NE(dev.err.find("no device '/dev/nvnothing'"), std::string::npos) << dev.err;
 }
 
+// Each prints what is wrong and the usage of the (sub)command it was given to.
 TEST(AbiCmd, BadArguments) {
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{},
-                                             {"frob"},
-                                             {"show"},
-                                             {"show", "a", "b"},
-                                             {"show", ""},
-                                             {"show", "0x"},
-                                             {"show", "0xZZ"},
-                                             {"show", "0x123456789"},
-                                             {"list", "a", "b"},
-                                             {"docs", "x"}}) {
+  const std::string abi = "usage: nvsentry abi list [DEVICE]\n       nvsentry abi show";
+  const std::string show = "usage: nvsentry abi show NAME|0xCODE\n";
+  for (const auto& [args, usage] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{}, abi},
+           {{"frob"}, abi},
+           {{"show"}, show},
+           {{"show", "a", "b"}, show},
+           {{"show", ""}, show},
+           {{"show", "0x"}, show},
+           {{"show", "0xZZ"}, show},
+           {{"show", "0x123456789"}, show},
+           {{"list", "a", "b"}, "usage: nvsentry abi list [DEVICE]\n"},
+           {{"docs", "x"}, "usage: nvsentry abi docs\n"}}) {
     AbiRun r = Abi(args);
     EXPECT_EQ(r.rc, 2) << ::testing::PrintToString(args);
     EXPECT_TRUE(r.out.empty()) << ::testing::PrintToString(args);
-    EXPECT_NE(r.err.find("usage: nvsentry abi list [DEVICE]"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(usage), std::string::npos) << ::testing::PrintToString(args) << r.err;
   }
 }
 
