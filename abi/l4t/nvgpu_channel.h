@@ -83,7 +83,7 @@ struct ZcullBind {
 struct SetErrorNotifier {
   uint64_t offset;
   uint64_t size;
-  uint32_t mem;  // a dma-buf fd (the guest: an nvmap id); 0 disables
+  uint32_t mem;  // a dma-buf fd (the guest: an nvmap id); r32.7.4 refuses 0 (no disabling)
   uint32_t padding;
 };
 struct Open {

@@ -121,6 +121,15 @@ constexpr UserPtrDesc kVsmsP[] = {{"map", 0, &kVsmsEntry, O, PtrCount::kImplied,
 constexpr auto& kCorrelationF = nvgpu_shared::kCpuTimeCorrelationFields;
 constexpr Field kGpuTimeF[] = {{"gpu_timestamp", 0, kU64, 1, O, nullptr, false, Fmt::kDec},
                                {"reserved", 8, kU64, 1, N}};
+constexpr Field kEngineInfoF[] = {{"engine_info_buf_size", 0, kU32, 1, IO},
+                                  {"reserved", 4, kU32, 1, N},
+                                  {"engine_info_buf_addr", 8, kU64, 1, I, nullptr, false, H}};
+constexpr Field kEngineItemF[] = {{"engine_id", 0, kU32, 1, O},
+                                  {"engine_instance", 4, kU32, 1, O},
+                                  {"runlist_id", 8, kS32, 1, O},
+                                  {"reserved", 12, kU32, 1, N}};
+constexpr StructDesc kEngineItem{"engine_info_item", 16, kEngineItemF};
+constexpr UserPtrDesc kEngineInfoP[] = {{"engines", 8, &kEngineItem, O, PtrCount::kBytes, 0, 16}};
 
 constexpr IoctlDesc Row(uint32_t code, std::string_view name, std::span<const Field> fields,
                         uint32_t flags, std::string_view summary,
@@ -165,6 +174,8 @@ constexpr IoctlDesc kIoctls[] = {
     Row(kGetCpuTimeCorrelationInfo, "NVGPU_GPU_IOCTL_GET_CPU_TIME_CORRELATION_INFO", kCorrelationF,
         kPure, "`count` pairs of CPU and GPU timestamps."),
     Row(kGetGpuTime, "NVGPU_GPU_IOCTL_GET_GPU_TIME", kGpuTimeF, kPure, "The GPU timer."),
+    Row(kGetEngineInfo, "NVGPU_GPU_IOCTL_GET_ENGINE_INFO", kEngineInfoF, kPure,
+        "The GPU's engines, one 16-byte item each, at `engine_info_buf_addr`.", kEngineInfoP),
 };
 static_assert(TableIsSound(kIoctls), "L4T nvhost-ctrl-gpu layouts disagree with their codes");
 static_assert(sizeof(GpuCharacteristics) == 256);
@@ -184,6 +195,8 @@ static_assert(sizeof(VsmsMappingEntry) == 2);
 static_assert(sizeof(VsmsMapping) == IocSize(kVsmsMapping));
 static_assert(sizeof(GetCpuTimeCorrelationInfo) == IocSize(kGetCpuTimeCorrelationInfo));
 static_assert(sizeof(GetGpuTime) == IocSize(kGetGpuTime));
+static_assert(sizeof(GetEngineInfo) == IocSize(kGetEngineInfo));
+static_assert(sizeof(EngineInfoItem) == 16);
 
 NVS_CHECK_MEMBER(kCharacteristicsF, GpuCharacteristics, l2_cache_size);
 NVS_CHECK_MEMBER(kCharacteristicsF, GpuCharacteristics, available_big_page_sizes);
@@ -228,6 +241,8 @@ NVS_CHECK_MEMBER(kVsmsEntryF, VsmsMappingEntry, tpc_index);
 NVS_CHECK_MEMBER(kCorrelationF, GetCpuTimeCorrelationInfo, count);
 NVS_CHECK_MEMBER(kCorrelationF, GetCpuTimeCorrelationInfo, source_id);
 NVS_CHECK_MEMBER(kGpuTimeF, GetGpuTime, reserved);
+NVS_CHECK_MEMBER(kEngineInfoF, GetEngineInfo, engine_info_buf_addr);
+NVS_CHECK_MEMBER(kEngineItemF, EngineInfoItem, runlist_id);
 
 }  // namespace
 

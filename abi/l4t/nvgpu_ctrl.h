@@ -29,6 +29,7 @@ constexpr uint32_t kNumVsms = 0xC0084712;
 constexpr uint32_t kVsmsMapping = 0xC0084713;
 constexpr uint32_t kGetCpuTimeCorrelationInfo = 0xC1084718;
 constexpr uint32_t kGetGpuTime = 0xC0104719;
+constexpr uint32_t kGetEngineInfo = 0xC010471A;
 
 // nvgpu_gpu_characteristics as r32.7.4 lays it out (256 bytes). The guest's 0xA0-byte struct has
 // the same first 56 bytes, then another order (gpc_mask before flags, chipname a u64 at 144).
@@ -168,6 +169,18 @@ struct GetCpuTimeCorrelationInfo {
 struct GetGpuTime {
   uint64_t gpu_timestamp;
   uint64_t reserved;
+};
+struct GetEngineInfo {
+  uint32_t engine_info_buf_size;  // in: bytes at the address; out: 16 x the engines
+  uint32_t reserved;
+  uint64_t engine_info_buf_addr;  // the kernel writes the items that fit here
+};
+// engine_id: 0 GR, 1 GR_COPY (a copy engine on the graphics runlist), 2 ASYNC_COPY.
+struct EngineInfoItem {
+  uint32_t engine_id;
+  uint32_t engine_instance;
+  int32_t runlist_id;
+  uint32_t reserved;
 };
 
 std::span<const IoctlDesc> Ioctls();

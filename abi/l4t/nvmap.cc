@@ -14,6 +14,10 @@ constexpr Fmt H = Fmt::kHex;
 
 constexpr Field kCreateF[] = {{"size", 0, kU32, 1, I, nullptr, false, H},
                               {"handle", 4, kU32, 1, O, nullptr, false, H}};
+// The u64 size64 as two words: the handle comes back over its low one.
+constexpr Field kCreate64F[] = {{"size64_lo", 0, kU32, 1, I, nullptr, false, H},
+                                {"handle64", 0, kU32, 1, O, nullptr, true, H},
+                                {"size64_hi", 4, kU32, 1, I, nullptr, false, H}};
 constexpr Field kFromFdF[] = {{"fd", 0, kS32, 1, I}, {"handle", 4, kU32, 1, O, nullptr, false, H}};
 constexpr Field kGetFdF[] = {{"fd", 0, kS32, 1, O}, {"handle", 4, kU32, 1, I, nullptr, false, H}};
 constexpr Field kFromIdF[] = {{"id", 0, kU32, 1, I, nullptr, false, H},
@@ -68,6 +72,8 @@ constexpr IoctlDesc Row(uint32_t code, std::string_view name, std::span<const Fi
 constexpr IoctlDesc kIoctls[] = {
     Row(kCreate, "NVMAP_IOC_CREATE", kCreateF, 0,
         "Creates a handle of `size` bytes (no memory yet); r32.7: the handle is a dma-buf fd."),
+    Row(kCreate64, "NVMAP_IOC_CREATE_64", kCreate64F, 0,
+        "CREATE with a 64-bit `size64`; the handle (an fd) comes back in the first 4 bytes."),
     Row(kFromId, "NVMAP_IOC_FROM_ID", kFromIdF, 0,
         "A handle for a global id; r32.7.4 answers ENOTTY (use GET_FD/FROM_FD)."),
     Row(kAlloc, "NVMAP_IOC_ALLOC", kAllocF, 0,

@@ -11,7 +11,8 @@
 namespace nvsentry::abi::l4t::nvmap {
 
 constexpr uint32_t kCreate = 0xC0084E00;
-constexpr uint32_t kFromId = 0xC0084E02;  // r32.7.4 answers ENOTTY (deprecated)
+constexpr uint32_t kCreate64 = 0xC0084E01;  // u64 size64 in; the handle out in the first 4 bytes
+constexpr uint32_t kFromId = 0xC0084E02;    // r32.7.4 answers ENOTTY (deprecated)
 constexpr uint32_t kAlloc = 0x40104E03;
 constexpr uint32_t kFree = 0x00004E04;  // _IO: the argument is the handle itself
 constexpr uint32_t kWrite = 0x40204E06;

@@ -100,9 +100,10 @@ void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L
   if (s == nullptr) return reply->Send(EBADF, {});
   const abi::IoctlDesc* desc = abi::l4t::FindL4tIoctl(s->node, req.code);
   if (desc == nullptr) {
-    NVS_LOG_LIMITED(spdlog::level::info, "fake-l4t: unknown code 0x{:08X} on {}: ENOTTY", req.code,
-                    abi::l4t::Node(s->node).path);
-    return reply->Send(ENOTTY, {});
+    const int err = UnservedCodeErrno(s->node, req.code);
+    NVS_LOG_LIMITED(spdlog::level::info, "fake-l4t: unknown code 0x{:08X} on {}: {}", req.code,
+                    abi::l4t::Node(s->node).path, err == EINVAL ? "EINVAL" : "ENOTTY");
+    return reply->Send(err, {});
   }
   // The kernel copies the code's size in (for _IOW/_IOWR codes) and out (_IOR/_IOWR): anything
   // else did not come from a restricted ioctl of this code.

@@ -10,8 +10,9 @@
 // the sim's object ids, counted per open and freed when the open closes; objects are backed by
 // this process's memory. Calls that return new fds (ALLOC_AS, OPEN_CHANNEL, OPEN_TSG, GET_FD,
 // POLL_FD_CREATE, SYNC_FENCE_CREATE, EVENT_ID_CTRL) and the rest the fake does not serve answer
-// ENOTTY with a log line; unknown codes ENOTTY; a short argument EINVAL; a bad user pointer
-// EFAULT.
+// ENOTTY with a log line; unknown codes as r32.7.4 answers them (L4T-NODE-2: EINVAL outside an
+// nvgpu node's limits, else ENOTTY); a short argument EINVAL; a bad user pointer EFAULT. Where
+// the sim's answers differ from r32.7.4's, the fake answers r32.7.4's (docs/host-abi.md, Rules).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,9 @@
-// /dev/nvhost-gpu of the fake Jetson: L4T channel calls as the sim's GpuChannel calls. Opening the
-// node made the channel.
+// /dev/nvhost-gpu of the fake Jetson: L4T channel calls as the sim's GpuChannel calls, with
+// r32.7.4's own answers where they differ (docs/host-abi.md, Rules: L4T-CH-n). Opening the node
+// made the channel. The fake has no TSGs: its channels behave as if bound to one.
+#include <unistd.h>
+
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -7,6 +11,7 @@
 #include "abi/l4t/nvgpu_channel.h"
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
+#include "hostshim/sim/memory/nvmap.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 namespace {
@@ -15,8 +20,21 @@ namespace gch = abi::channel;
 namespace hch = abi::l4t::nvgpu_channel;
 using abi::NvError;
 constexpr abi::DeviceId kGpu = abi::DeviceId::kNvhostGpu;
+constexpr uint32_t kMaxRingEntries = 1u << 16;  // the sim's
 
 int ErrnoOnly(NvError err, std::span<const uint8_t>, std::span<uint8_t>) { return ErrnoOf(err); }
+
+// Whether the sim's channel has failed (a fault, a timeout): r32.7.4 then marks it timed out.
+bool TimedOut(Session& s) {
+  bool failed = false;
+  SelfCaller caller;
+  GuestCallSpec g{kGpu, gch::kGetErrorNotification, Bytes(gch::ErrorNotification{})};
+  RunGuestCall(*s.backend, std::move(g), caller, [&](NvError err, std::span<uint8_t> arg) {
+    failed = err == NvError::kSuccess &&
+             reinterpret_cast<const gch::ErrorNotification*>(arg.data())->status != 0;
+  });
+  return failed;
+}
 
 void SetNvmapFd(L4tCall& c) {
   // r32.7.4 ignores the fd; the fake holds it to be an nvmap open of its own, so that a
@@ -32,20 +50,49 @@ void SetNvmapFd(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
-void AllocGpfifoEx(L4tCall& c) {
-  const auto a = c.As<hch::AllocGpfifoEx>();
-  // The guest's reserved words carry its fence out; the host's are reserved: not passed.
+// ALLOC_GPFIFO(_EX): _EX's entries a power of two first, then an address space, then no ring yet
+// (L4T-CH-5); the plain form's ring has three times the entries (L4T-CH-6), which the sim gets.
+void AllocGpfifo(L4tCall& c, bool ex) {
+  const uint32_t n =
+      ex ? c.As<hch::AllocGpfifoEx>().num_entries : c.As<hch::AllocGpfifo>().num_entries;
+  if (ex && !std::has_single_bit(n)) return c.Answer(EINVAL);
+  const uint64_t ring = ex ? n : uint64_t{3} * n;
+  Session& s = c.session;
+  {
+    absl::MutexLock l(&s.mu);
+    if (!s.as_bound) return c.Answer(EINVAL);
+    if (s.ring_entries != 0) return c.Answer(EEXIST);
+  }
+  if (ring == 0 || ring > kMaxRingEntries) return c.Answer(ENOMEM);  // the sim's bound
+  // The guest's ALLOC_GPFIFO_EX has a fence where the host's has reserved words: not passed.
   hch::AllocGpfifoEx g{};
-  g.num_entries = a.num_entries;
-  g.num_inflight_jobs = a.num_inflight_jobs;
-  g.flags = a.flags;
-  ForwardSpec f{kGpu, gch::kAllocGpfifoEx, Bytes(g)};
-  f.back = ErrnoOnly;
+  g.num_entries = static_cast<uint32_t>(ring);
+  ForwardSpec f{kGpu, ex ? gch::kAllocGpfifoEx : gch::kAllocGpfifo,
+                ex ? Bytes(g) : Bytes(gch::AllocGpfifo{g.num_entries, 0})};
+  f.back = [&s, ring](NvError err, std::span<const uint8_t>, std::span<uint8_t>) {
+    if (err != NvError::kSuccess) return ErrnoOf(err);
+    absl::MutexLock l(&s.mu);
+    s.ring_entries = static_cast<uint32_t>(ring);
+    return 0;
+  };
   Forward(c, std::move(f));
+}
+
+// SUBMIT_GPFIFO's checks in r32.7.4's order (L4T-CH-9): a channel marked timed out, a ring, room
+// for the entries and the two the kernel adds in one less than the ring, an address space.
+int CheckSubmit(L4tCall& c, uint32_t num_entries) {
+  Session& s = c.session;
+  if (TimedOut(s)) return ETIMEDOUT;
+  absl::MutexLock l(&s.mu);
+  if (s.ring_entries == 0) return ENOMEM;
+  if (uint64_t{num_entries} + 2 > s.ring_entries - 1) return ENOMEM;
+  if (!s.as_bound) return EINVAL;
+  return 0;
 }
 
 void Submit(L4tCall& c) {
   const auto a = c.As<hch::SubmitGpfifo>();
+  if (int e = CheckSubmit(c, a.num_entries); e != 0) return c.Answer(e);
   if (a.num_entries > gch::kMaxGpfifoEntries) return c.Answer(EINVAL);
   gch::SubmitGpfifoHeader h{};
   if (int e = SubmitFlagsToGuest(a.flags, &h.flags); e != 0) return c.Answer(e);
@@ -70,6 +117,37 @@ void Submit(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
+// ALLOC_OBJ_CTX (L4T-CH-8): an address space, a class GM20B takes; the context is the TSG's, so a
+// later call succeeds without a new one; `obj_id` comes back as passed.
+void AllocObjCtx(L4tCall& c) {
+  const auto a = c.As<hch::AllocObjCtx>();
+  Session& s = c.session;
+  {
+    absl::MutexLock l(&s.mu);
+    if (!s.as_bound) return c.Answer(EINVAL);
+  }
+  switch (a.class_num) {
+    case 0xB197:
+    case 0xB1C0:
+    case 0x902D:
+    case 0xA0B5:
+    case 0xB0B5: break;
+    default: return c.Answer(EINVAL);
+  }
+  {
+    absl::MutexLock l(&s.mu);
+    if (s.obj_ctx) return c.Answer(0);
+  }
+  ForwardSpec f{kGpu, gch::kAllocObjCtx, c.arg};
+  f.back = [&s](NvError err, std::span<const uint8_t>, std::span<uint8_t>) {
+    if (err != NvError::kSuccess) return ErrnoOf(err);
+    absl::MutexLock l(&s.mu);
+    s.obj_ctx = true;
+    return 0;
+  };
+  Forward(c, std::move(f));
+}
+
 void SetTimeoutEx(L4tCall& c) {
   // The sim keeps one timeout; the flags (no debug dump) change nothing there.
   ForwardSpec f{kGpu, gch::kSetTimeout, Bytes(gch::U32Arg{c.As<hch::SetTimeoutEx>().timeout})};
@@ -77,12 +155,44 @@ void SetTimeoutEx(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
+// SET_ERROR_NOTIFIER (L4T-CH-12): `mem` 0 is refused; a number that is no buffer drops the
+// current notifier, then is refused; the rest is the sim's (16 bytes inside, cleared).
+void SetErrorNotifier(L4tCall& c) {
+  const auto a = c.As<hch::SetErrorNotifier>();
+  if (a.mem == 0) return c.Answer(EINVAL);
+  if (c.state.gpu.nvmap().Resolve(getpid(), a.mem) == nullptr) {
+    SelfCaller caller;
+    GuestCallSpec g{kGpu, gch::kSetErrorNotifier, Bytes(hch::SetErrorNotifier{})};
+    RunGuestCall(*c.session.backend, std::move(g), caller, [](NvError, std::span<uint8_t>) {});
+    return c.Answer(EINVAL);
+  }
+  ForwardSame(c, kGpu, gch::kSetErrorNotifier);
+}
+
+// WAIT (L4T-CH-11): a channel marked timed out answers ETIMEDOUT; `timeout` 0 is no timeout; a
+// notifier wait that times out answers EINTR, a semaphore wait ETIMEDOUT. dmabuf_fd is an nvmap
+// id here; a wait parks.
 void Wait(L4tCall& c) {
-  // dmabuf_fd is an nvmap id here; a wait parks.
-  ForwardSpec f{kGpu, gch::kWait, c.arg};
+  if (TimedOut(c.session)) return c.Answer(ETIMEDOUT);
+  auto a = c.As<hch::Wait>();
+  const bool notifier = a.type == 0;
+  if (a.timeout == 0) a.timeout = 0xFFFFFFFFu;  // the sim's "no timeout"
+  ForwardSpec f{kGpu, gch::kWait, Bytes(a)};
   f.may_park = true;
-  f.back = [](NvError err, std::span<const uint8_t>, std::span<uint8_t>) { return ErrnoOf(err); };
+  f.back = [notifier](NvError err, std::span<const uint8_t>, std::span<uint8_t>) {
+    if (err == NvError::kTimeout && notifier) return EINTR;
+    return ErrnoOf(err);
+  };
   Forward(c, std::move(f));
+}
+
+// ZCULL_BIND (L4T-CH-13): mode 2 (a separate buffer) needs an address; r32.7.4 checks no other
+// mode, so the modes the sim does not know (above 3) are taken and change nothing.
+void ZcullBind(L4tCall& c) {
+  const auto a = c.As<hch::ZcullBind>();
+  if (a.mode == 2 && a.gpu_va == 0) return c.Answer(EINVAL);
+  if (a.mode > 3) return c.Answer(0);
+  ForwardSame(c, kGpu, gch::kZcullBind);
 }
 
 }  // namespace
@@ -92,13 +202,16 @@ void ServeChannel(L4tCall& c) {
     case hch::kSetNvmapFd: return SetNvmapFd(c);
     case hch::kSetTimeout: return ForwardSame(c, kGpu, gch::kSetTimeout);
     case hch::kSetTimeoutEx: return SetTimeoutEx(c);
-    case hch::kAllocGpfifo: return ForwardSame(c, kGpu, gch::kAllocGpfifo);
-    case hch::kAllocGpfifoEx: return AllocGpfifoEx(c);
+    case hch::kGetTimedout:  // L4T-CH-4
+      c.As<hch::U32Arg>().value = TimedOut(c.session) ? 1 : 0;
+      return c.Answer(0);
+    case hch::kAllocGpfifo: return AllocGpfifo(c, false);
+    case hch::kAllocGpfifoEx: return AllocGpfifo(c, true);
     case hch::kWait: return Wait(c);
     case hch::kSubmitGpfifo: return Submit(c);
-    case hch::kAllocObjCtx: return ForwardSame(c, kGpu, gch::kAllocObjCtx);
-    case hch::kZcullBind: return ForwardSame(c, kGpu, gch::kZcullBind);
-    case hch::kSetErrorNotifier: return ForwardSame(c, kGpu, gch::kSetErrorNotifier);
+    case hch::kAllocObjCtx: return AllocObjCtx(c);
+    case hch::kZcullBind: return ZcullBind(c);
+    case hch::kSetErrorNotifier: return SetErrorNotifier(c);
     case hch::kEnable: return ForwardSame(c, kGpu, gch::kEnable);
     case hch::kDisable: return ForwardSame(c, kGpu, gch::kDisable);
     case hch::kPreempt: return ForwardSame(c, kGpu, gch::kPreempt);

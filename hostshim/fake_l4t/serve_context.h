@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/backend.h"
+#include "hostshim/fake_l4t/as_records.h"
 #include "hostshim/fake_l4t/guest_call.h"
 #include "hostshim/fake_l4t/nvmap_memory.h"
 #include "hostshim/fake_l4t/request.h"
@@ -24,12 +25,20 @@ namespace nvsentry::hostshim::fake_l4t {
 
 // One open of a node: the sim's device session behind it, and for /dev/nvmap the handles this
 // open holds (the sim keeps every handle in the fake's one process client; L4T clients are per
-// open, so the fake counts each open's own and frees them when it closes).
+// open, so the fake counts each open's own and frees them when it closes). Beside it, what
+// r32.7.4 keeps that the sim does not say in the L4T form (docs/host-abi.md, Rules).
 struct Session {
   abi::l4t::L4tNode node;
   std::shared_ptr<DeviceBackend> backend;
   absl::Mutex mu;
   absl::flat_hash_map<uint32_t, uint32_t> handles ABSL_GUARDED_BY(mu);  // handle -> references
+  // nvhost-gpu: bound to an address space (L4T-AS-3, L4T-CH-5), the ring's entries as r32.7.4
+  // counts them (0: none yet; L4T-CH-6, L4T-CH-9), an object context made (L4T-CH-8).
+  bool as_bound ABSL_GUARDED_BY(mu) = false;
+  uint32_t ring_entries ABSL_GUARDED_BY(mu) = 0;
+  bool obj_ctx ABSL_GUARDED_BY(mu) = false;
+  // nvhost-as-gpu: mappings with their references, and reservations.
+  AsRecords as ABSL_GUARDED_BY(mu);
 };
 
 struct FakeState {

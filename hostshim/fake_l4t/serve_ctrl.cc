@@ -127,6 +127,28 @@ void VsmsMapping(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
+// GET_ENGINE_INFO (L4T-CTRL-9): the fake's GPU has the graphics engine and a copy engine on the
+// graphics runlist (the sim runs its copy class on graphics channels), both instance 0. Items
+// are written while they fit; the size of all of them comes back.
+void GetEngineInfo(L4tCall& c) {
+  const hg::EngineInfoItem items[] = {{0 /* GR */, 0, 0, 0}, {1 /* GR_COPY */, 0, 0, 0}};
+  auto& a = c.As<hg::GetEngineInfo>();
+  const size_t n =
+      std::min<size_t>(a.engine_info_buf_size / sizeof(hg::EngineInfoItem), std::size(items));
+  if (!WriteOut(c.req.caller, a.engine_info_buf_addr,
+                {reinterpret_cast<const uint8_t*>(items), n * sizeof(hg::EngineInfoItem)}))
+    return c.Answer(EFAULT);
+  a.engine_info_buf_size = sizeof items;
+  c.Answer(0);
+}
+
+// The syncpoint waits refuse syncpoint 0, which no channel has (L4T-SYNC-4).
+bool WaitsOnSyncpointZero(L4tCall& c) {
+  if (c.As<hc::SyncptWait>().id != 0) return false;
+  c.Answer(EINVAL);
+  return true;
+}
+
 void SetSmDebugMode(L4tCall& c) {
   const auto a = c.As<hg::SmDebugMode>();
   std::shared_ptr<Session> ch = SessionOfFd(c, a.channel_fd, abi::l4t::L4tNode::kNvhostGpu);
@@ -147,10 +169,19 @@ void ServeCtrl(L4tCall& c) {
     case hc::kSyncptRead: return ForwardSame(c, kCtrl, gc::kSyncptRead);
     case hc::kSyncptReadMax: return ForwardSame(c, kCtrl, gc::kSyncptReadMax);
     case hc::kSyncptIncr: return ForwardSame(c, kCtrl, gc::kSyncptIncr);
-    case hc::kSyncptWait: return ForwardSame(c, kCtrl, gc::kSyncptWait, true);
-    case hc::kSyncptWaitEx: return ForwardSame(c, kCtrl, gc::kSyncptWaitEx, true);
-    case hc::kSyncptWaitMex: return WaitMex(c);
+    case hc::kSyncptWait:
+      if (WaitsOnSyncpointZero(c)) return;
+      return ForwardSame(c, kCtrl, gc::kSyncptWait, true);
+    case hc::kSyncptWaitEx:
+      if (WaitsOnSyncpointZero(c)) return;
+      return ForwardSame(c, kCtrl, gc::kSyncptWaitEx, true);
+    case hc::kSyncptWaitMex:
+      if (WaitsOnSyncpointZero(c)) return;
+      return WaitMex(c);
     case hc::kModuleMutex: return ForwardSame(c, kCtrl, gc::kModuleMutex);
+    case hc::kGetVersion:  // NVHOST_SUBMIT_VERSION_MAX_SUPPORTED (L4T-SYNC-7)
+      c.As<hc::GetParam>().value = 2;
+      return c.Answer(0);
     default: return NotServed(c);
   }
 }
@@ -180,6 +211,7 @@ void ServeCtrlGpu(L4tCall& c) {
     case hg::kGetCpuTimeCorrelationInfo:
       return ForwardSame(c, kCtrlGpu, gg::kGetCpuTimeCorrelationInfo);
     case hg::kGetGpuTime: return ForwardSame(c, kCtrlGpu, gg::kGetGpuTime);
+    case hg::kGetEngineInfo: return GetEngineInfo(c);
     // ALLOC_AS, OPEN_TSG and OPEN_CHANNEL return a new fd, which a FUSE server cannot place in
     // its caller: open the node instead (docs/host-passthrough.md).
     default: return NotServed(c);

@@ -1,8 +1,10 @@
 // /dev/nvmap of the fake Jetson: handles are the sim's nvmap ids (the id flavour of nvmap: a FUSE
 // server cannot place a dma-buf fd in its caller), each open counts its own, and ALLOC backs an
-// object with the fake's own memory (nvmap_memory.h).
+// object with the fake's own memory (nvmap_memory.h). Checks and answers are r32.7.4's where the
+// id flavour allows (docs/host-abi.md, Rules: L4T-MAP-n).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -51,35 +53,65 @@ NvError FreeOne(FakeState& state, DeviceBackend& backend, uint32_t handle) {
     if (err == NvError::kSuccess && reinterpret_cast<const gm::Free*>(arg.data())->address != 0)
       state.memory.Remove(handle);
   });
+  // The object went with its last reference when the sim no longer knows the id: its mappings
+  // went with it.
+  if (result == NvError::kSuccess && state.gpu.nvmap().Resolve(getpid(), handle) == nullptr) {
+    std::vector<std::shared_ptr<Session>> spaces;
+    {
+      absl::MutexLock l(&state.mu);
+      for (const auto& [h, s] : state.sessions)
+        if (s->node == abi::l4t::L4tNode::kNvhostAsGpu) spaces.push_back(s);
+    }
+    for (const std::shared_ptr<Session>& s : spaces) {
+      absl::MutexLock l(&s->mu);
+      s->as.ForgetHandle(handle);
+    }
+  }
   return result;
 }
 
-// CREATE and FROM_ID: the handle out is the open's.
-void Make(L4tCall& c, uint32_t guest_code) {
+// CREATE and CREATE_64 (L4T-MAP-2): size 0 is refused; the object is the size in whole 4 KiB
+// pages; the handle out is the open's (CREATE_64: in the first 4 bytes). The sim's objects are
+// 32-bit sized: larger ones are ENOMEM here (the fake's bound).
+void Make(L4tCall& c, uint64_t size, bool wide) {
+  if (size == 0) return c.Answer(EINVAL);
+  const uint64_t pages = (size + 0xFFF) & ~uint64_t{0xFFF};
+  if (pages > 0xFFFFF000u) return c.Answer(ENOMEM);
   Session& s = c.session;
-  ForwardSpec f{kMap, guest_code, c.arg};  // {size or id, handle}: the guest's layout
-  f.back = [&s](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
+  ForwardSpec f{kMap, gm::kCreate, Bytes(gm::Create{static_cast<uint32_t>(pages), 0})};
+  f.back = [&s, wide](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
     if (err != NvError::kSuccess) return ErrnoOf(err);
-    const auto& g = *reinterpret_cast<const gm::Create*>(guest.data());
-    Hold(s, g.handle);
-    reinterpret_cast<hm::CreateHandle*>(l4t.data())->handle = g.handle;
+    const uint32_t handle = reinterpret_cast<const gm::Create*>(guest.data())->handle;
+    Hold(s, handle);
+    std::memcpy(l4t.data() + (wide ? 0 : offsetof(hm::CreateHandle, handle)), &handle, 4);
     return 0;
   };
   Forward(c, std::move(f));
 }
 
+// ALLOC's checks in r32.7.4's order (L4T-MAP-4), before the sim's.
+int CheckAlloc(L4tCall& c, const hm::AllocHandle& a, const sim::NvmapObject* obj) {
+  constexpr uint32_t kExclusive[] = {1u << 1, 1u << 2, 1u << 26};  // IVM, IVM_VPR, VIDMEM
+  if (a.align & (a.align - 1)) return EINVAL;
+  if (!Holds(c.session, a.handle) || obj == nullptr) return EINVAL;
+  if (obj->attributes().allocated) return EEXIST;
+  for (uint32_t heap : kExclusive)
+    if ((a.heap_mask & heap) && (a.heap_mask & ~heap)) return EINVAL;
+  if (a.heap_mask == 0) return EINVAL;
+  return 0;
+}
+
 void Alloc(L4tCall& c) {
   const auto a = c.As<hm::AllocHandle>();
-  if (!Holds(c.session, a.handle)) return c.Answer(EINVAL);
   std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), a.handle);
-  if (obj == nullptr) return c.Answer(EINVAL);
+  if (int e = CheckAlloc(c, a, obj.get()); e != 0) return c.Answer(e);
   std::shared_ptr<Region> region = Region::Map(obj->size());
   if (region == nullptr) return c.Answer(ENOMEM);
   gm::Alloc g{};
   g.handle = a.handle;
   g.heapmask = a.heap_mask;
   g.flags = a.flags;
-  g.align = a.align;
+  g.align = std::max<uint32_t>(a.align, 4096);  // user objects are page aligned
   g.addr = region->address();
   FakeState& state = c.state;
   ForwardSpec f{kMap, gm::kAlloc, Bytes(g)};
@@ -94,60 +126,57 @@ void Alloc(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
+// FREE (L4T-MAP-7): 0 is nothing; a handle the caller does not hold is, on r32.7.4, no open fd
+// for close to close: EBADF.
 void Free(L4tCall& c) {
   // _IO: the argument is the handle itself.
+  if (c.req.arg == 0) return c.Answer(0);
   const auto handle = static_cast<uint32_t>(c.req.arg);
-  if (c.req.arg > UINT32_MAX || !Unhold(c.session, handle)) return c.Answer(EINVAL);
+  if (c.req.arg > UINT32_MAX || !Unhold(c.session, handle)) return c.Answer(EBADF);
   c.Answer(ErrnoOf(FreeOne(c.state, *c.session.backend, handle)));
 }
 
-// READ and WRITE: between the caller's memory and the object's, which is the fake's own.
+// READ and WRITE: between the caller's memory and the object's, which is the fake's own. The
+// bytes copied go back in `count` although the codes are _IOW (L4T-MAP-6): written straight into
+// the caller's argument, which the kernel does not copy back.
 void ReadWrite(L4tCall& c, bool to_caller) {
   const auto rw = c.As<hm::RwHandle>();
+  if (rw.addr == 0 || rw.elem_size == 0 || rw.count == 0) return c.Answer(EINVAL);
   if (!Holds(c.session, rw.handle)) return c.Answer(EINVAL);
   std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), rw.handle);
-  std::shared_ptr<Region> region = c.state.memory.Find(rw.handle);   // held during the copy
-  if (obj == nullptr || region == nullptr) return c.Answer(EINVAL);  // not allocated
+  std::shared_ptr<Region> region = c.state.memory.Find(rw.handle);  // held during the copy
+  if (obj == nullptr) return c.Answer(EINVAL);
+  if (region == nullptr) return c.Answer(EPERM);  // not allocated: no heap the CPU may reach
   std::vector<RwAtom> atoms;
   if (int e = PlanRw(rw, region->bytes().size(), &atoms); e != 0) return c.Answer(e);
   std::vector<CallerPiece> pieces;
   pieces.reserve(atoms.size());
   for (const RwAtom& a : atoms)
     pieces.push_back({a.caller_addr, region->bytes().data() + a.object_offset, a.len});
-  c.Answer(c.req.caller.Transfer(pieces, to_caller) ? 0 : EFAULT);
-}
-
-void GetId(L4tCall& c) {
-  const auto a = c.As<hm::CreateHandle>();
-  if (!Holds(c.session, a.handle)) return c.Answer(EINVAL);
-  ForwardSpec f{kMap, gm::kGetId, Bytes(gm::GetId{0, a.handle})};
-  f.back = [](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
-    if (err != NvError::kSuccess) return ErrnoOf(err);
-    reinterpret_cast<hm::CreateHandle*>(l4t.data())->id =
-        reinterpret_cast<const gm::GetId*>(guest.data())->id;
-    return 0;
-  };
-  Forward(c, std::move(f));
-}
-
-// PARAMETERS is _IOR, yet the driver reads `handle`: the kernel copied nothing in, so the fake
-// reads it from the caller's argument itself.
-void Parameters(L4tCall& c) {
-  uint32_t handle = 0;
-  if (!c.req.caller.Read(c.req.arg + offsetof(hm::HandleParameters, handle),
-                         {reinterpret_cast<uint8_t*>(&handle), sizeof handle}))
+  if (!c.req.caller.Transfer(pieces, to_caller)) return c.Answer(EFAULT);
+  const uint32_t copied = rw.elem_size * rw.count;  // u32, as the driver stores it
+  if (!c.req.caller.Write(c.req.arg + offsetof(hm::RwHandle, count),
+                          {reinterpret_cast<const uint8_t*>(&copied), sizeof copied}))
     return c.Answer(EFAULT);
-  if (!Holds(c.session, handle)) return c.Answer(EINVAL);
-  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), handle);
-  if (obj == nullptr) return c.Answer(EINVAL);
-  const sim::NvmapObject::Attributes attr = obj->attributes();
+  c.Answer(0);
+}
+
+// PARAMETERS (L4T-MAP-8) is _IOR, yet the driver reads the whole argument: the kernel copied
+// nothing in, so the fake reads it from the caller itself. An unknown handle is ENODEV;
+// `import_id` and `access_flags` come back as passed.
+void Parameters(L4tCall& c) {
   auto& p = c.As<hm::HandleParameters>();
-  std::memset(&p, 0, sizeof p);
-  p.handle = handle;
-  p.import_id = obj->id();
-  p.heap = attr.heapmask;
-  p.align = attr.align;
-  p.coherency = attr.flags;
+  if (!c.req.caller.Read(c.req.arg, {reinterpret_cast<uint8_t*>(&p), sizeof p}))
+    return c.Answer(EFAULT);
+  if (!Holds(c.session, p.handle)) return c.Answer(ENODEV);
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), p.handle);
+  if (obj == nullptr) return c.Answer(ENODEV);
+  const sim::NvmapObject::Attributes attr = obj->attributes();
+  p.contig = 0;
+  p.heap = attr.allocated ? attr.heapmask : 0;
+  p.heap_number = UINT32_MAX;  // NVMAP_IVM_INVALID_PEER: not an IVM carveout
+  p.align = attr.allocated ? std::max<uint32_t>(attr.align, 4096) : 0;
+  p.coherency = attr.allocated ? attr.flags & 3 : 1;  // the cache mode; write-combined at CREATE
   p.size = obj->size();
   c.Answer(0);
 }
@@ -156,16 +185,19 @@ void Parameters(L4tCall& c) {
 
 void ServeNvmap(L4tCall& c) {
   switch (c.desc.code) {
-    case hm::kCreate: return Make(c, gm::kCreate);
-    case hm::kFromId: return Make(c, gm::kFromId);
+    case hm::kCreate: return Make(c, c.As<hm::CreateHandle>().size, false);
+    case hm::kCreate64: {
+      uint64_t size64;
+      std::memcpy(&size64, c.arg.data(), sizeof size64);
+      return Make(c, size64, true);
+    }
     case hm::kAlloc: return Alloc(c);
     case hm::kFree: return Free(c);
     case hm::kWrite: return ReadWrite(c, false);
     case hm::kRead: return ReadWrite(c, true);
-    case hm::kGetId: return GetId(c);
     case hm::kParameters: return Parameters(c);
-    // PARAM: r32.7.4 does not dispatch it (PARAMETERS answers instead). GET_FD and FROM_FD make
-    // dma-buf fds, which the fake's id handles have none of.
+    // FROM_ID and GET_ID: deprecated on r32.7.4 (ENOTTY, L4T-MAP-9), as is PARAM. GET_FD and
+    // FROM_FD make dma-buf fds, which the fake's id handles have none of.
     default: return NotServed(c);
   }
 }

@@ -8,6 +8,24 @@
 namespace nvsentry::hostshim::fake_l4t {
 namespace l4t = abi::l4t;
 
+int UnservedCodeErrno(l4t::L4tNode node, uint32_t code) {
+  struct Limits {
+    uint32_t magic, last_nr, max_size;
+  };
+  Limits lim;
+  switch (node) {
+    // nvgpu.h: NVGPU_GPU_IOCTL_LAST, NVGPU_AS_IOCTL_LAST, NVGPU_IOCTL_CHANNEL_LAST and the
+    // matching *_MAX_ARG_SIZE.
+    case l4t::L4tNode::kNvhostCtrlGpu: lim = {'G', 40, 264}; break;
+    case l4t::L4tNode::kNvhostAsGpu: lim = {'A', 12, 40}; break;
+    case l4t::L4tNode::kNvhostGpu: lim = {'H', 128, 80}; break;
+    default: return ENOTTY;
+  }
+  const uint32_t type = (code >> 8) & 0xFF, nr = code & 0xFF, size = (code >> 16) & 0x3FFF;
+  if (type != lim.magic || nr == 0 || nr > lim.last_nr || size > lim.max_size) return EINVAL;
+  return ENOTTY;
+}
+
 int ErrnoOf(abi::NvError err, bool syncpoint_wait) {
   if (err == abi::NvError::kSuccess) return 0;
   if (syncpoint_wait && err == abi::NvError::kTimeout) return EAGAIN;
@@ -32,7 +50,7 @@ l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
   h.pde_coverage_bit_count = g.pde_coverage_bit_count;
   h.available_big_page_sizes = g.available_big_page_sizes;
   // Then another order.
-  h.flags = g.flags;
+  h.flags = kL4tCharacteristicsFlags;
   h.twod_class = g.twod_class;
   h.threed_class = g.threed_class;
   h.compute_class = g.compute_class;
@@ -55,14 +73,24 @@ l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
   static_assert(sizeof h.chipname == sizeof g.chipname);
   std::memcpy(h.chipname, &g.chipname, sizeof h.chipname);  // both little-endian ASCII
   h.gr_compbit_store_base_hw = g.gr_compbit_store_base_hw;
+  // nvgpu.h's NVGPU_*_IOCTL_LAST; ioctl_as.h's batch limit; ioctl_dbg.h's reg-ops limit.
+  h.gpu_ioctl_nr_last = 40;
+  h.tsg_ioctl_nr_last = 12;
+  h.dbg_gpu_ioctl_nr_last = 26;
+  h.ioctl_channel_nr_last = 128;
+  h.as_ioctl_nr_last = 12;
+  h.event_ioctl_nr_last = 1;
+  h.map_buffer_batch_limit = 256;
+  h.reg_ops_limit = 1024;
   return h;
 }
 
 int SubmitFlagsToGuest(uint32_t l4t_flags, uint32_t* guest_flags) {
   // nvgpu.h: FENCE_WAIT 0, FENCE_GET 1, HW_FORMAT 2, SYNC_FENCE 3, SUPPRESS_WFI 4,
-  // SKIP_BUFFER_REFCOUNTING 5, RESCHEDULE_RUNLIST 6.
-  constexpr uint32_t kSyncFence = 1u << 3, kKnown = 0x7F, kPassed = 0x17;
-  if ((l4t_flags & ~kKnown) != 0 || (l4t_flags & kSyncFence) != 0) return EINVAL;
+  // SKIP_BUFFER_REFCOUNTING 5; r32.7.4 ignores the other bits (L4T-CH-10).
+  constexpr uint32_t kFenceWait = 1u << 0, kFenceGet = 1u << 1, kSyncFence = 1u << 3,
+                     kPassed = 0x17;
+  if ((l4t_flags & kSyncFence) && (l4t_flags & (kFenceWait | kFenceGet))) return EINVAL;
   *guest_flags = l4t_flags & kPassed;
   return 0;
 }
@@ -70,8 +98,9 @@ int SubmitFlagsToGuest(uint32_t l4t_flags, uint32_t* guest_flags) {
 int MapBufferExToGuest(uint32_t l4t_flags, int16_t compr_kind, int16_t incompr_kind,
                        uint32_t* guest_flags, int32_t* kind) {
   namespace as = l4t::nvgpu_as;
-  if (!(l4t_flags & as::kMapDirectKindCtrl)) return EINVAL;
-  if (compr_kind == as::kKindInvalid && incompr_kind == as::kKindInvalid) return EINVAL;
+  if (!(l4t_flags & as::kMapDirectKindCtrl)) return EINVAL;  // L4T-AS-6
+  // No kind at all: r32.7.4 finds neither comptags nor a fallback (L4T-AS-12).
+  if (compr_kind == as::kKindInvalid && incompr_kind == as::kKindInvalid) return ENOMEM;
   const int16_t k = compr_kind != as::kKindInvalid ? compr_kind : incompr_kind;
   if (k < 0) return EINVAL;
   *kind = k;
@@ -81,22 +110,29 @@ int MapBufferExToGuest(uint32_t l4t_flags, int16_t compr_kind, int16_t incompr_k
 
 int PlanRw(const l4t::nvmap::RwHandle& rw, uint64_t object_size, std::vector<RwAtom>* atoms) {
   atoms->clear();
-  if (rw.elem_size == 0 || rw.count == 0) return EINVAL;
-  const uint64_t n = rw.count, elem = rw.elem_size;
-  if (n * elem > kMaxRwBytes) return EINVAL;  // both below 2^32: no overflow
-  // The last atom ends at offset + (n-1)*stride + elem: every factor below 2^32, so below 2^65
-  // only through the product, which is below 2^64.
-  const uint64_t last_end = uint64_t{rw.offset} + (n - 1) * rw.hmem_stride + elem;
-  if (last_end > object_size) return EINVAL;
-  const uint64_t caller_span = (n - 1) * uint64_t{rw.user_stride} + elem;
+  // r32.7.4's checks (L4T-MAP-5), in u64 where the driver's unsigned long is 64 bits.
+  if (rw.addr == 0 || rw.elem_size == 0 || rw.count == 0) return EINVAL;
+  uint64_t elem = rw.elem_size, hstride = rw.hmem_stride, ustride = rw.user_stride, n = rw.count;
+  const uint64_t offset = rw.offset;
+  if (elem == hstride && elem == ustride && offset % 8 == 0) {  // one atom of the whole run
+    elem *= n;
+    hstride = ustride = elem;
+    n = 1;
+  }
+  if (elem > object_size || offset >= object_size || elem > ustride || elem > hstride ||
+      ustride > (object_size - offset) / n || offset + hstride * (n - 1) + elem > object_size)
+    return EINVAL;
+  // Bounds of the fake: a serving thread must not copy without end.
+  if (n * elem > kMaxRwBytes) return EINVAL;
+  const uint64_t caller_span = (n - 1) * ustride + elem;
   if (rw.addr + caller_span < rw.addr) return EINVAL;  // wraps the caller's address space
-  if (rw.hmem_stride == rw.elem_size && rw.user_stride == rw.elem_size) {
-    atoms->push_back({rw.offset, rw.addr, n * elem});  // one contiguous run on both sides
+  if (n == 1 || (hstride == elem && ustride == elem)) {
+    atoms->push_back({offset, rw.addr, n * elem});  // one contiguous run on both sides
     return 0;
   }
   if (n > kMaxRwAtoms) return EINVAL;
   for (uint64_t i = 0; i < n; ++i) {
-    const RwAtom a{rw.offset + i * rw.hmem_stride, rw.addr + i * rw.user_stride, elem};
+    const RwAtom a{offset + i * hstride, rw.addr + i * ustride, elem};
     if (!atoms->empty()) {
       RwAtom& b = atoms->back();
       if (b.object_offset + b.len == a.object_offset && b.caller_addr + b.len == a.caller_addr) {

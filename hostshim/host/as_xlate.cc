@@ -34,12 +34,16 @@ NvError MapToHost(const GuestMap& g, const MapObject& o, HostMap* out) {
   m.arg.compr_kind = l4t::kKindInvalid;
   m.arg.incompr_kind = kind;
   m.arg.dmabuf_fd = o.twin;
-  m.arg.page_size = 0;  // the host's best fit
-  m.arg.buffer_offset = g.buffer_offset;
-  m.arg.mapping_size = size;
-  m.arg.offset = fixed ? g.offset_or_align : 0;
+  m.arg.page_size = 0;  // ignored by r32.7.4
+  if (fixed) {
+    m.arg.buffer_offset = g.buffer_offset;
+    m.arg.mapping_size = size;
+    m.arg.offset = g.offset_or_align;
+  }
   m.size = size;
+  m.buffer_offset = g.buffer_offset;
   m.kind = kind;
+  m.partial = !fixed && (g.buffer_offset != 0 || size != o.size);
   *out = m;
   return NvError::kSuccess;
 }

@@ -29,8 +29,12 @@ struct MapObject {
 };
 struct HostMap {
   abi::l4t::nvgpu_as::MapBufferEx arg{};
-  uint64_t size = 0;  // bytes mapped (the sentry's record of the mapping)
-  uint8_t kind = 0;   // the kind the guest is told
+  uint64_t size = 0;           // bytes mapped (the sentry's record of the mapping)
+  uint64_t buffer_offset = 0;  // where they start in the object
+  uint8_t kind = 0;            // the kind the guest is told
+  // r32.7.4 maps an anywhere mapping of the whole buffer only (L4T-AS-8): an anywhere map of part
+  // of the object must be made at a fixed VA, in a reservation of the sentry's own.
+  bool partial = false;
 };
 
 // The guest's flags the host sees: fixed offset and cacheable, the bits both ABIs share (the
@@ -41,8 +45,10 @@ inline constexpr uint32_t kGuestMapModify = 1u << 8;
 // MAP_BUFFER*: the simulator's checks (an allocated object, a kind of 0..255 or -1, the range
 // inside the object, a power-of-two alignment), then MAP_BUFFER_EX with DIRECT_KIND_CTRL. The
 // kind goes as incompr_kind with compr_kind NV_KIND_INVALID: the sentry never asks the host for
-// comptags, which are shared by every client of the host's GPU. Modify has no r32.7.4
-// counterpart: NotSupported.
+// comptags, which are shared by every client of the host's GPU. A fixed map passes its range and
+// VA; an anywhere map passes none (r32.7.4 refuses them: L4T-AS-8) and maps the whole twin, or is
+// `partial` when the guest asked for less. `page_size` is 0: r32.7.4 ignores it (L4T-AS-10).
+// Modify has no r32.7.4 counterpart: NotSupported.
 abi::NvError MapToHost(const GuestMap& g, const MapObject& o, HostMap* out);
 
 // ALLOC_AS(_EX)'s request, checked as the simulator checks it: big_page_size 0, 64 or 128 KiB;

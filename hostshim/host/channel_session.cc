@@ -183,14 +183,10 @@ Result ChannelSession::AllocGpfifo(Call& call) {
                         : ArgAs<ch::AllocGpfifo>(call.arg).num_entries;
   l4t::AllocGpfifoEx h;
   if (NvError e = AllocGpfifoToHost(n, ex, &h); e != NvError::kSuccess) return Result::Done(e);
-  HostCallResult r;
-  if (ex) {
-    r = HostOf(call, l4t::kAllocGpfifoEx, h);
-  } else {
-    l4t::AllocGpfifo plain{h.num_entries, 0};
-    r = HostOf(call, l4t::kAllocGpfifo, plain);
-  }
-  if (r.err != 0) return Result::Done(r.nv());
+  // ALLOC_GPFIFO_EX for every form: r32.7.4's plain ALLOC_GPFIFO makes a ring of three times the
+  // entries, which its hardware setup then takes for the power of two below (L4T-CH-6).
+  if (HostCallResult r = HostOf(call, l4t::kAllocGpfifoEx, h); r.err != 0)
+    return Result::Done(r.nv());
   if (ex) {
     // r32.7.4 answers no fence and no call names a gm20b channel's syncpoint before its first
     // submission: {0, 0}, a fence already reached (the correspondence row).
@@ -318,9 +314,8 @@ Result ChannelSession::Submit(Call& call) {
 Result ChannelSession::SetErrorNotifier(Call& call) {
   const auto a = ArgAs<ch::SetErrorNotifier>(call.arg);
   if (a.mem == 0) {
-    l4t::SetErrorNotifier h{};
-    if (HostCallResult r = HostOf(call, l4t::kSetErrorNotifier, h); r.err != 0)
-      return Result::Done(r.nv());
+    // Disabled: r32.7.4 cannot turn a notifier off (`mem` 0 is EINVAL: L4T-CH-12), so the host's
+    // stays on the twin, which the sentry no longer reads.
     absl::MutexLock l(&mu_);
     notifier_.reset();
     return Result::Done(NvError::kSuccess);

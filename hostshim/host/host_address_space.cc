@@ -1,6 +1,7 @@
 #include "hostshim/host/host_address_space.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <vector>
 
@@ -54,8 +55,7 @@ HostAddressSpace::~HostAddressSpace() {
   // Nothing the guest mapped outlives its space on the host (a channel may still hold the host's
   // address space for a moment after its session let go of this one).
   for (auto& [va, m] : mappings_) {
-    l4t::UnmapBuffer u{va};
-    HostIoctlOf(fd_.get(), L4tNode::kNvhostAsGpu, l4t::kUnmapBuffer, u);
+    UnmapOnHost(0, va, m.own_reservation);
     m.object->RemoveMapping(this, va);
   }
   if (budget_ != nullptr) {
@@ -68,6 +68,52 @@ HostAddressSpace::~HostAddressSpace() {
 template <typename T>
 HostCallResult HostAddressSpace::Call(pid_t tid, uint32_t code, T& arg) {
   return HostIoctlOf(fd_.get(), L4tNode::kNvhostAsGpu, code, arg, note_, tid);
+}
+
+bool HostAddressSpace::Overlaps(uint64_t va, uint64_t size) const {
+  auto it = mappings_.lower_bound(va);
+  if (it != mappings_.end() && it->first - va < size) return true;
+  if (it == mappings_.begin()) return false;
+  --it;
+  return va - it->first < it->second.size;
+}
+
+bool HostAddressSpace::Maps(const sim::NvmapObject* object) const {
+  for (const auto& [va, m] : mappings_)
+    if (m.object.get() == object) return true;
+  return false;
+}
+
+NvError HostAddressSpace::ReserveOwn(pid_t tid, uint64_t size, uint64_t buffer_offset,
+                                     l4t::MapBufferEx* h) {
+  // Big pages only for a big range that starts on one in the object; small pages otherwise.
+  std::array<l4t::VaRegion, 4> regions{};
+  size_t n = 0;
+  uint32_t page = 0x1000;
+  if (HostVaRegions(fd_.get(), note_, tid, regions, &n) == NvError::kSuccess)
+    for (size_t i = 0; i < n; ++i)
+      if (regions[i].page_size > page && size >= regions[i].page_size &&
+          buffer_offset % regions[i].page_size == 0)
+        page = regions[i].page_size;
+  const uint64_t pages = (size + page - 1) / page;
+  if (pages > UINT32_MAX) return NvError::kBadValue;
+  as::AllocSpace r{static_cast<uint32_t>(pages), page, 0, 0, 0};
+  if (HostCallResult res = Call(tid, l4t::kAllocSpace32, r); res.err != 0) return SpaceError(res);
+  h->flags |= l4t::kMapFixedOffset;
+  h->offset = r.offset_or_align;
+  h->buffer_offset = buffer_offset;
+  h->mapping_size = size;
+  return NvError::kSuccess;
+}
+
+HostCallResult HostAddressSpace::UnmapOnHost(pid_t tid, uint64_t va, bool own_reservation) {
+  l4t::UnmapBuffer u{va};
+  HostCallResult r = Call(tid, l4t::kUnmapBuffer, u);
+  if (own_reservation) {
+    l4t::FreeSpace f{va, 0, 0};  // r32.7.4 reads only the offset (L4T-AS-5)
+    Call(tid, l4t::kFreeSpace, f);
+  }
+  return r;
 }
 
 NvError HostAddressSpace::TakeEntry() {
@@ -135,15 +181,31 @@ NvError HostAddressSpace::FreeSpace(pid_t tid, const as::FreeSpace& a) {
 NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>& object,
                               const HostMap& m, uint64_t* va) {
   absl::MutexLock l(&mu_);
+  const bool fixed = (m.arg.flags & l4t::kMapFixedOffset) != 0;
+  // A fixed map over a mapping clashes, as simulated: r32.7.4 would take the same buffer at the
+  // same VA as one more reference to it (L4T-AS-13), which the guest never asked for.
+  if (fixed && Overlaps(m.arg.offset, m.size)) return NvError::kBadValue;
   if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
+  // r32.7.4 maps no part of a buffer anywhere (L4T-AS-8) and answers a second anywhere map of one
+  // with the first's VA (L4T-AS-13): those go at a fixed VA in a reservation of their own.
+  const bool own = !fixed && (m.partial || Maps(object.get()));
   l4t::MapBufferEx h = m.arg;
+  if (own) {
+    if (NvError e = ReserveOwn(tid, m.size, m.buffer_offset, &h); e != NvError::kSuccess) {
+      GiveEntry();
+      return e;
+    }
+  }
   if (HostCallResult r = Call(tid, l4t::kMapBufferEx, h); r.err != 0) {
+    if (own) {
+      l4t::FreeSpace f{h.offset, 0, 0};
+      Call(tid, l4t::kFreeSpace, f);
+    }
     GiveEntry();
     return SpaceError(r);
   }
   auto undo = [&] {
-    l4t::UnmapBuffer u{h.offset};
-    Call(tid, l4t::kUnmapBuffer, u);
+    UnmapOnHost(tid, h.offset, own);
     GiveEntry();
   };
   if (mappings_.contains(h.offset)) {  // a VA the sentry holds: the host is not believed
@@ -155,7 +217,7 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
     undo();
     return NvError::kBadParameter;
   }
-  mappings_.emplace(h.offset, Mapping{object, m.size, m.arg.buffer_offset});
+  mappings_.emplace(h.offset, Mapping{object, m.size, m.buffer_offset, own});
   *va = h.offset;
   return NvError::kSuccess;
 }
@@ -165,8 +227,8 @@ NvError HostAddressSpace::Unmap(pid_t tid, uint64_t va) {
   absl::MutexLock l(&mu_);
   auto it = mappings_.find(va);
   if (it == mappings_.end()) return NvError::kBadValue;
-  l4t::UnmapBuffer h{va};
-  if (HostCallResult r = Call(tid, l4t::kUnmapBuffer, h); r.err != 0) return SpaceError(r);
+  if (HostCallResult r = UnmapOnHost(tid, va, it->second.own_reservation); r.err != 0)
+    return SpaceError(r);
   Forget(it, true);
   return NvError::kSuccess;
 }
@@ -183,8 +245,7 @@ void HostAddressSpace::ForceUnmap(uint64_t va) {
     object.RemoveMapping(this, va);
     return;
   }
-  l4t::UnmapBuffer h{va};
-  if (HostCallResult r = Call(0, l4t::kUnmapBuffer, h); r.err != 0)
+  if (HostCallResult r = UnmapOnHost(0, va, it->second.own_reservation); r.err != 0)
     NVS_LOG_LIMITED(spdlog::level::warn,
                     "host backend: unmapping 0x{:x} of a freed nvmap object on the host: errno {}",
                     va, r.err);

@@ -110,6 +110,9 @@ class HostAddressSpace : public sim::MappingOwner,
     std::shared_ptr<sim::NvmapObject> object;
     uint64_t size;
     uint64_t offset;  // of the mapping's first byte in the object
+    // An anywhere mapping made at a fixed VA in a reservation of the sentry's own (MapOwn), freed
+    // with it.
+    bool own_reservation = false;
   };
   struct Reservation {
     uint64_t size;
@@ -120,6 +123,17 @@ class HostAddressSpace : public sim::MappingOwner,
   // One more entry: the cap, then the budget.
   abi::NvError TakeEntry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void GiveEntry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether [va, va + size) meets a mapping of the guest's (a fixed map there clashes).
+  bool Overlaps(uint64_t va, uint64_t size) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `object` is mapped in the space already.
+  bool Maps(const sim::NvmapObject* object) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `h` (an anywhere map of `size` bytes from `buffer_offset`) a fixed one in a new
+  // reservation of the sentry's own, sized for it (big pages when the size and offset allow).
+  abi::NvError ReserveOwn(pid_t tid, uint64_t size, uint64_t buffer_offset,
+                          abi::l4t::nvgpu_as::MapBufferEx* h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The host's UNMAP_BUFFER of `va`, then the FREE_SPACE of its own reservation if it has one.
+  HostCallResult UnmapOnHost(pid_t tid, uint64_t va, bool own_reservation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the mapping at `it` (the host already unmapped it); `notify` tells the object.
   void Forget(absl::btree_map<uint64_t, Mapping>::iterator it, bool notify)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -403,6 +403,38 @@ static int mode_as(void) {
   return 0;
 }
 
+/* A channel made with the plain ALLOC_GPFIFO (not a power of two: rounded up, as simulated), a
+ * submission on it, and its error notifier armed then turned off. */
+#define NVGPU_CH_ALLOC_GPFIFO 0x40084805u
+static int mode_plain_gpfifo(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf push, notifier;
+  make_buf(&g, &push, 4096);
+  make_buf(&g, &notifier, 4096);
+  uint32_t ch;
+  must("open gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
+  uint32_t nvmap_fd = g.nvmap;
+  must("SET_NVMAP_FD", nvc_ioctl(&nv, ch, NVGPU_CH_SET_NVMAP_FD, &nvmap_fd));
+  struct nvgpu_as_bind_channel bind = {ch};
+  must("BIND_CHANNEL", nvc_ioctl(&nv, g.as, NVGPU_AS_BIND_CHANNEL, &bind));
+  uint32_t ring[2] = {20, 0};
+  printf("alloc_gpfifo=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_GPFIFO, ring));
+  struct nvgpu_alloc_obj_ctx obj = {0xB197, 0, 0};
+  must("ALLOC_OBJ_CTX", nvc_ioctl(&nv, ch, NVGPU_CH_ALLOC_OBJ_CTX, &obj));
+  struct nvc_push q = {0};
+  nvc_push_incr(&q, 0, 0x000, 1, 0xB197u);
+  struct nvgpu_fence f;
+  printf("submit=%d\n", submit(ch, &push, 0, q.words, q.count, &f));
+  printf("wait=%d\n", wait_fence(&g, f, 5000));
+  struct nvgpu_set_error_notifier on = {0, 4096, notifier.handle, 0};
+  printf("notifier_on=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_SET_ERROR_NOTIFIER, &on));
+  struct nvgpu_set_error_notifier off = {0, 0, 0, 0};
+  printf("notifier_off=%d\n", nvc_ioctl(&nv, ch, NVGPU_CH_SET_ERROR_NOTIFIER, &off));
+  return 0;
+}
+
 static int alloc_rc(struct gpu* g, uint32_t size, void* addr) {
   struct nvmap_create cr = {size, 0};
   must("CREATE", nvc_ioctl(&nv, g->nvmap, NVMAP_IOC_CREATE, &cr));
@@ -474,6 +506,8 @@ int main(int argc, char** argv) {
     rc = mode_as();
   else if (strcmp(m, "budgets") == 0)
     rc = mode_budgets();
+  else if (strcmp(m, "plain-gpfifo") == 0)
+    rc = mode_plain_gpfifo();
   else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

@@ -176,6 +176,8 @@ static void nvmap_rw(int nvmap, unsigned long code, uint32_t handle, void* buf, 
   struct nvmap_rw_handle rw = {
       (uint64_t)(uintptr_t)buf, handle, offset, elem, hstride, ustride, count};
   if (ioctl(nvmap, code, &rw) != 0) fail(what);
+  /* r32.7.4 writes the bytes copied into count, although the code is _IOW. */
+  expect(rw.count == elem * count, "READ/WRITE: count is not the bytes copied");
 }
 
 int main(int argc, char** argv) {
@@ -203,16 +205,15 @@ int main(int argc, char** argv) {
   }
   printf("nvmap: strided WRITE and READ round trip ok\n");
   struct nvmap_create_handle id = {0, scratch.handle};
-  if (ioctl(nvmap, NVMAP_IOC_GET_ID, &id) != 0) fail("GET_ID");
+  expect_errno(nvmap, NVMAP_IOC_GET_ID, &id, ENOTTY, "GET_ID (deprecated on r32.7.4)");
   struct nvmap_handle_parameters par;
   memset(&par, 0, sizeof par);
   par.handle = scratch.handle;
   if (ioctl(nvmap, NVMAP_IOC_PARAMETERS, &par) != 0) fail("PARAMETERS");
   expect(par.size == 4096, "PARAMETERS: size");
-  printf("nvmap: handle %u id %u size %llu\n", scratch.handle, id.size,
-         (unsigned long long)par.size);
+  printf("nvmap: handle %u size %llu\n", scratch.handle, (unsigned long long)par.size);
   if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)scratch.handle) != 0) fail("FREE");
-  expect_errno(nvmap, NVMAP_IOC_FREE, (void*)(uintptr_t)scratch.handle, EINVAL, "FREE twice");
+  expect_errno(nvmap, NVMAP_IOC_FREE, (void*)(uintptr_t)scratch.handle, EBADF, "FREE twice");
 
   /* 2. The GPU, by pointer. */
   uint8_t chars[256];

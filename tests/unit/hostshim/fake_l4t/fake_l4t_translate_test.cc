@@ -32,7 +32,8 @@ TEST(FakeL4tTranslate, CharacteristicsTakeTheHostOrder) {
   static_assert(sizeof h == 256);
   EXPECT_EQ(U32At(h, 0), 0x120u);
   EXPECT_EQ(U32At(h, 12), 1u);
-  EXPECT_EQ(U32At(h, 56), 0x55u);                            // flags (u64) at 56
+  // flags (u64) at 56: r32.7.4's own for a GM20B (L4T-CTRL-3), not the guest's
+  EXPECT_EQ(U32At(h, 56), 0x1840187u);
   EXPECT_EQ(U32At(h, 68), 0xB197u);                          // threed_class
   EXPECT_EQ(U32At(h, 84), 0xB0B5u);                          // dma_copy_class
   EXPECT_EQ(U32At(h, 88), 1u);                               // gpc_mask
@@ -48,15 +49,20 @@ TEST(FakeL4tTranslate, SubmitFlags) {
   EXPECT_EQ(SubmitFlagsToGuest(0x62, &g),
             0);  // SKIP_BUFFER_REFCOUNTING, RESCHEDULE_RUNLIST dropped
   EXPECT_EQ(g, 0x2u);
-  EXPECT_EQ(SubmitFlagsToGuest(1u << 3, &g), EINVAL);  // SYNC_FENCE: no sync_file here
-  EXPECT_EQ(SubmitFlagsToGuest(1u << 8, &g), EINVAL);  // the sim's own increment-by-value bit
+  // SYNC_FENCE with a fence to wait on or get: a sync_file, which the fake has none of.
+  EXPECT_EQ(SubmitFlagsToGuest((1u << 3) | 1, &g), EINVAL);
+  EXPECT_EQ(SubmitFlagsToGuest((1u << 3) | 2, &g), EINVAL);
+  // Bits r32.7.4 does not define are ignored (L4T-CH-10), and never reach the sim, whose bit 8
+  // is its own increment-by-value.
+  EXPECT_EQ(SubmitFlagsToGuest(1u << 8, &g), 0);
+  EXPECT_EQ(g, 0u);
 }
 
 TEST(FakeL4tTranslate, MapBufferExNeedsDirectKindControl) {
   uint32_t flags = 0;
   int32_t kind = 0;
   EXPECT_EQ(MapBufferExToGuest(0, -1, 0, &flags, &kind), EINVAL);
-  EXPECT_EQ(MapBufferExToGuest(1u << 8, -1, -1, &flags, &kind), EINVAL);
+  EXPECT_EQ(MapBufferExToGuest(1u << 8, -1, -1, &flags, &kind), ENOMEM);  // no kind: L4T-AS-12
   EXPECT_EQ(MapBufferExToGuest((1u << 8) | 1 | 4 | (1u << 5), -1, 0xFE, &flags, &kind), 0);
   EXPECT_EQ(kind, 0xFE);
   EXPECT_EQ(flags, 5u);  // FIXED_OFFSET and CACHEABLE only; never the sim's bit 8

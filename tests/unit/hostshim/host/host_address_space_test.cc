@@ -20,10 +20,15 @@
 
 namespace {
 
+struct FakeMap {
+  uint64_t mapping_size;  // as passed: 0 for the whole buffer
+  uint32_t dmabuf;
+  uint32_t refs;
+};
 struct FakeAs {
   int fd = -1;
   std::vector<uint32_t> calls;         // codes, in order
-  std::map<uint64_t, uint64_t> maps;   // va -> size
+  std::map<uint64_t, FakeMap> maps;    // va -> the mapping
   std::map<uint64_t, uint64_t> areas;  // va -> size
   std::vector<uint32_t> bound_channels;
   uint64_t next_va = 0x4'0000'0000;
@@ -46,17 +51,34 @@ int Serve(FakeAs& f, unsigned long code, void* arg) {
   };
   auto put64 = [&](size_t off, uint64_t v) { memcpy(b + off, &v, 8); };
   switch (code) {
-    case 0xC0284107: {  // MAP_BUFFER_EX: flags 0, dmabuf_fd 8, mapping_size 24, offset 32
+    case 0xC0284107: {  // MAP_BUFFER_EX: flags 0, dmabuf_fd 8, buffer_offset 16, mapping_size
+                        // 24, offset 32
       if (f.refuse_map != 0) return std::exchange(f.refuse_map, 0);
       if (!(u32(0) & 0x100)) return EINVAL;  // DIRECT_KIND_CTRL required
-      const uint64_t va = (u32(0) & 1) ? u64(32) : f.next_va;
-      if (!(u32(0) & 1)) f.next_va += 0x100000;
-      f.maps[va] = u64(24);
+      const bool fixed = u32(0) & 1;
+      // An anywhere map is of the whole buffer (L4T-AS-8), and a second one of the same buffer is
+      // the first mapping with one more reference (L4T-AS-13).
+      if (!fixed && (u64(16) != 0 || u64(24) != 0 || u64(32) != 0)) return EINVAL;
+      if (!fixed) {
+        for (auto& [va, m] : f.maps) {
+          if (m.dmabuf == u32(8)) {
+            ++m.refs;
+            put64(32, va);
+            return 0;
+          }
+        }
+      }
+      const uint64_t va = fixed ? u64(32) : f.next_va;
+      if (!fixed) f.next_va += 0x100000;
+      f.maps[va] = {u64(24), u32(8), 1};
       put64(32, va);
       return 0;
     }
-    case 0xC0084105:  // UNMAP_BUFFER {offset}
-      return f.maps.erase(u64(0)) ? 0 : EINVAL;
+    case 0xC0084105: {  // UNMAP_BUFFER {offset}: 0 whatever (L4T-AS-15)
+      auto m = f.maps.find(u64(0));
+      if (m != f.maps.end() && --m->second.refs == 0) f.maps.erase(m);
+      return 0;
+    }
     case 0xC0184102: {  // ALLOC_SPACE {pages, page_size, flags, pad, offset/align}
       const uint64_t va = 0x10'0000'0000 + f.areas.size() * 0x1000'0000;
       f.areas[va] = uint64_t{u32(0)} * u32(4);
@@ -65,7 +87,7 @@ int Serve(FakeAs& f, unsigned long code, void* arg) {
     }
     case 0xC0104103: {  // FREE_SPACE {offset, ...}: r32.7.4 unmaps what is inside
       auto a = f.areas.find(u64(0));
-      if (a == f.areas.end()) return EINVAL;
+      if (a == f.areas.end()) return 0;  // L4T-AS-5
       for (auto m = f.maps.begin(); m != f.maps.end();)
         m = (m->first >= a->first && m->first < a->first + a->second) ? f.maps.erase(m) : ++m;
       f.areas.erase(a);
@@ -163,7 +185,7 @@ TEST_F(HostAddressSpaceTest, MapsAndUnmapsAreChargedAndOnlyTheGuestsOwnVaUnmaps)
   uint64_t va = 0;
   ASSERT_EQ(space_->Map(1, o, MapOf(o), &va), NvError::kSuccess);
   EXPECT_EQ(va, 0x4'0000'0000u);
-  EXPECT_EQ(fake_.maps.at(va), 0x10000u);
+  EXPECT_EQ(fake_.maps.at(va).mapping_size, 0u);  // the whole buffer (L4T-AS-8)
   EXPECT_EQ(budget_.used(BudgetKind::kMappings), 1u);
   EXPECT_EQ(o->mapping_count(), 1u);
 
@@ -228,6 +250,43 @@ TEST_F(HostAddressSpaceTest, FreeSpaceNeedsTheExactSizeAndTakesTheMappingsInside
   EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
 }
 
+// r32.7.4 would answer a second anywhere map of a buffer with the first one's VA (L4T-AS-13) and
+// maps no part of one anywhere (L4T-AS-8): both go at a fixed VA in a reservation of the sentry's
+// own, which goes with the mapping.
+TEST_F(HostAddressSpaceTest, ASecondOrPartialAnywhereMapGetsAReservationOfItsOwn) {
+  uint32_t h;
+  auto o = Object(&h);
+  uint64_t first, second, part;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &first), NvError::kSuccess);
+  ASSERT_EQ(space_->Map(1, o, MapOf(o), &second), NvError::kSuccess);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(fake_.areas.count(second), 1u);
+  EXPECT_EQ(fake_.maps.at(second).mapping_size, 0x10000u);
+  uint32_t h2;
+  auto o2 = Object(&h2, 0x10000);
+  GuestMap g;
+  g.buffer_offset = 0x4000;
+  g.mapping_size = 0x2000;
+  HostMap m;
+  ASSERT_EQ(MapToHost(g, {true, o2->size(), 0, 43}, &m), NvError::kSuccess);
+  ASSERT_EQ(space_->Map(1, o2, m, &part), NvError::kSuccess);
+  EXPECT_EQ(fake_.areas.count(part), 1u);
+  EXPECT_EQ(fake_.maps.at(part).mapping_size, 0x2000u);
+  ASSERT_EQ(space_->Unmap(1, second), NvError::kSuccess);
+  EXPECT_EQ(fake_.calls.back(), kFreeSpace);
+  ASSERT_EQ(space_->Unmap(1, part), NvError::kSuccess);
+  EXPECT_TRUE(fake_.areas.empty());
+  EXPECT_EQ(fake_.maps.size(), 1u);  // the first one
+  // A fixed map over a mapping clashes, as simulated, before the host sees it.
+  abi::nvhost_as_gpu::AllocSpace a{4, 0x20000, 0, 0, 0};
+  ASSERT_EQ(space_->AllocSpace(1, &a), NvError::kSuccess);
+  uint64_t va;
+  ASSERT_EQ(space_->Map(1, o, MapOf(o, a.offset_or_align), &va), NvError::kSuccess);
+  const size_t calls = fake_.calls.size();
+  EXPECT_EQ(space_->Map(1, o, MapOf(o, a.offset_or_align), &va), NvError::kBadValue);
+  EXPECT_EQ(fake_.calls.size(), calls);
+}
+
 TEST_F(HostAddressSpaceTest, TheSpacesEndUnmapsWhatIsLeftAndGivesTheBudgetBack) {
   uint32_t h;
   auto o = Object(&h);
@@ -238,7 +297,7 @@ TEST_F(HostAddressSpaceTest, TheSpacesEndUnmapsWhatIsLeftAndGivesTheBudgetBack) 
   EXPECT_EQ(fake_.bound_channels, std::vector<uint32_t>{99});
   space_.reset();
   EXPECT_TRUE(fake_.maps.empty());
-  EXPECT_EQ(fake_.calls.back(), kUnmap);
+  EXPECT_TRUE(fake_.areas.empty());  // the second map's own reservation too
   EXPECT_EQ(o->mapping_count(), 0u);
   EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
   EXPECT_EQ(budget_.used(BudgetKind::kAddressSpaces), 0u);

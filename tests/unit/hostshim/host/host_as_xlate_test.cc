@@ -45,17 +45,26 @@ TEST(HostAsXlate, MapBufferExLaysOutDirectKindWithTheTwinsHandle) {
   ASSERT_EQ(MapToHost(g, Object(), &m), NvError::kSuccess);
   static_assert(sizeof m.arg == 40);
   // flags 0: DIRECT_KIND_CTRL (0x100) | cacheable (0x4); compr_kind (s16) 4: -1; incompr_kind 6;
-  // dmabuf_fd 8; page_size 12: 0; buffer_offset 16; mapping_size 24; offset 32: 0 (not fixed).
+  // dmabuf_fd 8; page_size 12: 0; buffer_offset 16, mapping_size 24 and offset 32 all 0: r32.7.4
+  // refuses them on an anywhere map (L4T-AS-8), so the part is the space's to place (partial).
   EXPECT_EQ(Get32(m.arg, 0), 0x104u);
   EXPECT_EQ(Get16(m.arg, 4), 0xFFFFu);
   EXPECT_EQ(Get16(m.arg, 6), 0xDBu);
   EXPECT_EQ(Get32(m.arg, 8), 77u);
   EXPECT_EQ(Get32(m.arg, 12), 0u);
-  EXPECT_EQ(Get64(m.arg, 16), 0x1000u);
-  EXPECT_EQ(Get64(m.arg, 24), 0x2000u);
+  EXPECT_EQ(Get64(m.arg, 16), 0u);
+  EXPECT_EQ(Get64(m.arg, 24), 0u);
   EXPECT_EQ(Get64(m.arg, 32), 0u);
   EXPECT_EQ(m.size, 0x2000u);
+  EXPECT_EQ(m.buffer_offset, 0x1000u);
+  EXPECT_TRUE(m.partial);
   EXPECT_EQ(m.kind, 0xDB);
+  // The whole object anywhere: nothing but the buffer, not partial.
+  g.buffer_offset = 0;
+  g.mapping_size = 0;
+  ASSERT_EQ(MapToHost(g, Object(), &m), NvError::kSuccess);
+  EXPECT_EQ(Get64(m.arg, 24), 0u);
+  EXPECT_FALSE(m.partial);
 }
 
 TEST(HostAsXlate, MapBufferDefaultsTakeTheObjectsKindAndRestAndFixedPassesTheVa) {
@@ -67,6 +76,7 @@ TEST(HostAsXlate, MapBufferDefaultsTakeTheObjectsKindAndRestAndFixedPassesTheVa)
   EXPECT_EQ(Get32(m.arg, 0), 0x101u);
   EXPECT_EQ(Get16(m.arg, 6), 0xFEu) << "kind -1: the object's own";
   EXPECT_EQ(Get64(m.arg, 24), 0x10000u) << "size 0: to the end of the object";
+  EXPECT_FALSE(m.partial);
   EXPECT_EQ(Get64(m.arg, 32), 0x4'0000'0000u);
 }
 

@@ -1,0 +1,140 @@
+// The fake Jetson (hostshim/fake_l4t/fake_jetson.h) without FUSE, for its unit tests: L4T calls
+// from an in-memory caller (this test's own memory; fds mapped to sessions by hand).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "abi/l4t/nvmap.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/fake_l4t/fake_jetson.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+
+using abi::l4t::L4tNode;
+
+// Memory is this process's; addresses below 64 KiB stand for bad pointers.
+class MemCaller : public L4tCaller {
+ public:
+  pid_t tid() const override { return 1; }
+  bool Read(uint64_t addr, std::span<uint8_t> dst) override {
+    if (addr < 0x10000) return false;
+    std::memcpy(dst.data(), reinterpret_cast<const void*>(addr), dst.size());
+    return true;
+  }
+  bool Write(uint64_t addr, std::span<const uint8_t> src) override {
+    if (addr < 0x10000) return false;
+    std::memcpy(reinterpret_cast<void*>(addr), src.data(), src.size());
+    return true;
+  }
+  bool Transfer(std::span<const CallerPiece> pieces, bool to_caller) override {
+    for (const CallerPiece& p : pieces) {
+      if (p.caller_addr < 0x10000) return false;
+      if (to_caller)
+        std::memcpy(reinterpret_cast<void*>(p.caller_addr), p.local, p.len);
+      else
+        std::memcpy(p.local, reinterpret_cast<const void*>(p.caller_addr), p.len);
+    }
+    return true;
+  }
+  uint64_t SessionOf(int32_t fd) override { return fds.contains(fd) ? fds[fd] : 0; }
+  std::map<int32_t, uint64_t> fds;
+};
+
+class Recorded : public L4tReply {
+ public:
+  void Send(int err, std::span<const uint8_t> out) override {
+    absl::MutexLock l(&mu_);
+    if (done_) return;
+    done_ = true;
+    err_ = err;
+    out_.assign(out.begin(), out.end());
+  }
+  bool Abandoned() override { return false; }
+  // Waits for the answer (a parked call's comes from another thread).
+  int Err() {
+    absl::MutexLock l(&mu_);
+    mu_.Await(absl::Condition(&done_));
+    return err_;
+  }
+  bool done() {
+    absl::MutexLock l(&mu_);
+    return done_;
+  }
+  std::vector<uint8_t> out() {
+    absl::MutexLock l(&mu_);
+    return out_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool done_ = false;
+  int err_ = 0;
+  std::vector<uint8_t> out_;
+};
+
+class FakeJetsonTest : public ::testing::Test {
+ protected:
+  // Sends `code` with `arg` as the kernel would (in/out by the code's direction).
+  template <typename T>
+  std::shared_ptr<Recorded> Send(uint64_t session, uint32_t code, T* arg) {
+    const uint32_t size = (code >> 16) & 0x3FFF;
+    const bool in = code & (1u << 30), out = code & (1u << 31);
+    auto r = std::make_shared<Recorded>();
+    const L4tRequest req{code,
+                         {reinterpret_cast<const uint8_t*>(arg), in ? size : 0u},
+                         reinterpret_cast<uint64_t>(arg),
+                         out ? size : 0u,
+                         caller_};
+    fake_.Ioctl(session, req, r);
+    return r;
+  }
+  template <typename T>
+  int Call(uint64_t session, uint32_t code, T* arg) {
+    auto r = Send(session, code, arg);
+    const int err = r->Err();
+    std::vector<uint8_t> out = r->out();
+    if (err == 0 && !out.empty()) std::memcpy(arg, out.data(), out.size());
+    return err;
+  }
+  uint64_t Open(L4tNode n) {
+    const int64_t h = fake_.Open(n);
+    EXPECT_GT(h, 0);
+    return static_cast<uint64_t>(h);
+  }
+
+  FakeJetson fake_;
+  MemCaller caller_;
+};
+
+// The rules of docs/host-abi.md, one test each (named after the rule's id): helpers that make
+// the objects a rule needs.
+class FakeL4tRules : public FakeJetsonTest {
+ protected:
+  // A CREATEd (and, when `alloc`, ALLOCated) nvmap object of `size` bytes on `nvmap`.
+  uint32_t NewObject(uint64_t nvmap, uint32_t size, bool alloc = true) {
+    abi::l4t::nvmap::CreateHandle c{};
+    c.size = size;
+    EXPECT_EQ(Call(nvmap, abi::l4t::nvmap::kCreate, &c), 0);
+    if (alloc) {
+      abi::l4t::nvmap::AllocHandle a{c.handle, 1u << 30 /* IOVMM */, 1, 4096};
+      EXPECT_EQ(Call(nvmap, abi::l4t::nvmap::kAlloc, &a), 0);
+    }
+    return c.handle;
+  }
+  // A channel (caller fd `fd`) bound to the address space `as`.
+  uint64_t BoundChannel(uint64_t as, int32_t fd = 40) {
+    const uint64_t ch = Open(L4tNode::kNvhostGpu);
+    caller_.fds[fd] = ch;
+    uint32_t bind = static_cast<uint32_t>(fd);
+    EXPECT_EQ(Call(as, 0xC0044101u /* AS BIND_CHANNEL */, &bind), 0);
+    return ch;
+  }
+};
+
+}  // namespace nvsentry::hostshim::fake_l4t

@@ -1,0 +1,182 @@
+// The fake Jetson answers as r32.7.4 does: the nvhost-gpu channel rules of docs/host-abi.md, one
+// test per rule id. (The fake has no TSGs: its channels behave as if bound to one.)
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+#include "abi/l4t/nvgpu_as.h"
+#include "abi/l4t/nvgpu_channel.h"
+#include "abi/l4t/nvmap.h"
+#include "tests/unit/hostshim/fake_l4t/fake_jetson_harness.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+namespace {
+
+namespace hch = abi::l4t::nvgpu_channel;
+
+class FakeL4tChannelRules : public FakeL4tRules {
+ protected:
+  void SetUp() override {
+    nvmap_ = Open(L4tNode::kNvmap);
+    as_ = Open(L4tNode::kNvhostAsGpu);
+    // A pushbuffer that binds the 3D class on subchannel 0: something a channel runs cleanly.
+    const uint32_t words[] = {(1u << 29) | (1u << 16), 0xB197};
+    const uint32_t push = NewObject(nvmap_, 4096);
+    abi::l4t::nvmap::RwHandle w{reinterpret_cast<uint64_t>(words), push, 0, 8, 8, 8, 1};
+    EXPECT_EQ(Call(nvmap_, abi::l4t::nvmap::kWrite, &w), 0);
+    abi::l4t::nvgpu_as::MapBufferEx m{};
+    m.flags = abi::l4t::nvgpu_as::kMapDirectKindCtrl;
+    m.compr_kind = -1;
+    m.dmabuf_fd = push;
+    EXPECT_EQ(Call(as_, abi::l4t::nvgpu_as::kMapBufferEx, &m), 0);
+    entry_ = {static_cast<uint32_t>(m.offset),
+              static_cast<uint32_t>(m.offset >> 32) | (2u << 10)};  // two words
+  }
+  void TearDown() override {
+    for (uint64_t ch : channels_) fake_.Release(ch);
+    fake_.Release(as_);
+    fake_.Release(nvmap_);
+  }
+  // A channel, bound to the address space with a 3D object when `bound`, with a ring of `ring`.
+  uint64_t Channel(bool bound, uint32_t ring = 0) {
+    const int32_t fd = 40 + static_cast<int32_t>(channels_.size());
+    const uint64_t ch = bound ? BoundChannel(as_, fd) : Open(L4tNode::kNvhostGpu);
+    channels_.push_back(ch);
+    if (ring != 0) {
+      hch::AllocGpfifoEx g{};
+      g.num_entries = ring;
+      EXPECT_EQ(Call(ch, hch::kAllocGpfifoEx, &g), 0);
+    }
+    if (bound) {
+      hch::AllocObjCtx o{0xB197, 0, 0};
+      EXPECT_EQ(Call(ch, hch::kAllocObjCtx, &o), 0);
+    }
+    return ch;
+  }
+  // A submission of `n` entries of that pushbuffer.
+  int Submit(uint64_t ch, uint32_t n, uint32_t flags = 0) {
+    entries_.assign(n, entry_);
+    hch::SubmitGpfifo s{reinterpret_cast<uint64_t>(entries_.data()), n, flags, {}};
+    return Call(ch, hch::kSubmitGpfifo, &s);
+  }
+  uint64_t nvmap_ = 0, as_ = 0;
+  hch::GpfifoEntry entry_{};
+  std::vector<uint64_t> channels_;
+  std::vector<hch::GpfifoEntry> entries_;
+};
+
+TEST_F(FakeL4tChannelRules, L4T_CH_4_GetTimedoutIsZeroOnAWorkingChannel) {
+  const uint64_t ch = Channel(true, 32);
+  hch::U32Arg t{7};
+  ASSERT_EQ(Call(ch, hch::kGetTimedout, &t), 0);
+  EXPECT_EQ(t.value, 0u);
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_5_AllocGpfifoExOrder) {
+  const uint64_t unbound = Channel(false);
+  hch::AllocGpfifoEx g{};
+  g.num_entries = 48;  // not a power of two: refused before the missing address space
+  EXPECT_EQ(Call(unbound, hch::kAllocGpfifoEx, &g), EINVAL);
+  g.num_entries = 0;
+  EXPECT_EQ(Call(unbound, hch::kAllocGpfifoEx, &g), EINVAL);
+  g.num_entries = 32;
+  EXPECT_EQ(Call(unbound, hch::kAllocGpfifoEx, &g), EINVAL);  // no address space
+  const uint64_t ch = Channel(true);
+  ASSERT_EQ(Call(ch, hch::kAllocGpfifoEx, &g), 0);
+  EXPECT_EQ(Call(ch, hch::kAllocGpfifoEx, &g), EEXIST);
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_6_PlainAllocGpfifoMakesThreeTimesTheEntries) {
+  const uint64_t ch = Channel(true);
+  hch::AllocGpfifo g{10, 0};  // no power-of-two check; a ring of 30
+  ASSERT_EQ(Call(ch, hch::kAllocGpfifo, &g), 0);
+  EXPECT_EQ(Submit(ch, 27), 0);       // 30 - 3
+  EXPECT_EQ(Submit(ch, 28), ENOMEM);  // one more than the ring takes
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_8_AllocObjCtxClassesAndRepeats) {
+  const uint64_t unbound = Channel(false);
+  hch::AllocObjCtx o{0xB197, 0, 0x1234};
+  EXPECT_EQ(Call(unbound, hch::kAllocObjCtx, &o), EINVAL);  // no address space
+  const uint64_t ch = BoundChannel(as_, 60);                // no gpfifo needed
+  channels_.push_back(ch);
+  o = {0xA140, 0, 0};  // KEPLER_INLINE_TO_MEMORY_B: not a class GM20B's driver takes
+  EXPECT_EQ(Call(ch, hch::kAllocObjCtx, &o), EINVAL);
+  o = {0xB197, 0, 0x1234};
+  ASSERT_EQ(Call(ch, hch::kAllocObjCtx, &o), 0);
+  EXPECT_EQ(o.obj_id, 0x1234u);  // not written
+  o = {0xB0B5, 0, 0};
+  EXPECT_EQ(Call(ch, hch::kAllocObjCtx, &o), 0);  // again: the context exists, 0
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_9_SubmitChecksInOrder) {
+  const uint64_t unbound = Channel(false);
+  EXPECT_EQ(Submit(unbound, 1), ENOMEM);  // no gpfifo
+  const uint64_t ch = Channel(true, 32);
+  EXPECT_EQ(Submit(ch, 29), 0);  // entries - 3
+  EXPECT_EQ(Submit(ch, 30), ENOMEM);
+  EXPECT_EQ(Submit(ch, 1, 1 /* FENCE_WAIT */ | (1u << 9)), 0);  // fence {0, 0}: reached
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_10_UndefinedSubmitFlagsAreIgnored) {
+  const uint64_t ch = Channel(true, 32);
+  entries_.assign(1, entry_);
+  hch::SubmitGpfifo s{reinterpret_cast<uint64_t>(entries_.data()), 1, (1u << 1) | (1u << 8), {}};
+  ASSERT_EQ(Call(ch, hch::kSubmitGpfifo, &s), 0);  // bit 8 is nothing to r32.7.4
+  EXPECT_NE(s.fence.id, 0u);                       // FENCE_GET: {syncpoint, value} back
+  hch::SubmitGpfifo plain{reinterpret_cast<uint64_t>(entries_.data()), 1, 0, {5, 6}};
+  ASSERT_EQ(Call(ch, hch::kSubmitGpfifo, &plain), 0);
+  EXPECT_EQ(plain.fence.id, 5u);  // without FENCE_GET the argument comes back as passed
+  EXPECT_EQ(plain.fence.value, 6u);
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_11_WaitTimeoutZeroIsNoTimeoutAndNotifierTimeoutsAreEintr) {
+  const uint64_t ch = Channel(true, 32);
+  const uint32_t h = NewObject(nvmap_, 4096);
+  // A notifier whose status stays pending (nonzero) times out: EINTR.
+  uint16_t pending = 1;
+  abi::l4t::nvmap::RwHandle w{reinterpret_cast<uint64_t>(&pending), h, 14, 2, 2, 2, 1};
+  ASSERT_EQ(Call(nvmap_, abi::l4t::nvmap::kWrite, &w), 0);
+  hch::Wait n{0, 20, h, 0, 0, 0};
+  EXPECT_EQ(Call(ch, hch::kWait, &n), EINTR);
+  // A semaphore that never reaches the payload times out: ETIMEDOUT.
+  hch::Wait sem{1, 20, h, 64, 9, 0};
+  EXPECT_EQ(Call(ch, hch::kWait, &sem), ETIMEDOUT);
+  // Timeout 0 waits without end: still waiting when answered by nothing.
+  hch::Wait forever{1, 0, h, 64, 9, 0};
+  auto r = Send(ch, hch::kWait, &forever);
+  EXPECT_FALSE(r->done());
+  uint32_t nine = 9;
+  w = {reinterpret_cast<uint64_t>(&nine), h, 64, 4, 4, 4, 1};
+  ASSERT_EQ(Call(nvmap_, abi::l4t::nvmap::kWrite, &w), 0);
+  fake_.Release(channels_.back());  // the channel's end answers the parked wait
+  channels_.pop_back();
+  r->Err();
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_12_SetErrorNotifierCannotBeTurnedOff) {
+  const uint64_t ch = Channel(true, 32);
+  hch::SetErrorNotifier e{0, 16, 0, 0};
+  EXPECT_EQ(Call(ch, hch::kSetErrorNotifier, &e), EINVAL);  // mem 0
+  e.mem = 0xFFF0;                                           // no buffer
+  EXPECT_EQ(Call(ch, hch::kSetErrorNotifier, &e), EINVAL);
+  e.mem = NewObject(nvmap_, 4096);
+  e.offset = 4096 - 8;  // 16 bytes do not fit
+  EXPECT_EQ(Call(ch, hch::kSetErrorNotifier, &e), EINVAL);
+  e.offset = 0;
+  e.size = 0;  // not read
+  EXPECT_EQ(Call(ch, hch::kSetErrorNotifier, &e), 0);
+}
+
+TEST_F(FakeL4tChannelRules, L4T_CH_13_ZcullBindSeparateBufferNeedsAnAddress) {
+  const uint64_t ch = Channel(true, 32);
+  hch::ZcullBind z{0, 2, 0};
+  EXPECT_EQ(Call(ch, hch::kZcullBind, &z), EINVAL);
+  z = {0, 7, 0};  // no other mode is checked
+  EXPECT_EQ(Call(ch, hch::kZcullBind, &z), 0);
+  z = {0, 1, 0};
+  EXPECT_EQ(Call(ch, hch::kZcullBind, &z), 0);
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::fake_l4t
