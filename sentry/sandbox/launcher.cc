@@ -239,7 +239,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     RunGuestInit({argv.data(), std::move(plan.mounts), &plan.filter, control[1], status_pipe[1],
                   plan.original_mask, cpus, sentry_pid, plan.identity, plan.options.no_network,
                   plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks,
-                  plan.device_connection});
+                  plan.device_connection, RefusedAdvice(plan.identity)});
   }
   close(control[1]);
   close(status_pipe[1]);
@@ -512,6 +512,7 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   }
   StartupMark("filter built");
   MountPlan mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
+  mounts.refused_advice = RefusedAdvice(*identity);
   StartupMark("host nodes found");
   // Joined: the clone needs one thread.
   absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
