@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "abi/catalogue.h"
 #include "abi/nverror.h"
+#include "abi/permissions.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "proxy/call_observer.h"
@@ -33,6 +35,8 @@ struct TraceOpen {
   // A device file (sentry/devfs/device_fs.h) whose fd the sentry never saw: no ioctl used it before
   // its last copy was closed.
   bool fd_unseen = false;
+  // Refused because the guest's mask lacks the device's bit (proxy/refusal.h).
+  std::optional<abi::MissingPermission> missing = std::nullopt;
 };
 
 struct TraceClose {

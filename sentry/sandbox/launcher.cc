@@ -39,6 +39,7 @@
 #include "sentry/process/test_hooks.h"
 #include "sentry/sandbox/guest_dev.h"
 #include "sentry/sandbox/guest_init.h"
+#include "sentry/sandbox/host_backend_check.h"
 #include "sentry/sandbox/host_nodes.h"
 #include "sentry/sandbox/identity.h"
 #include "spdlog/spdlog.h"
@@ -482,6 +483,12 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return 2;
   }
   spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
+  // The host backend's nodes, before anything of the guest runs.
+  if (guest->policy.rules().GpuOnHost())
+    if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, *identity); !s.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
+      return kSandboxFailed;
+    }
   // Forked now, with nvsentry's own identity: the sentry may no longer write DIR once it runs.
   std::shared_ptr<FrameRecorder> frames;
   if (!options.frames_dir.empty()) {

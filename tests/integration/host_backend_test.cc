@@ -161,12 +161,20 @@ TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
   ExpectFakeHoldsNothing();
 }
 
-TEST_F(HostBackend, AHostWithoutTheNodesIsAClearError) {
-  RunResult r =
-      RunSandboxed({"--backend=host", "--host-dev-dir=/nonexistent-host-dev"}, {GPU_DEMO_BIN});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("cannot open /nonexistent-host-dev/"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("open /dev/nvhost-ctrl failed: DeviceNotFound"), std::string::npos) << r.err;
+// Without the host's nodes the start fails before the guest runs, saying where nvsentry looked
+// and how to get nodes (before: the guest ran, and its first open was DeviceNotFound).
+TEST(HostBackendStart, AHostWithoutItsNodesFailsTheStartSayingWhatToDo) {
+  for (const std::string dir : {"/nonexistent-host-dev", "/tmp"}) {
+    RunResult r = RunSandboxed({"--backend=host", "--host-dev-dir=" + dir},
+                               {"sh", "-c", "echo the guest ran"});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_EQ(r.out, "") << "the guest must not run";
+    EXPECT_NE(r.err.find("--backend=host: " + dir + "/nvhost-ctrl: No such file or directory"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("--host-dev-dir (now " + dir + ")"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nvsentry fake-l4t DIR"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
