@@ -155,8 +155,7 @@ void Tracer::Emit(const std::string& line) {
 void Tracer::Write(const std::string& line) {
   const int fd = fileno(out_);
   if (fd < 0) {
-    fwrite(line.data(), 1, line.size(), out_);
-    fflush(out_);
+    if (fwrite(line.data(), 1, line.size(), out_) != line.size() || fflush(out_) != 0) Lost(EIO);
     return;
   }
   fflush(out_);  // anything stdio still holds goes first
@@ -164,9 +163,23 @@ void Tracer::Write(const std::string& line) {
   while (done < line.size()) {
     ssize_t n = write(fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a trace that cannot be written must not stop the sentry
+    if (n <= 0) {
+      // A trace that cannot be written must not stop the sentry: counted, and said at the end.
+      Lost(n < 0 ? errno : ENOSPC);
+      return;
+    }
     done += static_cast<size_t>(n);
   }
+}
+
+void Tracer::Lost(int err) {
+  if (loss_.err == 0) loss_.err = err;
+  ++loss_.records;
+}
+
+Tracer::Loss Tracer::loss() const {
+  absl::MutexLock l(&mu_);
+  return loss_;
 }
 
 void Tracer::Open(const TraceOpen& r) { Emit(OpenRecord(r)); }

@@ -71,14 +71,24 @@ class Tracer final : public CallObserver {
   void Violated(const ViolationEvent& v) override { Note(v.tid, v.text); }
   // Anything else worth a line (a service command other than the ioctls, a note).
   void Note(pid_t tid, std::string_view what);
+  // A record that could not be written (the file's disk full, say) does not stop the sentry:
+  // the first write's errno (0: none failed) and how many records were lost, for nvsentry's
+  // exit status (sentry/sandbox/launcher.cc).
+  struct Loss {
+    int err = 0;
+    uint64_t records = 0;
+  };
+  Loss loss() const;
 
  private:
   std::string OpenRecord(const TraceOpen& r) const;
   void Emit(const std::string& line);
   void Write(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Mutex mu_;
+  void Lost(int err) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  mutable absl::Mutex mu_;
   FILE* out_;
   Format format_;
+  Loss loss_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nvsentry::proxy

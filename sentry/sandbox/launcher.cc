@@ -88,15 +88,18 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
   // user's nvsentry: the guest is that user), even replace it. A new file renamed over the name
   // is the learned policy alone, whatever was there; where nvsentry may not make one beside it
   // (root-started, the sentry checks files as the guest's identity), the file opened at the start,
-  // cut to what is written, which that guest could not write either.
+  // cut to what is written, which that guest could not write either. Only a regular file is
+  // replaced: a device, a pipe or a link's target is written through (renamed over, /dev/full was
+  // replaced by a file when the sentry kept root's rights, as with --host-root).
   const std::string tmp_template = name + ".nvsentry-XXXXXX";
   std::vector<char> tmp(tmp_template.begin(), tmp_template.end());
   tmp.push_back('\0');
   bool ok = false;
-  const int fresh = mkostemp(tmp.data(), O_CLOEXEC);
+  struct stat st;
+  const bool regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+  const int fresh = regular ? mkostemp(tmp.data(), O_CLOEXEC) : -1;
   if (fresh >= 0) {
-    struct stat st;
-    if (fstat(fileno(out), &st) == 0) fchmod(fresh, st.st_mode & 07777);
+    fchmod(fresh, st.st_mode & 07777);
     ok = write(fresh, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     ok = close(fresh) == 0 && ok && rename(tmp.data(), name.c_str()) == 0;
     if (!ok) unlink(tmp.data());
@@ -632,8 +635,25 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   StartupMark("supervisor returned");
   sentry->Quiesce();
   StartupMark("engines quiesced");
-  if (frames) frames->Finish();  // the last frames the guest showed are on disk before we exit
+  // The last frames the guest showed are on disk before we exit; one that could not be written
+  // is an error (the writer said why).
+  if (frames && !frames->Finish()) {
+    fprintf(stderr, "nvsentry: --frames: not every frame kept could be written to %s\n",
+            options.frames_dir.c_str());
+    return status == 0 ? 1 : status;
+  }
   return status;
+}
+
+// --trace: false (with a message) when records could not be written to it.
+bool TraceWritten(const RunOptions& o, const proxy::GuestConfig& guest) {
+  const proxy::Tracer* t = guest.services.tracer.get();
+  const proxy::Tracer::Loss loss = t != nullptr ? t->loss() : proxy::Tracer::Loss{};
+  if (loss.records == 0) return true;
+  fprintf(stderr, "nvsentry: --trace: cannot write %s: %s (%llu records lost)\n",
+          o.trace_file == "-" ? "standard error" : o.trace_file.c_str(), strerror(loss.err),
+          static_cast<unsigned long long>(loss.records));
+  return false;
 }
 
 }  // namespace
@@ -697,9 +717,11 @@ int RunGuest(const RunOptions& options) {
     }
   }
   const int status = RunSandbox(options, *guest);
-  if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, **guest, options))
-    return status == 0 ? 1 : status;
-  return status;
+  // What nvsentry could not write is an error: 1 when the guest's own status was 0.
+  bool written =
+      learn_out == nullptr || WriteLearned(learn_out, options.learn_file, **guest, options);
+  written = TraceWritten(options, **guest) && written;
+  return written || status != 0 ? status : 1;
 }
 
 }  // namespace nvsentry::sentry
