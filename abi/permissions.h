@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "abi/catalogue.h"
 #include "abi/services.h"
@@ -40,6 +43,33 @@ class Permissions {
 
  private:
   uint32_t mask_ = 0;
+};
+
+// The bit an ioctl needs beyond its device's open, when a refusal of it can be the mask's:
+// nvmap FROM_ID of another process's object (9; bit 12 grants those exported to the aruid),
+// EXPORT_FOR_ARUID and REMOVE_EXPORT_FOR_ARUID (14), nvdrv SetAruidWithoutCheck (10) and
+// SetGraphicsFirmwareMemoryMarginEnabled (11); kNoPermissionBit for every other ioctl.
+int IoctlPermissionBit(const DeviceDesc& dev, const IoctlDesc& desc);
+
+// An open or a call refused because the guest's mask lacks `bit`: what the log and the trace say
+// of it, so that the refusal says what would grant it.
+struct MissingPermission {
+  std::string_view service;  // the guest's
+  uint32_t mask;             // the guest's NvDrvPermission mask
+  Firmware fw;
+  int bit;
+  std::string_view policy_file;  // empty: the default policy, which the command line adjusts
+
+  std::string_view BitName() const;
+  // The services whose mask on `fw` holds the bit (none for bit 6, TSEC).
+  std::vector<std::string_view> GrantedBy() const;
+  // The mask with the bit added, for a policy's permission_mask.
+  uint32_t MaskWithBit() const { return mask | (1u << bit); }
+  // "service nvdrv (mask 0xA83B) lacks permission bit 8 (Display), which nvdrv:s and nvdrv:t
+  // hold: run with --service=nvdrv:t, or a policy file (--policy) whose [guest] has
+  // permission_mask = 0xA93B". The service named is one that holds the guest's other bits too,
+  // where one does; with a policy file, the line of that file to change.
+  std::string Hint() const;
 };
 
 }  // namespace nvsentry::abi

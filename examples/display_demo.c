@@ -74,6 +74,16 @@ _Static_assert(sizeof(struct dc_flip) == 1224, "nvdisp FLIP");
     }                                                                                 \
   } while (0)
 
+/* An open that says what to do when it fails (outside the sandbox, or refused by its service). */
+#define OPEN(path, fd)                                          \
+  do {                                                          \
+    int rc_ = nvc_open(&nv, path, fd);                          \
+    if (rc_ != 0) {                                             \
+      nvc_open_failed(&nv, "display_demo", argv[0], path, rc_); \
+      exit(1);                                                  \
+    }                                                           \
+  } while (0)
+
 struct buffer {
   uint8_t* cpu;
   uint32_t size, handle;
@@ -135,9 +145,9 @@ int main(int argc, char** argv) {
   }
   CHECK("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
   uint32_t nvmap, ctrl, as, ch;
-  CHECK("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
-  CHECK("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
-  CHECK("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
+  OPEN("/dev/nvmap", &nvmap);
+  OPEN("/dev/nvhost-ctrl", &ctrl);
+  OPEN("/dev/nvhost-as-gpu", &as);
   struct nvgpu_as_alloc_as_ex a = {.flags = 1, .big_page_size = 0x20000};
   CHECK("ALLOC_AS_EX", nvc_ioctl(&nv, as, NVGPU_AS_ALLOC_AS_EX, &a));
 
@@ -195,7 +205,7 @@ int main(int argc, char** argv) {
 
   /* Show it: the flip waits for the drawing's fence, the post-fence says it is on screen. */
   uint32_t disp;
-  CHECK("open /dev/nvdisp-disp0", nvc_open(&nv, "/dev/nvdisp-disp0", &disp));
+  OPEN("/dev/nvdisp-disp0", &disp);
   uint32_t window = 0;
   CHECK("GET_WINDOW", nvc_ioctl(&nv, disp, NVDISP_GET_WINDOW, &window));
   static struct dc_flip flip;

@@ -43,6 +43,16 @@ static struct nvc nv;
     }                                                                             \
   } while (0)
 
+/* An open that says what to do when it fails (outside the sandbox, say). */
+#define OPEN(path, fd)                                      \
+  do {                                                      \
+    int rc_ = nvc_open(&nv, path, fd);                      \
+    if (rc_ != 0) {                                         \
+      nvc_open_failed(&nv, "gpu_demo", argv[0], path, rc_); \
+      exit(1);                                              \
+    }                                                       \
+  } while (0)
+
 /* A buffer in this process's memory, known to nvmap and mapped into the GPU's address space. */
 struct buffer {
   uint8_t* cpu;
@@ -91,13 +101,18 @@ int main(int argc, char** argv) {
   }
 
   /* 1. Connect and open. */
-  CHECK("nvdrv Initialize", nvc_init(&nv, direct ? NVC_VIA_DIRECT : NVC_VIA_NVDRV, 0x800000));
+  int rc = nvc_init(&nv, direct ? NVC_VIA_DIRECT : NVC_VIA_NVDRV, 0x800000);
+  if (rc != 0 && !direct && nv.nvdrv < 0) {
+    nvc_open_failed(&nv, "gpu_demo", argv[0], "/dev/nvdrv", rc);
+    return 1;
+  }
+  CHECK("nvdrv Initialize", rc);
   uint32_t nvmap, ctrl, ctrl_gpu, as, ch;
-  CHECK("open /dev/nvmap", nvc_open(&nv, "/dev/nvmap", &nvmap));
-  CHECK("open /dev/nvhost-ctrl", nvc_open(&nv, "/dev/nvhost-ctrl", &ctrl));
-  CHECK("open /dev/nvhost-ctrl-gpu", nvc_open(&nv, "/dev/nvhost-ctrl-gpu", &ctrl_gpu));
-  CHECK("open /dev/nvhost-as-gpu", nvc_open(&nv, "/dev/nvhost-as-gpu", &as));
-  CHECK("open /dev/nvhost-gpu", nvc_open(&nv, "/dev/nvhost-gpu", &ch));
+  OPEN("/dev/nvmap", &nvmap);
+  OPEN("/dev/nvhost-ctrl", &ctrl);
+  OPEN("/dev/nvhost-ctrl-gpu", &ctrl_gpu);
+  OPEN("/dev/nvhost-as-gpu", &as);
+  OPEN("/dev/nvhost-gpu", &ch);
 
   /* 2. The GPU. */
   struct nvgpu_get_characteristics gc;

@@ -194,3 +194,18 @@ struct nvgpu_gpfifo_entry nvc_gpfifo_entry(uint64_t va, uint32_t words) {
   e.entry1 |= (words & 0x1FFFFF) << 10;
   return e;
 }
+
+void nvc_open_failed(const struct nvc* c, const char* name, const char* argv0, const char* path,
+                     int err) {
+  fprintf(stderr, "%s: open %s failed: %s\n", name, path, nvc_strerror(c, err));
+  if (err == -ENOENT)
+    fprintf(stderr,
+            "%s: %s is nvsentry's (its simulated GPU), not this machine's: run the program "
+            "under it: nvsentry run -- %s\n",
+            name, path, argv0);
+  else if (err == -EACCES || err == 0x30010 /* AccessDenied */)
+    fprintf(stderr,
+            "%s: the sandbox's service may not open %s: nvsentry's warning above says which "
+            "--service does\n",
+            name, path);
+}

@@ -197,6 +197,12 @@ int nvc_query_event(struct nvc* c, uint32_t fd, uint32_t event_id, int* event_fd
 int nvc_dump_status(struct nvc* c);
 /* "NotSupported", "EINVAL", ... for an error this client returned. */
 const char* nvc_strerror(const struct nvc* c, int err);
+/* Reports a failed open of `path` (nvc_init's of /dev/nvdrv, or nvc_open's) on stderr as `name`,
+ * with what to do: outside nvsentry's sandbox the nodes do not exist (ENOENT), and the program
+ * must run under it (`nvsentry run -- ARGV0`); refused by the sandbox's service (EACCES,
+ * AccessDenied), nvsentry's own warning says which service grants it. */
+void nvc_open_failed(const struct nvc* c, const char* name, const char* argv0, const char* path,
+                     int err);
 
 /* ---- the usual sequences (examples/gpu_demo.c spells them out step by step) ---- */
 /* An nvmap object over `size` bytes of this process's memory at `cpu` (CREATE, ALLOC), mapped

@@ -83,6 +83,8 @@ struct Call {
   std::span<uint8_t> in2 = {};
   std::span<uint8_t> out2 = {};
   Caller* caller = nullptr;  // null only in tests and fuzzers that have no guest
+  // The device the call was made on, for what is logged of it; null where nobody says (tests).
+  const abi::DeviceDesc* device = nullptr;
   // Typed elements of array i (the catalogue guarantees the element size).
   template <typename T>
   std::span<T> Array(size_t i) const {

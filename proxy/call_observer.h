@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "abi/array_layout.h"
 #include "abi/catalogue.h"
 #include "abi/nverror.h"
+#include "abi/permissions.h"
 
 namespace nvsentry::proxy {
 
@@ -42,6 +44,8 @@ struct CallRecord {
   int err;              // errno the guest sees (direct) or 0 with nverr set (service commands)
   bool parked = false;  // finished later by a wake-up, timer or signal
   std::chrono::nanoseconds took{0};
+  // Refused because the guest's mask lacks a bit (proxy/refusal.h): what would grant it.
+  std::optional<abi::MissingPermission> missing = std::nullopt;
 };
 
 // A policy violation as it is reported: `name` is the ioctl ("open" for an open, the method for

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hostshim/rate_limited_log.h"
+#include "proxy/refusal.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::proxy {
@@ -23,7 +24,8 @@ struct Completion {
   std::vector<uint8_t> out2;     // the Ioctl3 buffer the backend filled
   std::vector<uint8_t> in_copy;  // the main buffer as copied in, when tracing
   Answer answer;
-  CallObserver* observer;  // null when nothing watches
+  CallObserver* observer;               // null when nothing watches
+  const GuestConfig* config = nullptr;  // the guest's (whose mask a refusal may be)
   pid_t tid;
   Clock::time_point start;
   bool parked = false;
@@ -39,13 +41,15 @@ struct Completion {
     if (writes_back && out_end > 0 && !io.Write(req.buf.out, arg.first(out_end))) e = EFAULT;
     if (e == 0 && writes_back && !out2.empty() && !io.Write(req.buf.out2, out2)) e = EFAULT;
     if (e == 0) e = answer(err, io);
+    std::optional<abi::MissingPermission> missing =
+        config != nullptr ? RefusedCall(*config, *device, desc, err) : std::nullopt;
     if (observer != nullptr) {
       std::span<const uint8_t> out = writes_back && e == 0
                                          ? std::span<const uint8_t>(arg.first(out_end))
                                          : std::span<const uint8_t>();
       observer->Finished({tid, req.fd, device, desc, req.code, req.via, in_copy, in2, out,
                           writes_back ? std::span<const uint8_t>(out2) : std::span<const uint8_t>(),
-                          err, e, parked, Clock::now() - start});
+                          err, e, parked, Clock::now() - start, std::move(missing)});
     }
     return e;
   }
@@ -105,6 +109,7 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
                     const abi::IoctlDesc* desc, Clock::time_point t0,
                     std::span<const uint8_t> in = {}) {
   int e = req.via == abi::Via::kDirect && direct_errno != 0 ? direct_errno : answer(err, ctx);
+  std::optional<abi::MissingPermission> missing = RefusedCall(s.config(), s.device(), desc, err);
   if (ObserverSet& o = *s.config().services.observers; !o.empty())
     o.Finished({ctx.tid(),
                 req.fd,
@@ -119,7 +124,8 @@ IoctlOutcome Reject(const Session& s, const IoctlRequest& req, CallContext& ctx,
                 err,
                 e,
                 false,
-                Clock::now() - t0});
+                Clock::now() - t0,
+                std::move(missing)});
   return {IoctlOutcome::kAnswer, e};
 }
 
@@ -250,6 +256,7 @@ std::optional<IoctlOutcome> IoctlCall::Commit() {
   done_->out_end = has_out_ ? layout_.out_end : 0;
   done_->answer = answer_;
   done_->observer = observers_.empty() ? nullptr : &observers_;
+  done_->config = &config_;
   done_->tid = ctx_.tid();
   done_->start = t0_;
   if (layout_.in2_bytes > 0) {
@@ -278,7 +285,8 @@ IoctlOutcome IoctlCall::Dispatch() {
   }
   EngineParker parker(main_, ctx_, done_);
   EngineCaller caller(ctx_, req_.fd_space);
-  hostshim::Call call{*desc_, main_, parker, req_.via, arrays, done_->in2, done_->out2, &caller};
+  hostshim::Call call{*desc_,     main_,       parker,  req_.via, arrays,
+                      done_->in2, done_->out2, &caller, &dev_};
   hostshim::Result r = session_.backend().Ioctl(call);
   if (r.parked) return {IoctlOutcome::kParked, 0};
   return {IoctlOutcome::kAnswer, done_->Finish(main_, r.err, ctx_, r.undelivered)};

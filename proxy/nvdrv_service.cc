@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "hostshim/rate_limited_log.h"
 #include "proxy/learn.h"
+#include "proxy/refusal.h"
 #include "proxy/trace.h"
 #include "spdlog/spdlog.h"
 
@@ -155,6 +156,10 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
   if (verdict == NvError::kSuccess) {
     c.fd = fd;
     if (Learner* l = config_.services.learner.get()) l->Opened(*dev);
+  }
+  std::optional<abi::MissingPermission> missing = RefusedOpen(config_, dev, verdict);
+  if (missing) {
+    LogRefusedOpen(path, *missing);
   } else if (verdict == NvError::kInsufficientMemory) {
     NVS_LOG_LIMITED(
         spdlog::level::info,
@@ -162,8 +167,8 @@ NvError NvdrvService::Open(std::span<uint8_t> cmd, pid_t tid) {
         path);
   }
   if (Tracer* t = config_.services.tracer.get())
-    t->Open(
-        {tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict, true});
+    t->Open({tid, path, verdict == NvError::kSuccess ? static_cast<int>(fd) : -1, 0, verdict, true,
+             std::chrono::nanoseconds(0), false, std::move(missing)});
   return verdict;
 }
 

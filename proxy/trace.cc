@@ -103,6 +103,23 @@ Decoded DecodeIoctl(const TraceIoctl& r, abi::DecodeFormat format) {
   return d;
 }
 
+// What would grant a refusal of the guest's mask: a comment before the time (text), an object
+// (JSON); nothing for any other outcome.
+std::string MissingText(const std::optional<abi::MissingPermission>& m) {
+  return m ? absl::StrCat(" /* ", m->Hint(), " */") : "";
+}
+
+std::string MissingJson(const std::optional<abi::MissingPermission>& m) {
+  if (!m) return "";
+  std::string by;
+  for (std::string_view s : m->GrantedBy())
+    absl::StrAppend(&by, by.empty() ? "" : ",", abi::JsonQuote(s));
+  return absl::StrCat(",\"refused\":{\"service\":", abi::JsonQuote(m->service),
+                      absl::StrFormat(",\"mask\":\"0x%X\",\"bit\":%d,", m->mask, m->bit),
+                      "\"permission\":", abi::JsonQuote(m->BitName()), ",\"granted_by\":[", by,
+                      "],\"hint\":", abi::JsonQuote(m->Hint()), "}");
+}
+
 std::string OneLine(std::string_view s) {
   std::string out(s);
   for (char& c : out)
@@ -138,8 +155,7 @@ void Tracer::Emit(const std::string& line) {
 void Tracer::Write(const std::string& line) {
   const int fd = fileno(out_);
   if (fd < 0) {
-    fwrite(line.data(), 1, line.size(), out_);
-    fflush(out_);
+    if (fwrite(line.data(), 1, line.size(), out_) != line.size() || fflush(out_) != 0) Lost(EIO);
     return;
   }
   fflush(out_);  // anything stdio still holds goes first
@@ -147,9 +163,23 @@ void Tracer::Write(const std::string& line) {
   while (done < line.size()) {
     ssize_t n = write(fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a trace that cannot be written must not stop the sentry
+    if (n <= 0) {
+      // A trace that cannot be written must not stop the sentry: counted, and said at the end.
+      Lost(n < 0 ? errno : ENOSPC);
+      return;
+    }
     done += static_cast<size_t>(n);
   }
+}
+
+void Tracer::Lost(int err) {
+  if (loss_.err == 0) loss_.err = err;
+  ++loss_.records;
+}
+
+Tracer::Loss Tracer::loss() const {
+  absl::MutexLock l(&mu_);
+  return loss_;
 }
 
 void Tracer::Open(const TraceOpen& r) { Emit(OpenRecord(r)); }
@@ -169,7 +199,7 @@ std::string Tracer::OpenRecord(const TraceOpen& r) const {
         "\",\"path\":", abi::JsonQuote(r.path), ",\"fd\":", ok ? r.fd : -1, ",\"errno\":", r.err,
         r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
         ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)), "\",\"seconds\":", Seconds(r.took),
-        r.fd_unseen ? ",\"fd_unseen\":true" : "", "}\n");
+        r.fd_unseen ? ",\"fd_unseen\":true" : "", MissingJson(r.missing), "}\n");
   }
   if (r.fd_unseen)
     return absl::StrCat(Prefix(r.tid), "open(", abi::CQuote(r.path),
@@ -178,7 +208,7 @@ std::string Tracer::OpenRecord(const TraceOpen& r) const {
   // nvdrv Open fails with an NvError only; a direct open always has the errno.
   if (!ok && r.err == 0 && r.nverr == NvError::kSuccess) result = "-1";
   return absl::StrCat(Prefix(r.tid), r.nvdrv ? "nvdrv Open(" : "open(", abi::CQuote(r.path),
-                      ") = ", result, TimeSuffix(r.took), "\n");
+                      ") = ", result, MissingText(r.missing), TimeSuffix(r.took), "\n");
 }
 
 void Tracer::Close(const TraceClose& r) {
@@ -198,15 +228,16 @@ void Tracer::Ioctl(const TraceIoctl& r) {
   const bool ok = r.err == 0 && r.nverr == NvError::kSuccess;
   if (format_ == Format::kJson) {
     Decoded d = DecodeIoctl(r, abi::DecodeFormat::kJson);
-    Emit(absl::StrCat(
-        "{\"tid\":", r.tid, ",\"op\":\"ioctl\",\"via\":\"", JsonVia(r.via), "\",\"fd\":", r.fd,
-        ",\"device\":", abi::JsonQuote(path), ",\"code\":\"", absl::StrFormat("0x%08X", r.code),
-        "\",\"name\":", r.desc != nullptr ? abi::JsonQuote(r.desc->name) : "null",
-        ",\"in\":", d.in.empty() ? "null" : d.in,
-        ",\"out\":", ok && !d.out.empty() ? d.out : "null", ",\"errno\":", r.err,
-        r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
-        ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)),
-        "\",\"parked\":", r.parked ? "true" : "false", ",\"seconds\":", Seconds(r.took), "}\n"));
+    Emit(absl::StrCat("{\"tid\":", r.tid, ",\"op\":\"ioctl\",\"via\":\"", JsonVia(r.via),
+                      "\",\"fd\":", r.fd, ",\"device\":", abi::JsonQuote(path), ",\"code\":\"",
+                      absl::StrFormat("0x%08X", r.code),
+                      "\",\"name\":", r.desc != nullptr ? abi::JsonQuote(r.desc->name) : "null",
+                      ",\"in\":", d.in.empty() ? "null" : d.in,
+                      ",\"out\":", ok && !d.out.empty() ? d.out : "null", ",\"errno\":", r.err,
+                      r.err != 0 ? absl::StrCat(",\"errno_name\":\"", ErrnoName(r.err), "\"") : "",
+                      ",\"nverror\":\"", S(abi::NvErrorName(r.nverr)),
+                      "\",\"parked\":", r.parked ? "true" : "false",
+                      ",\"seconds\":", Seconds(r.took), MissingJson(r.missing), "}\n"));
     return;
   }
   Decoded d = DecodeIoctl(r, abi::DecodeFormat::kText);
@@ -223,7 +254,7 @@ void Tracer::Ioctl(const TraceIoctl& r) {
   // "-> {}" would only say that the call has no output fields.
   if (ok && !d.out.empty() && d.out != "{}") absl::StrAppend(&line, " -> ", d.out);
   if (r.parked) line += " [parked]";
-  absl::StrAppend(&line, TimeSuffix(r.took), "\n");
+  absl::StrAppend(&line, MissingText(r.missing), TimeSuffix(r.took), "\n");
   Emit(line);
 }
 

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "abi/catalogue.h"
 #include "abi/nverror.h"
+#include "abi/permissions.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "proxy/call_observer.h"
@@ -33,6 +35,8 @@ struct TraceOpen {
   // A device file (sentry/devfs/device_fs.h) whose fd the sentry never saw: no ioctl used it before
   // its last copy was closed.
   bool fd_unseen = false;
+  // Refused because the guest's mask lacks the device's bit (proxy/refusal.h).
+  std::optional<abi::MissingPermission> missing = std::nullopt;
 };
 
 struct TraceClose {
@@ -67,14 +71,24 @@ class Tracer final : public CallObserver {
   void Violated(const ViolationEvent& v) override { Note(v.tid, v.text); }
   // Anything else worth a line (a service command other than the ioctls, a note).
   void Note(pid_t tid, std::string_view what);
+  // A record that could not be written (the file's disk full, say) does not stop the sentry:
+  // the first write's errno (0: none failed) and how many records were lost, for nvsentry's
+  // exit status (sentry/sandbox/launcher.cc).
+  struct Loss {
+    int err = 0;
+    uint64_t records = 0;
+  };
+  Loss loss() const;
 
  private:
   std::string OpenRecord(const TraceOpen& r) const;
   void Emit(const std::string& line);
   void Write(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Mutex mu_;
+  void Lost(int err) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  mutable absl::Mutex mu_;
   FILE* out_;
   Format format_;
+  Loss loss_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace nvsentry::proxy

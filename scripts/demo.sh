@@ -10,4 +10,21 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DNVSENTRY_TESTS=OFF >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target nvsentry gpu_demo
-exec "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/examples/gpu_demo" "$@"
+nvsentry="$(cd "$BUILD_DIR" && pwd)/sentry/nvsentry"
+demo="$BUILD_DIR/examples/gpu_demo"
+# Started as root, nvsentry runs the guest as nobody (65534) over the host, who may not enter a
+# checkout closed to other users (root's home is 0700): then the demo runs from a copy in a
+# folder nobody may use (it needs nothing but the C library).
+if [ "$(id -u)" = 0 ] &&
+  ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$(cd "$(dirname "$demo")" && pwd)/gpu_demo" 2>/dev/null; then
+  copy=$(mktemp -d)
+  trap 'rm -rf "$copy"' EXIT
+  chmod 0755 "$copy"
+  cp "$demo" "$copy/"
+  echo "demo.sh: the guest is nobody (uid 65534) over the host and may not enter $PWD:" \
+    "running a copy of the demo from $copy" >&2
+  cd "$copy"
+  "$nvsentry" run -- ./gpu_demo "$@"
+  exit
+fi
+exec "$nvsentry" run -- "$demo" "$@"

@@ -337,7 +337,7 @@ constexpr OptionSpec kOptions[] = {
      "--trace"},
     {Cmds(Id::kRun), "--frames", "DIR", Arity::kValue, "",
      "each frame the simulated display presents, as a PNG in DIR (disp0-000001.png, ...), DIR "
-     "made if missing; files never replaced",
+     "made if missing; files never replaced: numbered on after the highest frame DIR holds",
      "none", [](Command& c, const OptionArg& a) { return Set(a.value, &c.run.frames_dir); }},
     {Cmds(Id::kRun), "--frames-every", "N", Arity::kValue, "",
      "only every Nth frame of each display", "1",

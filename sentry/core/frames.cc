@@ -1,5 +1,6 @@
 #include "sentry/core/frames.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <png.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,32 +49,68 @@ constexpr uint32_t kMaxName = 64;
 constexpr uint64_t kMaxFile = uint64_t{16384} * 16384 * 4 + (1 << 20);
 
 // The writer process: [u32 name length][name][u64 size][bytes], until end of file. Each file is
-// made new in `dir` (O_EXCL, no symlink followed); one that cannot be is skipped.
+// made new in `dir` (O_EXCL, no symlink followed); one that cannot be made or written whole is
+// said on stderr (and a partial one removed), and the writer's exit status is then 1.
 [[noreturn]] void WriterLoop(int sock, int dir) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::vector<uint8_t> data;
+  bool failed = false;
   for (;;) {
     uint32_t name_len = 0;
     uint64_t size = 0;
     char name[kMaxName + 1] = {};
     if (!ReadAll(sock, &name_len, sizeof name_len) || name_len == 0 || name_len > kMaxName ||
         !ReadAll(sock, name, name_len) || !ReadAll(sock, &size, sizeof size) || size > kMaxFile)
-      _exit(0);
+      _exit(failed ? 1 : 0);
     data.resize(size);
-    if (!ReadAll(sock, data.data(), size)) _exit(0);
-    if (strchr(name, '/') != nullptr) continue;
+    if (!ReadAll(sock, data.data(), size)) _exit(1);
+    if (strchr(name, '/') != nullptr) _exit(1);  // never sent: the names are the sentry's
     const int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
       fprintf(stderr, "nvsentry: --frames: cannot create %s: %s\n", name, strerror(errno));
+      failed = true;
       continue;
     }
-    if (!WriteAll(fd, data.data(), data.size()))
-      fprintf(stderr, "nvsentry: --frames: writing %s: %s\n", name, strerror(errno));
-    close(fd);
+    const bool written = WriteAll(fd, data.data(), data.size());
+    const int err = errno;
+    if (close(fd) != 0 || !written) {
+      fprintf(stderr, "nvsentry: --frames: cannot write %s: %s\n", name,
+              strerror(written ? errno : err));
+      unlinkat(dir, name, 0);  // not half a frame
+      failed = true;
+    }
   }
 }
 
+// The highest frame number among the names in `dir_fd` (0: none).
+uint64_t HighestFrameNumber(int dir_fd) {
+  const int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  DIR* d = fd >= 0 ? fdopendir(fd) : nullptr;
+  if (d == nullptr) {
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  uint64_t highest = 0;
+  while (const dirent* e = readdir(d)) highest = std::max(highest, FrameNumberOf(e->d_name));
+  closedir(d);
+  return highest;
+}
+
 }  // namespace
+
+uint64_t FrameNumberOf(std::string_view name) {
+  if (!name.starts_with("disp") || !name.ends_with(".png")) return 0;
+  name.remove_suffix(4);
+  const size_t dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == name.size() || name.size() - dash > 19)
+    return 0;
+  uint64_t n = 0;
+  for (char c : name.substr(dash + 1)) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
 
 absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
@@ -81,6 +119,7 @@ absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
   if (!dir_fd) return absl::ErrnoToStatus(errno, "--frames: cannot open " + dir);
   if (faccessat(dir_fd.get(), ".", W_OK, AT_EACCESS) != 0)
     return absl::ErrnoToStatus(errno, "--frames: cannot write in " + dir);
+  const uint64_t numbered_after = HighestFrameNumber(dir_fd.get());
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return absl::ErrnoToStatus(errno, "--frames: socketpair");
@@ -101,26 +140,32 @@ absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
     WriterLoop(3, 4);
   }
   close(sv[1]);
-  return FrameFileWriter(hostshim::UniqueFd(sv[0]), pid);
+  return FrameFileWriter(hostshim::UniqueFd(sv[0]), pid, numbered_after);
 }
 
 FrameFileWriter::~FrameFileWriter() { Close(); }
 
-void FrameFileWriter::Close() {
-  if (pid_ <= 0) return;
+bool FrameFileWriter::Close() {
+  if (pid_ <= 0) return ok_;
   socket_.Reset();  // the writer ends at end of file, after the files it has
-  waitpid(pid_, nullptr, 0);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  ok_ = ok_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   pid_ = -1;
+  return ok_;
 }
 
 bool FrameFileWriter::Write(const std::string& name, const std::vector<uint8_t>& bytes) {
   const uint32_t name_len = static_cast<uint32_t>(name.size());
   const uint64_t size = bytes.size();
-  return socket_ && name_len > 0 && name_len <= kMaxName && size <= kMaxFile &&
-         WriteAll(socket_.get(), &name_len, sizeof name_len) &&
-         WriteAll(socket_.get(), name.data(), name_len) &&
-         WriteAll(socket_.get(), &size, sizeof size) &&
-         WriteAll(socket_.get(), bytes.data(), bytes.size());
+  const bool sent = socket_ && name_len > 0 && name_len <= kMaxName && size <= kMaxFile &&
+                    WriteAll(socket_.get(), &name_len, sizeof name_len) &&
+                    WriteAll(socket_.get(), name.data(), name_len) &&
+                    WriteAll(socket_.get(), &size, sizeof size) &&
+                    WriteAll(socket_.get(), bytes.data(), bytes.size());
+  ok_ = ok_ && sent;
+  return sent;
 }
 
 absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba, uint32_t width,
@@ -194,12 +239,13 @@ void FrameRecorder::Flush() {
   mu_.Await(absl::Condition(&idle));
 }
 
-void FrameRecorder::Finish() {
+bool FrameRecorder::Finish() {
   Flush();
   absl::MutexLock lock(&mu_);
   stop_ = true;  // Presented and Loop leave the writer alone from now on
   queue_.clear();
-  writer_.Close();
+  const bool written = writer_.Close();
+  return written && counts_.failed == 0;
 }
 
 FrameRecorder::Counts FrameRecorder::counts() const {
@@ -224,10 +270,12 @@ void FrameRecorder::Loop() {
     absl::StatusOr<std::vector<uint8_t>> png =
         rgba.ok() ? EncodePng(*rgba, frame.width, frame.height) : rgba.status();
     if (png.ok()) {
+      // Numbered on after what DIR held: nothing there is replaced, nothing refused.
+      const uint64_t number = writer_.numbered_after() + frame.sequence;
       const std::string name =
           frame.window == 0
-              ? absl::StrFormat("disp%d-%06d.png", frame.display, frame.sequence)
-              : absl::StrFormat("disp%d-w%d-%06d.png", frame.display, frame.window, frame.sequence);
+              ? absl::StrFormat("disp%d-%06d.png", frame.display, number)
+              : absl::StrFormat("disp%d-w%d-%06d.png", frame.display, frame.window, number);
       ok = writer_.Write(name, *png);
       absl::MutexLock lock(&mu_);
       counts_.bytes += png->size();

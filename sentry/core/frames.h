@@ -1,11 +1,13 @@
 // `nvsentry run --frames=DIR [--frames-every=N]`: the frames the simulated display presents (every
 // Nth of each display: hostshim/sim/display/frame_capture.h), as PNGs in DIR
-// (disp<display>[-w<window>]-<vblank>.png).
+// (disp<display>[-w<window>]-<number>.png, the number the frame's vblank after the highest number
+// DIR already holds: a second run into the same DIR numbers on, and replaces nothing).
 //
 // The sentry holds no right to write DIR once the guest runs (it drops its capabilities and takes
 // the guest's filesystem ids), so the files are written by a small process forked before that,
 // with nvsentry's own identity, which does nothing but create new files in DIR (never following
-// or replacing anything already there) from what the sentry sends it. Frames are converted and
+// or replacing anything already there) from what the sentry sends it. A file it cannot make or
+// write is an error: nvsentry's exit status says so (Finish). Frames are converted and
 // compressed on a thread of the recorder; a frame that comes while too many wait is dropped and
 // counted, never waited for, so the display's pace is the guest's, not the disk's.
 #pragma once
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -28,22 +31,37 @@ namespace nvsentry::sentry {
 // The writing process. Start it before the sentry drops its privileges.
 class FrameFileWriter {
  public:
-  // Opens DIR (made if missing, one level) and forks the writer. An error names DIR.
+  // Opens DIR (made if missing, one level), finds the highest frame number it holds and forks
+  // the writer. An error names DIR.
   static absl::StatusOr<FrameFileWriter> Start(const std::string& dir);
   FrameFileWriter(FrameFileWriter&& o) noexcept
-      : socket_(std::move(o.socket_)), pid_(std::exchange(o.pid_, -1)) {}
+      : socket_(std::move(o.socket_)),
+        pid_(std::exchange(o.pid_, -1)),
+        numbered_after_(o.numbered_after_),
+        ok_(o.ok_) {}
   FrameFileWriter& operator=(FrameFileWriter&&) = delete;
   ~FrameFileWriter();
+  // The highest frame number of DIR's files when it started (0: none): this run's numbers come
+  // after it.
+  uint64_t numbered_after() const { return numbered_after_; }
   // Sends one file; false once the writer is gone.
   bool Write(const std::string& name, const std::vector<uint8_t>& bytes);
-  // Ends the writer after the files sent so far, and waits for it.
-  void Close();
+  // Ends the writer after the files sent so far, and waits for it. True when every file sent
+  // was made and written whole (the writer said why not on stderr).
+  bool Close();
 
  private:
-  FrameFileWriter(hostshim::UniqueFd socket, pid_t pid) : socket_(std::move(socket)), pid_(pid) {}
+  FrameFileWriter(hostshim::UniqueFd socket, pid_t pid, uint64_t numbered_after)
+      : socket_(std::move(socket)), pid_(pid), numbered_after_(numbered_after) {}
   hostshim::UniqueFd socket_;
   pid_t pid_ = -1;
+  uint64_t numbered_after_ = 0;
+  bool ok_ = true;  // every file sent so far reached the writer; then, the writer's exit status
 };
+
+// The frame number of a file name this recorder makes ("disp0-000012.png", "disp1-w2-000003.png":
+// 12, 3), or 0 for any other name.
+uint64_t FrameNumberOf(std::string_view name);
 
 // The PNG encoding of width x height RGBA pixels; an error if libpng refuses.
 absl::StatusOr<std::vector<uint8_t>> EncodePng(const std::vector<uint8_t>& rgba, uint32_t width,
@@ -68,8 +86,9 @@ class FrameRecorder {
   // Waits until every kept frame is handed to the writer (or dropped); for tests.
   void Flush();
   // At exit: Flush, then waits for the writer process to have written every file (it would die
-  // with nvsentry otherwise). No frame is recorded afterwards.
-  void Finish();
+  // with nvsentry otherwise). No frame is recorded afterwards. False when a frame kept could not
+  // be made into a file (encoding, or the writer could not make or write it).
+  bool Finish();
   struct Counts {
     uint64_t presented = 0, written = 0, dropped = 0, failed = 0;
     uint64_t bytes = 0;  // of PNG handed to the writer

@@ -17,6 +17,7 @@
 #include "proxy/device_open.h"
 #include "proxy/enforce.h"
 #include "proxy/learn.h"
+#include "proxy/refusal.h"
 #include "proxy/serve.h"
 #include "proxy/trace.h"
 #include "sentry/core/guest_memory.h"
@@ -186,13 +187,18 @@ std::optional<NormalPath> Sentry::DevicePath(pid_t tid, const OpenArgs& o) {
 
 // An open refused by the driver's rules: logged (rate-limited), traced, answered with `err`.
 void Sentry::RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict,
-                        int err, std::string_view why, Clock::time_point t0) {
+                        int err, std::string_view why, Clock::time_point t0,
+                        std::optional<abi::MissingPermission> missing) {
   // The path is the guest's: escaped, so that newlines and terminal escapes in it cannot forge a
   // log line or reach the terminal the log goes to.
-  NVS_LOG_LIMITED(spdlog::level::info, "open \"{}\": {}",
-                  absl::CEscape(absl::string_view(path.data(), path.size())), why);
+  if (missing)
+    proxy::LogRefusedOpen(path, *missing);
+  else
+    NVS_LOG_LIMITED(spdlog::level::info, "open \"{}\": {}",
+                    absl::CEscape(absl::string_view(path.data(), path.size())), why);
   if (proxy::Tracer* t = options_.guest->services.tracer.get())
-    t->Open({static_cast<pid_t>(req.pid), path, -1, err, verdict, false, Clock::now() - t0});
+    t->Open({static_cast<pid_t>(req.pid), path, -1, err, verdict, false, Clock::now() - t0, false,
+             std::move(missing)});
   listener_.Fail(req.id, err);
 }
 
@@ -211,7 +217,8 @@ void Sentry::HandleOpen(const seccomp_notif& req, TrappedCall kind) {
   const abi::DeviceDesc* dev = abi::FindDeviceByPath(np->path);
   if (abi::NvError verdict = proxy::MayOpen(guest, dev); verdict != abi::NvError::kSuccess) {
     RefuseOpen(req, np->path, verdict, proxy::OpenErrno(verdict),
-               dev == nullptr ? "not a device the catalogue has" : abi::NvErrorName(verdict), t0);
+               dev == nullptr ? "not a device the catalogue has" : abi::NvErrorName(verdict), t0,
+               proxy::RefusedOpen(guest, dev, verdict));
     return;
   }
   if (np->trailing_slash || (args->flags & O_DIRECTORY)) {
@@ -281,9 +288,14 @@ int64_t Sentry::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
   const proxy::GuestConfig& guest = *options_.guest;
   proxy::Tracer* tracer = guest.services.tracer.get();
   auto refuse = [&](abi::NvError verdict, int err, std::string_view why) {
-    NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", dev.path, why);
+    std::optional<abi::MissingPermission> missing = proxy::RefusedOpen(guest, &dev, verdict);
+    if (missing)
+      proxy::LogRefusedOpen(dev.path, *missing);
+    else
+      NVS_LOG_LIMITED(spdlog::level::info, "open {}: {}", dev.path, why);
     if (tracer != nullptr)
-      tracer->Open({tid, dev.path, -1, err, verdict, false, Clock::now() - t0});
+      tracer->Open(
+          {tid, dev.path, -1, err, verdict, false, Clock::now() - t0, false, std::move(missing)});
     return -static_cast<int64_t>(err);
   };
   if (abi::NvError verdict = proxy::MayOpen(guest, &dev); verdict != abi::NvError::kSuccess)

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "abi/permissions.h"
 #include "hostshim/driver_router.h"
 #include "hostshim/sim/gpu.h"
 #include "proxy/guest_config.h"
@@ -77,8 +78,10 @@ class Sentry final : private DeviceFileHandler {
   void HandleOpen(const seccomp_notif& req, TrappedCall kind);
   static std::optional<OpenArgs> DecodeOpen(const seccomp_notif& req, TrappedCall kind);
   static std::optional<NormalPath> DevicePath(pid_t tid, const OpenArgs& args);
+  // `missing`: the refusal is the guest's mask's (proxy/refusal.h), logged and traced as such.
   void RefuseOpen(const seccomp_notif& req, std::string_view path, abi::NvError verdict, int err,
-                  std::string_view why, Clock::time_point t0);
+                  std::string_view why, Clock::time_point t0,
+                  std::optional<abi::MissingPermission> missing = std::nullopt);
   void PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
                     std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0);
   void HandleIoctl(const seccomp_notif& req);

@@ -17,6 +17,7 @@
 
 #include "sentry/process/startup_marks.h"
 #include "sentry/sandbox/fd_passing.h"
+#include "sentry/sandbox/guest_exec.h"
 #include "sentry/sandbox/guest_network.h"
 
 namespace nvsentry::sentry {
@@ -72,13 +73,11 @@ void Report(int status_fd, InitReport::Kind kind, int value) {
   (void)!write(status_fd, &r, sizeof r);
 }
 
-[[noreturn]] void ExecGuest(const GuestInitArgs& a) {
+// `lost_workdir`: the directory the guest could not start in (it starts in /), or null.
+[[noreturn]] void ExecGuest(const GuestInitArgs& a, const char* lost_workdir) {
   StartupMark("guest: exec");
   sigprocmask(SIG_SETMASK, &a.guest_sigmask, nullptr);
-  execvp(a.argv[0], a.argv);
-  int err = errno;
-  fprintf(stderr, "nvsentry: %s: %s\n", a.argv[0], strerror(err));
-  _exit(err == ENOENT ? 127 : 126);
+  ExecGuestProgram(a.argv, {a.refused_advice.c_str(), lost_workdir});
 }
 
 // The guest program's own user and mount namespaces, one level below init's. Mounts copied into
@@ -122,6 +121,7 @@ struct GuestStart {
   int mapped[2];  // a pipe: init writes byte 1 once the maps are written (lock only)
   int execd[2];   // a pipe whose write end the exec closes: init waits for its end of file
   bool lock;
+  const char* lost_workdir = nullptr;  // ExecGuest's
 };
 
 [[noreturn]] int RunGuestChild(void* arg) {
@@ -138,7 +138,7 @@ struct GuestStart {
     close(g.mapped[0]);
     StartupMark("guest: namespaces locked");
   }
-  ExecGuest(*g.args);
+  ExecGuest(*g.args, g.lost_workdir);
 }
 
 // In init: the guest program's pid once it has exec'd (or exited), or -1 (errno says why). With
@@ -282,8 +282,9 @@ int OpenSentryStat(pid_t sentry_pid) {
   return open(stat_path, O_RDONLY | O_CLOEXEC);
 }
 
-// The guest's view: its mounts, its loopback, its working directory.
-void SetUpGuestView(const GuestInitArgs& a) {
+// The guest's view: its mounts, its loopback, its working directory. Whether the working
+// directory was lost (the guest then starts in /, and its exec errors say so).
+bool SetUpGuestView(const GuestInitArgs& a) {
   // The device files' mount points are listed by the sentry meanwhile: it says so ("dev").
   if (std::string e =
           SetUpGuestMounts(a.mounts, [&a] { return AwaitWordSoon(a.control_fd, a.guest_cpus); });
@@ -292,12 +293,19 @@ void SetUpGuestView(const GuestInitArgs& a) {
   if (a.loopback)
     if (const char* what = BringUpLoopback()) Fail(a.control_fd, what, errno);
   // The path again, in the guest's view (the inherited directory may lie under a mount now).
-  if (!a.workdir.empty() && chdir(a.workdir.c_str()) != 0) {
-    if (a.workdir_required) Fail(a.control_fd, ("--chdir " + a.workdir).c_str(), errno);
+  const bool lost_workdir = !a.workdir.empty() && chdir(a.workdir.c_str()) != 0;
+  if (lost_workdir) {
+    const int err = errno;
+    // Refused to the guest's identity: who it is, and what to do.
+    const std::string why =
+        std::string(strerror(err)) +
+        (err == EACCES && !a.refused_advice.empty() ? ": " + a.refused_advice : "");
+    if (a.workdir_required) FailWith(a.control_fd, ("--chdir " + a.workdir + ": " + why).c_str());
     fprintf(stderr, "nvsentry: %s is not reachable in the sandbox (%s); the program starts in /\n",
-            a.workdir.c_str(), strerror(errno));
+            a.workdir.c_str(), why.c_str());
     if (chdir("/") != 0) Fail(a.control_fd, "changing to /", errno);
   }
+  return lost_workdir;
 }
 
 // Installs the seccomp filter on init and hands its listener to the sentry; the control socket's
@@ -313,9 +321,15 @@ void HandOverListener(const GuestInitArgs& a) {
 }
 
 // The guest program, started; init exits (reporting exit status 125) when it cannot be.
-GuestState StartGuestOrExit(const GuestInitArgs& a, int sentry_stat) {
+GuestState StartGuestOrExit(const GuestInitArgs& a, int sentry_stat, bool lost_workdir) {
   // (--host-root keeps the host's root: no namespace.)
-  GuestStart start{&a, a.status_fd, sentry_stat, {-1, -1}, {-1, -1}, a.identity.user_ns};
+  GuestStart start{&a,
+                   a.status_fd,
+                   sentry_stat,
+                   {-1, -1},
+                   {-1, -1},
+                   a.identity.user_ns,
+                   lost_workdir ? a.workdir.c_str() : nullptr};
   if (pipe2(start.execd, O_CLOEXEC) != 0 || (start.lock && pipe2(start.mapped, O_CLOEXEC) != 0)) {
     Report(a.status_fd, InitReport::kGuestExited, 125 << 8);  // reported as exit status 125
     _exit(125);
@@ -379,7 +393,7 @@ void RunGuestInit(const GuestInitArgs& a) {
   BecomeGuestInit(a);
   const int sentry_stat = OpenSentryStat(a.sentry_pid);
   StartupMark("init: guest root");
-  SetUpGuestView(a);
+  const bool lost_workdir = SetUpGuestView(a);
   StartupMark("init: mounts made");
   HandOverListener(a);
   // The sentry blocked these before cloning us; init takes them synchronously.
@@ -388,7 +402,7 @@ void RunGuestInit(const GuestInitArgs& a) {
   sigaddset(&wait_set, SIGCHLD);
   sigaddset(&wait_set, SIGCONT);
   for (int s : kForwardedSignals) sigaddset(&wait_set, s);
-  GuestState guest = StartGuestOrExit(a, sentry_stat);
+  GuestState guest = StartGuestOrExit(a, sentry_stat, lost_workdir);
   SuperviseGuest(a.status_fd, guest, wait_set, sentry_stat);
 }
 

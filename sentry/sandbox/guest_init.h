@@ -42,6 +42,9 @@ struct GuestInitArgs {
   // first. (Held by init, it kept the connection up when the sentry's serving had failed, and
   // the sentry's first requests then waited for good: DeviceFs::Prime.) -1: none.
   int device_connection = -1;
+  // Who the guest is over the host and what to do, for a path its identity is refused
+  // (RefusedAdvice): the program, the working directory.
+  std::string refused_advice;
 };
 
 // What init tells the sentry, one fixed-size record per write (atomic on a pipe).

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "sentry/sandbox/guest_dev.h"
@@ -24,6 +25,13 @@ constexpr uint64_t kMountAttrRdonly = 0x1, kMountAttrNodev = 0x4;
 constexpr unsigned kOpenTreeClone = 1, kMoveMountFEmptyPath = 0x4;
 
 std::string Why(const std::string& what, int err) { return what + ": " + strerror(err); }
+
+// The same for a path the guest's identity may be refused: EACCES says who the guest is and what
+// to do.
+std::string WhyRefused(const std::string& what, int err, const MountPlan& plan) {
+  if (err != EACCES || plan.refused_advice.empty()) return Why(what, err);
+  return Why(what, err) + ": " + plan.refused_advice;
+}
 
 // Sets or clears read-only on the mount at `path` (and every mount below it).
 int SetReadOnly(const char* path, bool read_only, bool recursive) {
@@ -74,7 +82,7 @@ std::string Bind(const BindMount& b, int source_fd, const MountPlan& plan) {
   struct stat src, dst;
   if (fstat(source_fd, &src) != 0) return Why(name + ": " + b.source, errno);
   if (stat(b.target.c_str(), &dst) != 0) {
-    if (errno != ENOENT) return Why(name + ": " + b.target, errno);
+    if (errno != ENOENT) return WhyRefused(name + ": " + b.target, errno, plan);
     if (!plan.private_tmp || !InPrivateTmp(b.target))
       return name + ": " + b.target +
              " does not exist (nvsentry makes mount points only inside the private /tmp of "
@@ -86,7 +94,7 @@ std::string Bind(const BindMount& b, int source_fd, const MountPlan& plan) {
   }
   const std::string source = "/proc/self/fd/" + std::to_string(source_fd);
   if (mount(source.c_str(), b.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-    return Why(name, errno);
+    return WhyRefused(name, errno, plan);
   if (b.read_only) {
     if (SetReadOnly(b.target.c_str(), true, true) != 0) return Why(name + ": read-only", errno);
   } else if (plan.read_only_root) {
@@ -96,6 +104,11 @@ std::string Bind(const BindMount& b, int source_fd, const MountPlan& plan) {
         SetReadOnly(b.target.c_str(), false, false) != 0)
       return Why(name + ": writable (the host mounts " + b.source + " read-only?)", errno);
   }
+  // Bound writable for a guest that may not write it: the guest's writes would fail there.
+  if (!b.read_only && access(b.target.c_str(), W_OK) != 0 && errno == EACCES)
+    fprintf(stderr, "nvsentry: warning: %s: the guest may not write %s: %s\n", name.c_str(),
+            b.source.c_str(),
+            plan.refused_advice.empty() ? "its mode says so" : plan.refused_advice.c_str());
   return "";
 }
 
@@ -177,7 +190,7 @@ std::string SetUpGuestMounts(const MountPlan& plan,
   std::vector<int> sources;
   for (const BindMount& b : plan.binds) {
     int fd = open(b.source.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return Why(BindName(b) + ": " + b.source, errno);
+    if (fd < 0) return WhyRefused(BindName(b) + ": " + b.source, errno, plan);
     sources.push_back(fd);
   }
   if (plan.read_only_root && SetReadOnly("/", true, true) != 0)

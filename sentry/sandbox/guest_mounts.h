@@ -9,7 +9,8 @@
 //      sees it: a bind can neither uncover a host node nor miss what --private-tmp hides next;
 //   4. --ro-root: every mount of the host's tree becomes read-only (mount_setattr, recursive);
 //   5. --private-tmp: a fresh tmpfs on /tmp, /var/tmp and /dev/shm;
-//   6. the binds, in command-line order, writable or read-only as asked;
+//   6. the binds, in command-line order, writable or read-only as asked (a writable one the
+//      guest's identity may not write is bound, with a warning saying who the guest is);
 //   7. a /proc of the guest's PID namespace.
 // Defaults (no option): the host's tree as it is, under the guest's identity.
 #pragma once
@@ -39,6 +40,9 @@ struct MountPlan {
   bool read_only_root = false;
   bool private_tmp = false;
   std::vector<BindMount> binds;
+  // Who the guest is and what to do, for a path its identity is refused (RefusedAdvice,
+  // sentry/sandbox/identity.h): a bind's source or target; and for a --bind it may not write.
+  std::string refused_advice;
 };
 
 // The directories --private-tmp replaces.

@@ -122,4 +122,16 @@ std::string DescribeIdentity(const GuestIdentity& id) {
                       " on the host");
 }
 
+std::string RefusedAdvice(const GuestIdentity& id) {
+  if (!id.user_ns) return "";
+  const std::string who =
+      absl::StrCat("the guest is uid ", id.host_uid, ", gid ", id.host_gid, " over the host");
+  if (!id.privileged)
+    return absl::StrCat(who, " (you, as you run nvsentry): use a path you may use yourself");
+  const bool nobody = id.host_uid == kNobodyUid && id.host_gid == kNobodyGid;
+  return absl::StrCat(who, nobody ? " (nobody, as nvsentry runs as root)" : " (--uid/--gid)",
+                      ": give it the ids of a user who may (--uid=N --gid=N), use a folder the "
+                      "guest may use, or make it the host's root (--host-root)");
+}
+
 }  // namespace nvsentry::sentry

@@ -59,4 +59,10 @@ const char* DropHostCapabilities(const GuestIdentity& id);
 // "uid 65534, gid 65534 in a user namespace" or "the host's root (--host-root)", for logs.
 std::string DescribeIdentity(const GuestIdentity& id);
 
+// For a path the guest's identity is refused (EACCES: a program, a bind's source or target, the
+// working directory): who the guest is over the host and what to do, as a clause to follow the
+// error ("the guest is uid 65534, gid 65534 over the host (nobody ...): ..."). Empty with
+// --host-root, whose refusals are not the identity's.
+std::string RefusedAdvice(const GuestIdentity& id);
+
 }  // namespace nvsentry::sentry

@@ -39,6 +39,7 @@
 #include "sentry/sandbox/fd_passing.h"
 #include "sentry/sandbox/guest_dev.h"
 #include "sentry/sandbox/guest_init.h"
+#include "sentry/sandbox/host_backend_check.h"
 #include "sentry/sandbox/host_nodes.h"
 #include "sentry/sandbox/identity.h"
 #include "spdlog/spdlog.h"
@@ -87,15 +88,18 @@ bool WriteLearned(FILE* out, const std::string& name, const proxy::GuestConfig& 
   // user's nvsentry: the guest is that user), even replace it. A new file renamed over the name
   // is the learned policy alone, whatever was there; where nvsentry may not make one beside it
   // (root-started, the sentry checks files as the guest's identity), the file opened at the start,
-  // cut to what is written, which that guest could not write either.
+  // cut to what is written, which that guest could not write either. Only a regular file is
+  // replaced: a device, a pipe or a link's target is written through (renamed over, /dev/full was
+  // replaced by a file when the sentry kept root's rights, as with --host-root).
   const std::string tmp_template = name + ".nvsentry-XXXXXX";
   std::vector<char> tmp(tmp_template.begin(), tmp_template.end());
   tmp.push_back('\0');
   bool ok = false;
-  const int fresh = mkostemp(tmp.data(), O_CLOEXEC);
+  struct stat st;
+  const bool regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+  const int fresh = regular ? mkostemp(tmp.data(), O_CLOEXEC) : -1;
   if (fresh >= 0) {
-    struct stat st;
-    if (fstat(fileno(out), &st) == 0) fchmod(fresh, st.st_mode & 07777);
+    fchmod(fresh, st.st_mode & 07777);
     ok = write(fresh, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     ok = close(fresh) == 0 && ok && rename(tmp.data(), name.c_str()) == 0;
     if (!ok) unlink(tmp.data());
@@ -271,7 +275,7 @@ absl::StatusOr<StartedInit> StartInit(InitPlan plan, Terminal& tty) {
     RunGuestInit({argv.data(), std::move(plan.mounts), &plan.filter, control[1], status_pipe[1],
                   plan.original_mask, cpus, sentry_pid, plan.identity, plan.options.no_network,
                   plan.workdir, !plan.options.chdir.empty(), plan.options.max_tasks,
-                  plan.device_connection});
+                  plan.device_connection, RefusedAdvice(plan.identity)});
   }
   close(control[1]);
   close(status_pipe[1]);
@@ -536,6 +540,7 @@ absl::Status DraftSandbox(const RunOptions& options, const GuestIdentity& identi
   draft.filter = *std::move(filter);
   StartupMark("filter built");
   draft.mounts = GuestMountPlan(options, HostNodesToHide(options, nvidia_majors));
+  draft.mounts.refused_advice = RefusedAdvice(identity);
   StartupMark("host nodes found");
   // Joined: the clone needs one thread.
   absl::StatusOr<GuestDev> made = dev_maker.Take(nvidia_majors);
@@ -637,6 +642,15 @@ bool StartReceiving(StartedInit& init, Terminal& tty, Sentry& sentry) {
   return true;
 }
 
+// The last frames the guest showed, on disk before nvsentry exits; one that could not be written
+// is an error (the writer said why): the status, or 1 where the guest's own was 0.
+int FinishFrames(const RunOptions& options, FrameRecorder* frames, int status) {
+  if (frames == nullptr || frames->Finish()) return status;
+  fprintf(stderr, "nvsentry: --frames: not every frame kept could be written to %s\n",
+          options.frames_dir.c_str());
+  return status == 0 ? 1 : status;
+}
+
 int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
   StartupMark("sandbox starts");
   absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
@@ -645,6 +659,12 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
     return 2;
   }
   spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
+  // The host backend's nodes, before anything of the guest runs.
+  if (guest->policy.rules().GpuOnHost())
+    if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, *identity); !s.ok()) {
+      fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
+      return kSandboxFailed;
+    }
   std::shared_ptr<FrameRecorder> frames;
   if (!StartFrameRecorder(options, frames)) return 2;
   StartupMark("identity chosen");
@@ -684,8 +704,18 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   StartupMark("supervisor returned");
   sentry->Quiesce();
   StartupMark("engines quiesced");
-  if (frames) frames->Finish();  // the last frames the guest showed are on disk before we exit
-  return status;
+  return FinishFrames(options, frames.get(), status);
+}
+
+// --trace: false (with a message) when records could not be written to it.
+bool TraceWritten(const RunOptions& o, const proxy::GuestConfig& guest) {
+  const proxy::Tracer* t = guest.services.tracer.get();
+  const proxy::Tracer::Loss loss = t != nullptr ? t->loss() : proxy::Tracer::Loss{};
+  if (loss.records == 0) return true;
+  fprintf(stderr, "nvsentry: --trace: cannot write %s: %s (%llu records lost)\n",
+          o.trace_file == "-" ? "standard error" : o.trace_file.c_str(), strerror(loss.err),
+          static_cast<unsigned long long>(loss.records));
+  return false;
 }
 
 }  // namespace
@@ -749,9 +779,11 @@ int RunGuest(const RunOptions& options) {
     }
   }
   const int status = RunSandbox(options, *guest);
-  if (learn_out != nullptr && !WriteLearned(learn_out, options.learn_file, **guest, options))
-    return status == 0 ? 1 : status;
-  return status;
+  // What nvsentry could not write is an error: 1 when the guest's own status was 0.
+  bool written =
+      learn_out == nullptr || WriteLearned(learn_out, options.learn_file, **guest, options);
+  written = TraceWritten(options, **guest) && written;
+  return written || status != 0 ? status : 1;
 }
 
 }  // namespace nvsentry::sentry

@@ -178,17 +178,23 @@ TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
   ExpectFakeHoldsNothing();
 }
 
-// A directory without the host's nodes (a missing directory is refused by the command line:
-// CliBinary.HostDevDirMustBeAnExistingDirectory).
-TEST_F(HostBackend, AHostWithoutTheNodesIsAClearError) {
+// Without the host's nodes the start fails before the guest runs, saying where nvsentry looked
+// and how to get nodes (before: the guest ran, and its first open was DeviceNotFound). A missing
+// directory is refused by the command line (CliBinary.HostDevDirMustBeAnExistingDirectory).
+TEST(HostBackendStart, AHostWithoutItsNodesFailsTheStartSayingWhatToDo) {
   char empty[] = "/tmp/nvs_no_nodes_XXXXXX";
   ASSERT_NE(mkdtemp(empty), nullptr);
+  const std::string dir = empty;
   RunResult r =
-      RunSandboxed({"--backend=host", std::string("--host-dev-dir=") + empty}, {GPU_DEMO_BIN});
+      RunSandboxed({"--backend=host", "--host-dev-dir=" + dir}, {"sh", "-c", "echo the guest ran"});
   rmdir(empty);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find(std::string("cannot open ") + empty + "/"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("open /dev/nvhost-ctrl failed: DeviceNotFound"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(r.out, "") << "the guest must not run";
+  EXPECT_NE(r.err.find("--backend=host: " + dir + "/nvhost-ctrl: No such file or directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--host-dev-dir (now " + dir + ")"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nvsentry fake-l4t DIR"), std::string::npos) << r.err;
 }
 
 }  // namespace

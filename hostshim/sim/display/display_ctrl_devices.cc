@@ -61,7 +61,7 @@ class NvdispCtrlDevice : public DeviceBackend {
       }
       case c::kSuspend: return Ok();
       case c::kIsDisplayOled: call.arg[0] = 0; return Ok();
-      default: return Unimplemented(call.desc);
+      default: return Unimplemented(call);
     }
   }
 
@@ -81,7 +81,7 @@ class NvcecCtrlDevice : public DeviceBackend {
       case c::kRead: return Err(NvError::kDispNotAttached);
       case c::kGetConnectionStatus:
       case c::kGetWriteStatus: return Zeros(call);
-      default: return Unimplemented(call.desc);
+      default: return Unimplemented(call);
     }
   }
 };
@@ -96,7 +96,7 @@ class NvhdcpUpCtrlDevice : public DeviceBackend {
       case c::kEnable: return call.arg[0] == 0 ? Ok() : Err(NvError::kDispNotAttached);
       case c::kCtrlStateTransitEventData:
       case c::kCtrlStateCb: return Zeros(call);
-      default: return Unimplemented(call.desc);
+      default: return Unimplemented(call);
     }
   }
 };
@@ -124,7 +124,7 @@ class NvdcutilDevice : public DeviceBackend {
       case c::kDpElectricTestEn:
       case c::kDpElectricTestSettings:
       case c::kDpConfRead: return Err(NvError::kNotSupported);
-      default: return Unimplemented(call.desc);
+      default: return Unimplemented(call);
     }
   }
 

@@ -115,7 +115,7 @@ Result NvdispDevice::Ioctl(Call& call) {
       if (call.desc.code == nd::kGetPanelData) std::memset(m.msg, 0, sizeof m.msg);
       return Result::Done(NvError::kSuccess);
     }
-    default: return Unimplemented(call.desc);
+    default: return Unimplemented(call);
   }
 }
 

@@ -153,7 +153,7 @@ Result CtrlGpuDevice::Ioctl(Call& call) {
       }
       break;
     }
-    default: return Unimplemented(call.desc);
+    default: return Unimplemented(call);
   }
   return Result::Done(err);
 }

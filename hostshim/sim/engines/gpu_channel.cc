@@ -138,7 +138,7 @@ Result GpuChannel::Ioctl(Call& call) {
       return Result::Done(NvError::kNotSupported);
     default:
       // The host1x channel ioctls (SUBMIT, GET_SYNCPOINT, ...) belong to the multimedia engines.
-      return Unimplemented(call.desc);
+      return Unimplemented(call);
   }
 }
 

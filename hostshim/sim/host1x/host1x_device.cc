@@ -114,7 +114,7 @@ Result Host1xDevice::Ioctl(Call& call) {
     case ch::kSubmitEx: return Submit(call);
     default:
       // The nvgpu channel ioctls (GPFIFO, object contexts, ...) belong to /dev/nvhost-gpu.
-      return Unimplemented(call.desc);
+      return Unimplemented(call);
   }
 }
 

@@ -202,7 +202,7 @@ IoctlTableInfo AsDevice::Table() {
 
 Result AsDevice::Ioctl(Call& call) {
   const IoctlHandler<Handler>* h = FindHandler(Handlers(), call.desc.code);
-  if (h == nullptr) return Unimplemented(call.desc);
+  if (h == nullptr) return Unimplemented(call);
   std::shared_ptr<AddressSpace> space;
   if (h->handle.needs_space) {
     space = address_space();

@@ -39,7 +39,7 @@ IoctlTableInfo NvmapDevice::Table() {
 
 Result NvmapDevice::Ioctl(Call& call) {
   const IoctlHandler<Handler>* h = FindHandler(Handlers(), call.desc.code);
-  if (h == nullptr) return Unimplemented(call.desc);
+  if (h == nullptr) return Unimplemented(call);
   // Handles belong to the calling process: without one there is nothing to act for.
   const pid_t tgid = call.caller != nullptr ? call.caller->tgid() : -1;
   if (tgid <= 0) return Result::Done(NvError::kBadParameter);

@@ -99,7 +99,7 @@ Result CtrlDevice::Ioctl(Call& call) {
     case ctrl::kSyncptGetShift:
       ArgAs<ctrl::GetShift>(call.arg).syncpt_shift = kSyncptShift;
       return Result::Done(NvError::kSuccess);
-    default: return Unimplemented(call.desc);
+    default: return Unimplemented(call);
   }
 }
 

@@ -1,6 +1,7 @@
 // --frames: PNGs written by the writer process, read back with libpng and compared.
 #include "sentry/core/frames.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <png.h>
 #include <sys/stat.h>
@@ -89,20 +90,49 @@ TEST_F(Frames, NoMoreThanTheLimitIsWritten) {
   EXPECT_EQ(files, 2);
 }
 
+// A name taken after the start (planted while the guest runs) is never written through, and the
+// frame that could not be written is an error at the end.
 TEST_F(Frames, AnExistingFileIsNeverReplaced) {
-  ASSERT_EQ(mkdir((dir_ + "/out").c_str(), 0755), 0);
-  ASSERT_EQ(symlink("/etc/passwd", (dir_ + "/out/disp0-000001.png").c_str()), 0);
   auto writer = FrameFileWriter::Start(dir_ + "/out");
   ASSERT_TRUE(writer.ok()) << writer.status();
-  {
-    FrameRecorder rec(*std::move(writer), 1000, 1 << 30);
-    rec.Start();
-    rec.Presented(Gradient(1));
-    rec.Flush();
-  }
+  ASSERT_EQ(symlink("/etc/passwd", (dir_ + "/out/disp0-000001.png").c_str()), 0);
+  FrameRecorder rec(*std::move(writer), 1000, 1 << 30);
+  rec.Start();
+  rec.Presented(Gradient(1));
+  rec.Presented(Gradient(2));
+  EXPECT_FALSE(rec.Finish()) << "a frame could not be written";
   struct stat st;
   ASSERT_EQ(lstat((dir_ + "/out/disp0-000001.png").c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the planted link is still a link, nothing written through";
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/out/disp0-000002.png"));
+}
+
+// What DIR holds at the start is left alone: this run's frames are numbered after its highest.
+TEST_F(Frames, ASecondRunNumbersOnAfterTheFramesThere) {
+  ASSERT_EQ(mkdir((dir_ + "/out").c_str(), 0755), 0);
+  for (const char* name : {"disp0-000007.png", "disp1-w2-000012.png", "notes.txt", "disp0-x.png"})
+    close(open((dir_ + "/out/" + name).c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+  auto writer = FrameFileWriter::Start(dir_ + "/out");
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  EXPECT_EQ(writer->numbered_after(), 12u);
+  FrameRecorder rec(*std::move(writer), 1000, 1 << 30);
+  rec.Start();
+  rec.Presented(Gradient(1));
+  EXPECT_TRUE(rec.Finish());
+  uint32_t w = 0, h = 0;
+  EXPECT_EQ(ReadPng(dir_ + "/out/disp0-000013.png", &w, &h), Gradient(1).bytes);
+  EXPECT_EQ(std::filesystem::file_size(dir_ + "/out/disp0-000007.png"), 0u) << "left alone";
+}
+
+TEST(FrameNumbers, OnlyTheRecordersNamesHaveOne) {
+  EXPECT_EQ(FrameNumberOf("disp0-000012.png"), 12u);
+  EXPECT_EQ(FrameNumberOf("disp1-w2-000003.png"), 3u);
+  EXPECT_EQ(FrameNumberOf("disp0-1234567.png"), 1234567u);
+  EXPECT_EQ(FrameNumberOf("disp0-.png"), 0u);
+  EXPECT_EQ(FrameNumberOf("disp0-12a.png"), 0u);
+  EXPECT_EQ(FrameNumberOf("frame-000012.png"), 0u);
+  EXPECT_EQ(FrameNumberOf("disp0-000012.jpg"), 0u);
+  EXPECT_EQ(FrameNumberOf("disp0-99999999999999999999.png"), 0u) << "too long to be ours";
 }
 
 TEST_F(Frames, ADirectoryThatCannotBeMadeIsAClearError) {
