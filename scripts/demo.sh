@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds what the demo needs (nvsentry and examples/gpu_demo, nothing of the tests) and runs the
+# Builds what the demos need (nvsentry and examples/, nothing of the tests) and runs the
 # demo guest under the sandbox on the simulated GPU. `scripts/demo.sh --direct` runs it through
 # the Linux device nodes instead. A build dir made by scripts/test.sh is reused as it is.
 set -euo pipefail
@@ -9,7 +9,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DNVSENTRY_TESTS=OFF >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j"$(nproc)" --target nvsentry gpu_demo
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target nvsentry gpu_demo display_demo syncpt_demo
 nvsentry="$(cd "$BUILD_DIR" && pwd)/sentry/nvsentry"
 demo="$BUILD_DIR/examples/gpu_demo"
 # Started as root, nvsentry runs the guest as nobody (65534) over the host, who may not enter a
