@@ -465,12 +465,13 @@ static int mode_budgets(void) {
 
 static const char kGpuGuestUsage[] =
     "usage: gpu_guest nvmap | share | fault-unmapped | fault-munmap | bad-subchannel | multi | "
-    "chan-wait | budget-loop [N] | as | budgets\n";
+    "chan-wait | budget-loop [N] | as | budgets | plain-gpfifo\n";
 
 static int known_mode(const char* m) {
-  static const char* const kModes[] = {
-      "nvmap", "share",     "fault-unmapped", "fault-munmap", "bad-subchannel",
-      "multi", "chan-wait", "budget-loop",    "as",           "budgets"};
+  static const char* const kModes[] = {"nvmap",        "share",          "fault-unmapped",
+                                       "fault-munmap", "bad-subchannel", "multi",
+                                       "chan-wait",    "budget-loop",    "as",
+                                       "budgets",      "plain-gpfifo"};
   for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++)
     if (strcmp(m, kModes[i]) == 0) return 1;
   return 0;
