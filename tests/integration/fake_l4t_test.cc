@@ -25,7 +25,8 @@ namespace {
 
 // The status line once nothing is open and nothing is held.
 constexpr char kNothingHeld[] =
-    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 nvmap=0; "
+    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 "
+    "nvhost-tsg-gpu=0 nvmap=0; "
     "memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects; budgets in use: open_fds 0/1024 "
     "nvmap_objects 0/65536 channels 0/64 address_spaces 0/16 pinned_bytes 0/";
 
