@@ -8,6 +8,7 @@
 #include "abi/l4t/nvgpu_as.h"
 #include "abi/l4t/nvgpu_channel.h"
 #include "abi/l4t/nvgpu_ctrl.h"
+#include "abi/l4t/nvgpu_tsg.h"
 #include "abi/l4t/nvhost_channel.h"
 #include "abi/l4t/nvhost_ctrl.h"
 #include "abi/l4t/nvmap.h"
@@ -29,6 +30,7 @@ constexpr HostCall As(uint32_t code) { return {N::kNvhostAsGpu, code}; }
 constexpr HostCall Ch(uint32_t code) { return {N::kNvhostGpu, code}; }
 constexpr HostCall Map(uint32_t code) { return {N::kNvmap, code}; }
 constexpr HostCall H1x(uint32_t code) { return {N::kHost1xChannel, code}; }
+constexpr HostCall Tsg(uint32_t code) { return {N::kTsg, code}; }
 
 constexpr std::string_view kSwitchbrewNs = "Switchbrew's fixed answer is NotSupported";
 constexpr std::string_view kHost1xOnly =
@@ -517,21 +519,22 @@ const Correspondence kRows[] = {
      "passes 1) enables the notifier without memory, as simulated, and reaches no host"},
     {kGpu,
      g::channel::kSetPriority,
-     kSentry,
-     {},
+     kForward,
+     {Tsg(nvgpu_tsg::kSetRunlistInterleave)},
      kCode | kLayout | kSemantics,
      "the guest's code is nvhost's SET_PRIORITY, which r32.7.4 nvgpu does not dispatch; the "
-     "nearest, a TSG's runlist interleave, needs a TSG fd from OPEN_TSG (a FUSE-served host "
-     "cannot hand one out): kept in the sentry, as simulated"},
+     "nearest is the channel's TSG's runlist interleave: low 0x32, medium 0x64, high 0x96 become "
+     "levels 0, 1, 2"},
     {kGpu, g::channel::kEnable, kForward, {Ch(nvgpu_channel::kEnable)}, kCode},
     {kGpu, g::channel::kDisable, kForward, {Ch(nvgpu_channel::kDisable)}, kCode},
     {kGpu, g::channel::kPreempt, kForward, {Ch(nvgpu_channel::kPreempt)}, kCode},
     {kGpu,
      g::channel::kForceReset,
      kForward,
-     {Ch(nvgpu_channel::kForceReset)},
+     {Ch(nvgpu_channel::kForceReset), Tsg(nvgpu_tsg::kBindChannel)},
      kCode | kSemantics,
-     "r32.7.4 marks the channel dead (later calls answer Timeout); the simulated channel restarts"},
+     "r32.7.4 ends the channel and its TSG for good (later calls answer Timeout), where the "
+     "simulated channel restarts: a new host channel in a new TSG replaces them, set up again"},
     {kGpu,
      g::channel::kEventIdControl,
      kSentry,
@@ -592,11 +595,10 @@ const Correspondence kRows[] = {
      "as SUBMIT_GPFIFO2"},
     {kGpu,
      g::channel::kSetTimeslice,
-     kSentry,
-     {},
-     kCode | kLayout | kSemantics,
-     "r32.7.4 serves it on a TSG fd ({timeslice_us, reserved}), which a FUSE-served host cannot "
-     "hand out: kept in the sentry, as simulated"},
+     kForward,
+     {Tsg(nvgpu_tsg::kSetTimeslice)},
+     kCode | kLayout,
+     "r32.7.4 serves it on the channel's TSG ({timeslice_us, reserved})"},
     {kGpu, g::channel::kSetUserData, kSentry, {}, kSameCall, "no host counterpart"},
     {kGpu, g::channel::kGetUserData, kSentry, {}, kSameCall, "no host counterpart"},
 };

@@ -25,7 +25,7 @@ const std::array<L4tNodeDesc, 7>& Table() {
       {L4tNode::kNvhostAsGpu, "/dev/nvhost-as-gpu", kNvgpuH, nvgpu_as::Ioctls()},
       {L4tNode::kNvhostGpu, "/dev/nvhost-gpu", kNvgpuH, nvgpu_channel::Ioctls()},
       {L4tNode::kNvmap, "/dev/nvmap", kNvmapH, nvmap::Ioctls()},
-      {L4tNode::kTsg, "", kNvgpuH, nvgpu_tsg::Ioctls()},
+      {L4tNode::kTsg, "/dev/nvhost-tsg-gpu", kNvgpuH, nvgpu_tsg::Ioctls()},
       {L4tNode::kHost1xChannel, "", kNvhostH, nvhost_channel::Ioctls()},
   }};
   return kNodes;

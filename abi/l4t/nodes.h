@@ -16,7 +16,7 @@ enum class L4tNode : uint8_t {
   kNvhostAsGpu,    // /dev/nvhost-as-gpu
   kNvhostGpu,      // /dev/nvhost-gpu (an nvgpu channel)
   kNvmap,          // /dev/nvmap
-  kTsg,            // an fd from nvhost-ctrl-gpu's OPEN_TSG (no node of its own)
+  kTsg,            // /dev/nvhost-tsg-gpu, or an fd from nvhost-ctrl-gpu's OPEN_TSG
   kHost1xChannel,  // /dev/nvhost-vic, -nvdec, -nvjpg, -msenc, ... (not one of the five)
 };
 

@@ -1,5 +1,6 @@
 // The L4T TSG fd (L4T r32.7.4 kernel/nvgpu include/uapi/linux/nvgpu.h, NVGPU_TSG_IOCTL_* and
-// NVGPU_IOCTL_TSG_*, magic 'T'): a timeslice group from nvhost-ctrl-gpu's OPEN_TSG. On r32.7.4
+// NVGPU_IOCTL_TSG_*, magic 'T'): a timeslice group, made by opening /dev/nvhost-tsg-gpu or by
+// nvhost-ctrl-gpu's OPEN_TSG. A gm20b channel serves nothing until it is bound to one. On r32.7.4
 // the scheduling and event calls the guest ABI makes on a channel (SET_TIMESLICE, the priority,
 // EVENT_ID_CONTROL) are served here, for the channels bound to the group.
 #pragma once

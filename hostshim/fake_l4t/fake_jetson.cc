@@ -17,7 +17,7 @@ namespace {
 using abi::l4t::L4tNode;
 
 constexpr L4tNode kServed[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu, L4tNode::kNvhostAsGpu,
-                               L4tNode::kNvhostGpu, L4tNode::kNvmap};
+                               L4tNode::kNvhostGpu,  L4tNode::kTsg,           L4tNode::kNvmap};
 
 // The guest device whose sim backend serves an L4T node.
 abi::DeviceId GuestDevice(L4tNode node) {
@@ -48,6 +48,21 @@ abi::NvError MakeAddressSpace(DeviceBackend& as) {
   return result;
 }
 
+// r32.7's open of nvhost-tsg-gpu makes a TSG (L4T-TSG-6); the sim has none: it is the fake's.
+std::shared_ptr<Session> MakeTsgSession() {
+  auto s = std::make_shared<Session>();
+  s->node = L4tNode::kTsg;
+  s->group = std::make_shared<Tsg>();
+  return s;
+}
+
+int64_t AddSession(FakeState& state, std::shared_ptr<Session> s) {
+  absl::MutexLock l(&state.mu);
+  const uint64_t handle = state.next_handle++;
+  state.sessions.emplace(handle, std::move(s));
+  return static_cast<int64_t>(handle);
+}
+
 }  // namespace
 
 FakeJetson::FakeJetson() : state_(std::make_unique<FakeState>()) {}
@@ -65,6 +80,7 @@ FakeJetson::~FakeJetson() {
 
 int64_t FakeJetson::Open(L4tNode node) {
   if (!Served(node)) return -ENODEV;
+  if (node == L4tNode::kTsg) return AddSession(*state_, MakeTsgSession());
   abi::NvError refused = abi::NvError::kSuccess;
   std::shared_ptr<DeviceBackend> backend =
       state_->gpu.Open(abi::Device(GuestDevice(node)), refused);
@@ -76,10 +92,7 @@ int64_t FakeJetson::Open(L4tNode node) {
   auto s = std::make_shared<Session>();
   s->node = node;
   s->backend = std::move(backend);
-  absl::MutexLock l(&state_->mu);
-  const uint64_t handle = state_->next_handle++;
-  state_->sessions.emplace(handle, std::move(s));
-  return static_cast<int64_t>(handle);
+  return AddSession(*state_, std::move(s));
 }
 
 void FakeJetson::Release(uint64_t handle) {
@@ -121,6 +134,7 @@ void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L
     case L4tNode::kNvhostAsGpu: return ServeAs(c);
     case L4tNode::kNvhostGpu: return ServeChannel(c);
     case L4tNode::kNvmap: return ServeNvmap(c);
+    case L4tNode::kTsg: return ServeTsg(c);
     default: return c.Answer(ENOTTY);
   }
 }

@@ -1,12 +1,14 @@
-// The simulated GM20B as a Linux for Tegra r32.7 host would show it: sessions of the five L4T
-// nodes (/dev/nvhost-ctrl, -ctrl-gpu, -as-gpu, -gpu, /dev/nvmap) that take L4T calls (abi/l4t:
+// The simulated GM20B as a Linux for Tegra r32.7 host would show it: sessions of six L4T nodes
+// (/dev/nvhost-ctrl, -ctrl-gpu, -as-gpu, -gpu, -tsg-gpu, /dev/nvmap) that take L4T calls (abi/l4t:
 // codes, layouts, user pointers) and serve each with the simulator's own device backends
-// (hostshim/sim) through the guest ABI, then answer in the L4T layout with an errno. What makes
-// it reachable by real ioctl(2) calls is `nvsentry fake-l4t` (sentry/fake_l4t/fake_l4t_fs.h); this
-// is the part without a kernel interface, so it is unit-tested with an in-memory caller.
+// (hostshim/sim) through the guest ABI, then answer in the L4T layout with an errno. TSGs are the
+// fake's own (the sim has none): a channel serves nothing until bound to one, as on r32.7.4. What
+// makes it reachable by real ioctl(2) calls is `nvsentry fake-l4t` (sentry/fake_l4t/fake_l4t_fs.h);
+// this is the part without a kernel interface, so it is unit-tested with an in-memory caller.
 //
 // Semantics (docs/host-passthrough.md, "The simulated Jetson"): opening nvhost-as-gpu makes an
-// address space with the default big page size, opening nvhost-gpu a channel; nvmap handles are
+// address space with the default big page size, opening nvhost-gpu a channel (unusable until a
+// TSG's BIND_CHANNEL), opening nvhost-tsg-gpu a TSG; nvmap handles are
 // the sim's object ids, counted per open and freed when the open closes; objects are backed by
 // this process's memory. Calls that return new fds (ALLOC_AS, OPEN_CHANNEL, OPEN_TSG, GET_FD,
 // POLL_FD_CREATE, SYNC_FENCE_CREATE, EVENT_ID_CTRL) and the rest the fake does not serve answer
@@ -33,7 +35,7 @@ class FakeJetson {
   FakeJetson(const FakeJetson&) = delete;
   FakeJetson& operator=(const FakeJetson&) = delete;
 
-  // A new open of `node` (one of the five): the session's handle (> 0), or -errno (ENODEV for
+  // A new open of `node` (one of the six): the session's handle (> 0), or -errno (ENODEV for
   // another node; the sim's refusal, e.g. ENOMEM when no syncpoint is left for a channel).
   int64_t Open(abi::l4t::L4tNode node);
   // The open `handle` is gone: what it made goes (an nvmap open's handles, a channel, an address

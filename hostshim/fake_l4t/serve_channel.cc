@@ -1,6 +1,6 @@
 // /dev/nvhost-gpu of the fake Jetson: L4T channel calls as the sim's GpuChannel calls, with
 // r32.7.4's own answers where they differ (docs/host-abi.md, Rules: L4T-CH-n). Opening the node
-// made the channel. The fake has no TSGs: its channels behave as if bound to one.
+// made the channel, which serves nothing until a TSG's BIND_CHANNEL (serve_tsg.cc; L4T-TSG-1..5).
 #include <unistd.h>
 
 #include <bit>
@@ -24,8 +24,19 @@ constexpr uint32_t kMaxRingEntries = 1u << 16;  // the sim's
 
 int ErrnoOnly(NvError err, std::span<const uint8_t>, std::span<uint8_t>) { return ErrnoOf(err); }
 
-// Whether the sim's channel has failed (a fault, a timeout): r32.7.4 then marks it timed out.
+bool InTsg(Session& s) {
+  absl::MutexLock l(&s.mu);
+  return s.tsg != nullptr;
+}
+
+// r32.7.4's timed-out mark (L4T-CH-4): a channel in no TSG (L4T-TSG-1), one its TSG's
+// FORCE_RESET or UNBIND_CHANNEL ended (L4T-TSG-11, -12), or one whose sim channel has failed (a
+// fault, a timeout).
 bool TimedOut(Session& s) {
+  {
+    absl::MutexLock l(&s.mu);
+    if (s.tsg == nullptr || s.dead) return true;
+  }
   bool failed = false;
   SelfCaller caller;
   GuestCallSpec g{kGpu, gch::kGetErrorNotification, Bytes(gch::ErrorNotification{})};
@@ -50,8 +61,9 @@ void SetNvmapFd(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
-// ALLOC_GPFIFO(_EX): _EX's entries a power of two first, then an address space, then no ring yet
-// (L4T-CH-5); the plain form's ring has three times the entries (L4T-CH-6), which the sim gets.
+// ALLOC_GPFIFO(_EX): _EX's entries a power of two first, then an address space, then a TSG
+// (L4T-TSG-2), then no ring yet (L4T-CH-5); the plain form's ring has three times the entries
+// (L4T-CH-6), which the sim gets.
 void AllocGpfifo(L4tCall& c, bool ex) {
   const uint32_t n =
       ex ? c.As<hch::AllocGpfifoEx>().num_entries : c.As<hch::AllocGpfifo>().num_entries;
@@ -60,7 +72,7 @@ void AllocGpfifo(L4tCall& c, bool ex) {
   Session& s = c.session;
   {
     absl::MutexLock l(&s.mu);
-    if (!s.as_bound) return c.Answer(EINVAL);
+    if (!s.as_bound || s.tsg == nullptr) return c.Answer(EINVAL);
     if (s.ring_entries != 0) return c.Answer(EEXIST);
   }
   if (ring == 0 || ring > kMaxRingEntries) return c.Answer(ENOMEM);  // the sim's bound
@@ -117,8 +129,8 @@ void Submit(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
-// ALLOC_OBJ_CTX (L4T-CH-8): an address space, a class GM20B takes; the context is the TSG's, so a
-// later call succeeds without a new one; `obj_id` comes back as passed.
+// ALLOC_OBJ_CTX (L4T-CH-8): an address space, a class GM20B takes, a TSG (L4T-TSG-3); the context
+// is the TSG's, so a later call succeeds without a new one; `obj_id` comes back as passed.
 void AllocObjCtx(L4tCall& c) {
   const auto a = c.As<hch::AllocObjCtx>();
   Session& s = c.session;
@@ -136,6 +148,7 @@ void AllocObjCtx(L4tCall& c) {
   }
   {
     absl::MutexLock l(&s.mu);
+    if (s.tsg == nullptr) return c.Answer(EINVAL);
     if (s.obj_ctx) return c.Answer(0);
   }
   ForwardSpec f{kGpu, gch::kAllocObjCtx, c.arg};
@@ -186,13 +199,32 @@ void Wait(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
-// ZCULL_BIND (L4T-CH-13): mode 2 (a separate buffer) needs an address; r32.7.4 checks no other
-// mode, so the modes the sim does not know (above 3) are taken and change nothing.
+// ZCULL_BIND (L4T-CH-13): a TSG (L4T-TSG-5), then mode 2 (a separate buffer) needs an address;
+// r32.7.4 checks no other mode, so the modes the sim does not know (above 3) are taken and change
+// nothing.
 void ZcullBind(L4tCall& c) {
   const auto a = c.As<hch::ZcullBind>();
+  if (!InTsg(c.session)) return c.Answer(EINVAL);
   if (a.mode == 2 && a.gpu_va == 0) return c.Answer(EINVAL);
   if (a.mode > 3) return c.Answer(0);
   ForwardSame(c, kGpu, gch::kZcullBind);
+}
+
+// FORCE_RESET (L4T-TSG-11): every channel of the TSG is timed out for good; without a TSG,
+// nothing. (The sim's channels are left as they are: the fake refuses their work.)
+void ForceReset(L4tCall& c) {
+  std::shared_ptr<Tsg> tsg;
+  {
+    absl::MutexLock l(&c.session.mu);
+    tsg = c.session.tsg;
+  }
+  if (tsg != nullptr) {
+    for (const std::shared_ptr<Session>& ch : tsg->Channels()) {
+      absl::MutexLock l(&ch->mu);
+      ch->dead = true;
+    }
+  }
+  c.Answer(0);
 }
 
 }  // namespace
@@ -215,7 +247,7 @@ void ServeChannel(L4tCall& c) {
     case hch::kEnable: return ForwardSame(c, kGpu, gch::kEnable);
     case hch::kDisable: return ForwardSame(c, kGpu, gch::kDisable);
     case hch::kPreempt: return ForwardSame(c, kGpu, gch::kPreempt);
-    case hch::kForceReset: return ForwardSame(c, kGpu, gch::kForceReset);
+    case hch::kForceReset: return ForceReset(c);
     // EVENT_ID_CTRL and SET_TIMESLICE: r32.7.4's channel does not dispatch them (ENOTTY);
     // OPEN returns a new fd, which a FUSE server cannot place in its caller.
     default: return NotServed(c);

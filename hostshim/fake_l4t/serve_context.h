@@ -23,9 +23,24 @@
 
 namespace nvsentry::hostshim::fake_l4t {
 
-// One open of a node: the sim's device session behind it, and for /dev/nvmap the handles this
-// open holds (the sim keeps every handle in the fake's one process client; L4T clients are per
-// open, so the fake counts each open's own and frees them when it closes). Beside it, what
+struct Session;
+
+// A TSG (L4T-TSG-n): the channels bound to it and its scheduling. An open of
+// /dev/nvhost-tsg-gpu holds one; each bound channel holds it too (r32.7.4's channel keeps a
+// reference on its TSG), so it outlives its fd while a channel uses it.
+struct Tsg {
+  absl::Mutex mu;
+  std::vector<std::weak_ptr<Session>> channels ABSL_GUARDED_BY(mu);
+  uint32_t timeslice_us ABSL_GUARDED_BY(mu) = 0;  // 0: never set
+  uint32_t interleave ABSL_GUARDED_BY(mu) = 0;
+
+  // The live channels bound to it.
+  std::vector<std::shared_ptr<Session>> Channels();
+};
+
+// One open of a node: the sim's device session behind it (none for a TSG), and for /dev/nvmap the
+// handles this open holds (the sim keeps every handle in the fake's one process client; L4T clients
+// are per open, so the fake counts each open's own and frees them when it closes). Beside it, what
 // r32.7.4 keeps that the sim does not say in the L4T form (docs/host-abi.md, Rules).
 struct Session {
   abi::l4t::L4tNode node;
@@ -37,6 +52,12 @@ struct Session {
   bool as_bound ABSL_GUARDED_BY(mu) = false;
   uint32_t ring_entries ABSL_GUARDED_BY(mu) = 0;
   bool obj_ctx ABSL_GUARDED_BY(mu) = false;
+  // nvhost-gpu: its TSG (null: none; L4T-TSG-1), and marked timed out for good (FORCE_RESET of
+  // its TSG, UNBIND_CHANNEL: L4T-TSG-11, -12).
+  std::shared_ptr<Tsg> tsg ABSL_GUARDED_BY(mu);
+  bool dead ABSL_GUARDED_BY(mu) = false;
+  // nvhost-tsg-gpu: the TSG the open made.
+  std::shared_ptr<Tsg> group;
   // nvhost-as-gpu: mappings with their references, and reservations.
   AsRecords as ABSL_GUARDED_BY(mu);
 };
@@ -109,6 +130,7 @@ void ServeCtrlGpu(L4tCall& c);
 void ServeAs(L4tCall& c);
 void ServeChannel(L4tCall& c);
 void ServeNvmap(L4tCall& c);
+void ServeTsg(L4tCall& c);
 // Drops every handle an nvmap open holds (its last close).
 void ReleaseNvmapHandles(FakeState& state, Session& session);
 

@@ -14,11 +14,12 @@ int UnservedCodeErrno(l4t::L4tNode node, uint32_t code) {
   };
   Limits lim;
   switch (node) {
-    // nvgpu.h: NVGPU_GPU_IOCTL_LAST, NVGPU_AS_IOCTL_LAST, NVGPU_IOCTL_CHANNEL_LAST and the
-    // matching *_MAX_ARG_SIZE.
+    // nvgpu.h: NVGPU_GPU_IOCTL_LAST, NVGPU_AS_IOCTL_LAST, NVGPU_IOCTL_CHANNEL_LAST,
+    // NVGPU_TSG_IOCTL_LAST and the matching *_MAX_ARG_SIZE.
     case l4t::L4tNode::kNvhostCtrlGpu: lim = {'G', 40, 264}; break;
     case l4t::L4tNode::kNvhostAsGpu: lim = {'A', 12, 40}; break;
     case l4t::L4tNode::kNvhostGpu: lim = {'H', 128, 80}; break;
+    case l4t::L4tNode::kTsg: lim = {'T', 12, 24}; break;
     default: return ENOTTY;
   }
   const uint32_t type = (code >> 8) & 0xFF, nr = code & 0xFF, size = (code >> 16) & 0x3FFF;

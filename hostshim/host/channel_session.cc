@@ -44,9 +44,10 @@ uint64_t RealtimeNs() {  // the notifier's clock, as Linux's
 }  // namespace
 
 ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd,
-                               std::unique_ptr<BudgetHold> charge)
+                               std::unique_ptr<BudgetHold> charge, UniqueFd tsg_fd)
     : HostSession(ctx, device, abi::l4t::L4tNode::kNvhostGpu, std::move(host_fd)),
       charge_(std::move(charge)),
+      tsg_(std::move(tsg_fd)),
       // A stream increments only its own channel's syncpoint: a job held back (on a semaphore,
       // say) could otherwise still move another channel's after that channel closed and the host
       // gave it away; nvgpu ends a channel's jobs with the channel.
@@ -91,7 +92,7 @@ NvError ChannelSession::BindAddressSpace(std::shared_ptr<HostAddressSpace> space
 Result ChannelSession::Ioctl(Call& call) {
   switch (call.desc.code) {
     case ch::kSetNvmapFd: return SetNvmapFd(call);
-    case ch::kSetTimeout: return Same(call, l4t::kSetTimeout);
+    case ch::kSetTimeout: return SetTimeout(call);
     case ch::kAllocGpfifo:
     case ch::kAllocGpfifoEx:
     case ch::kAllocGpfifoEx2: return AllocGpfifo(call);
@@ -109,21 +110,11 @@ Result ChannelSession::Ioctl(Call& call) {
     case ch::kEnable: return Result::Done(Host(call, l4t::kEnable, {}).nv());
     case ch::kDisable: return Result::Done(Host(call, l4t::kDisable, {}).nv());
     case ch::kPreempt: return Result::Done(Host(call, l4t::kPreempt, {}).nv());
-    case ch::kForceReset: {
-      // The sentry's stop ends with it, and the check forgets the channel's state before the
-      // next submission, as the simulated channel's reset does (not here: a submit may be
-      // blocked in the host, which this reset is to end).
-      {
-        absl::MutexLock l(&mu_);
-        stopped_.reset();
-        reset_check_ = true;
-      }
-      return Result::Done(Host(call, l4t::kForceReset, {}).nv());
-    }
+    case ch::kForceReset: return ForceReset(call);
     case ch::kGetErrorInfo:
     case ch::kGetErrorNotification: return ErrorQuery(call);
     case ch::kSetPriority:
-    case ch::kSetTimeslice:
+    case ch::kSetTimeslice: return Schedule(call);
     case ch::kEventIdControl:
     case ch::kSetUserData:
     case ch::kGetUserData:
@@ -174,7 +165,18 @@ Result ChannelSession::SetNvmapFd(Call& call) {
       return Result::Done(NvError::kBadParameter);
   }
   l4t::U32Arg h{static_cast<uint32_t>(ctx_.nvmap_fd())};
-  return Result::Done(HostOf(call, l4t::kSetNvmapFd, h).nv());
+  if (HostCallResult r = HostOf(call, l4t::kSetNvmapFd, h); r.err != 0) return Result::Done(r.nv());
+  absl::MutexLock l(&mu_);
+  nvmap_fd_set_ = true;
+  return Result::Done(NvError::kSuccess);
+}
+
+Result ChannelSession::SetTimeout(Call& call) {
+  l4t::U32Arg h{ArgAs<ch::U32Arg>(call.arg).value};
+  if (HostCallResult r = HostOf(call, l4t::kSetTimeout, h); r.err != 0) return Result::Done(r.nv());
+  absl::MutexLock l(&mu_);
+  timeout_ = h.value;
+  return Result::Done(NvError::kSuccess);
 }
 
 Result ChannelSession::AllocGpfifo(Call& call) {
@@ -187,6 +189,10 @@ Result ChannelSession::AllocGpfifo(Call& call) {
   // entries, which its hardware setup then takes for the power of two below (L4T-CH-6).
   if (HostCallResult r = HostOf(call, l4t::kAllocGpfifoEx, h); r.err != 0)
     return Result::Done(r.nv());
+  {
+    absl::MutexLock l(&mu_);
+    ring_entries_ = h.num_entries;
+  }
   if (ex) {
     // r32.7.4 answers no fence and no call names a gm20b channel's syncpoint before its first
     // submission: {0, 0}, a fence already reached (the correspondence row).
@@ -403,18 +409,6 @@ Result ChannelSession::ErrorQuery(Call& call) {
 Result ChannelSession::Sentry(Call& call) {
   absl::MutexLock l(&mu_);
   switch (call.desc.code) {
-    case ch::kSetPriority: {
-      const uint32_t p = ArgAs<ch::U32Arg>(call.arg).value;
-      if (p != 0x32 && p != 0x64 && p != 0x96) return Result::Done(NvError::kBadParameter);
-      priority_ = p;
-      return Result::Done(NvError::kSuccess);
-    }
-    case ch::kSetTimeslice: {
-      const uint32_t us = ArgAs<ch::U32Arg>(call.arg).value;
-      if (us < 1000 || us > 50000) return Result::Done(NvError::kBadParameter);
-      timeslice_us_ = us;
-      return Result::Done(NvError::kSuccess);
-    }
     case ch::kEventIdControl: {
       const auto a = ArgAs<ch::EventIdControl>(call.arg);
       if (a.id < sim::kEventSmBreakpoint || a.id > sim::kEventErrorNotifier || a.cmd > 2)

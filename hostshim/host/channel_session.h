@@ -1,10 +1,14 @@
 // The guest's channel sessions forwarded to the host (docs/host-passthrough.md). The host channel
-// is the sentry's open of the host's /dev/nvhost-gpu (r32.7 makes a channel at the open), charged
-// to the channels budget from the open to the session's end. Calls go to it in the L4T layouts
-// (channel_xlate.h); what r32.7.4 serves only on a TSG fd (which OPEN_TSG hands out, and a
-// FUSE-served host cannot) or not at all stays in the sentry, answered as the simulated channel
-// answers: the priority, the timeslice, the events, the user data, the error queries (from the
-// host's GET_TIMEDOUT and the notifier record the host wrote).
+// is the sentry's open of the host's /dev/nvhost-gpu (r32.7 makes a channel at the open), bound
+// at once to a TSG of its own (host_tsg.h), both charged to the channels budget from the open to
+// the session's end. Calls go to the channel in the L4T layouts (channel_xlate.h); the priority
+// and the timeslice go to its TSG, where r32.7.4 serves them; what r32.7.4 does not serve stays
+// in the sentry, answered as the simulated channel answers: the events, the user data, the error
+// queries (from the host's GET_TIMEDOUT and the notifier record the host wrote).
+//
+// FORCE_RESET: r32.7.4's ends the host channel and its TSG for good (L4T-TSG-11), where the
+// simulated channel restarts; so the host's is reset, then replaced by a new channel in a new TSG
+// under the same fd numbers, set up as the old one was (channel_renew.cc).
 //
 // Submissions: guest memory goes to the host first (HostContext::PushGuestMemory, whose error is
 // the submission's answer); then the pushbuffers, as the host will read them, are held to the
@@ -34,7 +38,7 @@ class ChannelSession : public HostSession {
  public:
   // `charge` holds the session's channels charge (HostDriver::Open takes it before the host open).
   ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, UniqueFd host_fd,
-                 std::unique_ptr<BudgetHold> charge);
+                 std::unique_ptr<BudgetHold> charge, UniqueFd tsg_fd);
   ~ChannelSession() override;
   Result Ioctl(Call& call) override;
   abi::NvError QueryEvent(uint32_t id, int* eventfd) override;
@@ -47,13 +51,21 @@ class ChannelSession : public HostSession {
 
  private:
   Result SetNvmapFd(Call& call);
+  Result SetTimeout(Call& call);
   Result AllocGpfifo(Call& call);
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
   Result SetErrorNotifier(Call& call);
   Result Wait(Call& call);
   Result ErrorQuery(Call& call);
-  Result Sentry(Call& call);  // the calls the sentry answers itself
+  Result Sentry(Call& call);    // the calls the sentry answers itself
+  Result Schedule(Call& call);  // SET_PRIORITY, SET_TIMESLICE: the TSG's
+  // FORCE_RESET, and the new host channel that follows it (channel_renew.cc).
+  Result ForceReset(Call& call);
+  abi::NvError Renew(const Call& call);
+  abi::NvError ReplaySetup(const Call& call);
+  abi::NvError ReplaySchedule(const Call& call);
+  HostCallResult Tsg(const Call& call, uint32_t code, std::span<uint8_t> arg);
   // The host's GET_TIMEDOUT and the notifier record, for the error queries.
   abi::NvError HostError(const Call& call, HostChannelError* e);
   void LearnSyncpoint(uint32_t id);
@@ -61,6 +73,7 @@ class ChannelSession : public HostSession {
   void Stop(sim::ChannelError e);
 
   const std::unique_ptr<BudgetHold> charge_;
+  const UniqueFd tsg_;  // its number stays; Renew puts a new TSG under it
   // Held across a submission's check and its host call, so that the check's state (bound
   // classes, macros) follows the submissions in the host's order. Before mu_.
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
@@ -76,8 +89,12 @@ class ChannelSession : public HostSession {
   // its host memory) alive after its pinned_bytes went back to the guest's budget.
   std::weak_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
-  uint32_t priority_ ABSL_GUARDED_BY(mu_) = 0x64;
-  uint32_t timeslice_us_ ABSL_GUARDED_BY(mu_) = 0;
+  // What the host channel was told, for a new one after FORCE_RESET.
+  bool nvmap_fd_set_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<uint32_t> timeout_ ABSL_GUARDED_BY(mu_);
+  uint32_t ring_entries_ ABSL_GUARDED_BY(mu_) = 0;  // the host's ALLOC_GPFIFO_EX's; 0: none
+  std::optional<uint32_t> priority_ ABSL_GUARDED_BY(mu_);
+  std::optional<uint32_t> timeslice_us_ ABSL_GUARDED_BY(mu_);
   uint64_t user_data_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/host_session.h"
+#include "hostshim/host/host_tsg.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/memory/nvmap_device.h"
 
@@ -40,12 +41,22 @@ std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
   }
   HostContext* ctx = Context(refused);
   if (ctx == nullptr) return nullptr;
-  // A channel is charged before the host makes one, as the simulated GPU charges it at the open.
+  // A channel is charged before the host makes one, as the simulated GPU charges it at the open;
+  // the charge covers its TSG too.
   auto charge = std::make_unique<BudgetHold>();
   if (device.id == abi::DeviceId::kNvhostGpu &&
       !charge->Take(options_.budget, BudgetKind::kChannels)) {
     refused = abi::NvError::kInsufficientMemory;
     return nullptr;
+  }
+  if (device.id == abi::DeviceId::kNvhostGpu) {
+    // In a TSG of its own at once: r32.7.4's channel refuses everything until it is in one, and
+    // the error queries read its GET_TIMEDOUT (L4T-TSG-1..4).
+    HostChannelFds fds;
+    refused = OpenHostChannel(options_.dev_dir, options_.note, 0, &fds);
+    if (refused != abi::NvError::kSuccess) return nullptr;
+    return MakeHostSession(*ctx, device, std::move(fds.channel), std::move(charge),
+                           std::move(fds.tsg));
   }
   const std::string path = absl::StrCat(options_.dev_dir, std::string(device.path).substr(4));
   UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));

@@ -46,7 +46,8 @@ std::optional<L4tNode> HostNodeOf(abi::DeviceId id) {
 }
 
 std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::DeviceDesc& device,
-                                             UniqueFd host_fd, std::unique_ptr<BudgetHold> charge) {
+                                             UniqueFd host_fd, std::unique_ptr<BudgetHold> charge,
+                                             UniqueFd tsg_fd) {
   switch (device.id) {
     case abi::DeviceId::kNvhostCtrl:
       return std::make_unique<CtrlSession>(ctx, device, std::move(host_fd));
@@ -55,7 +56,8 @@ std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::Device
     case abi::DeviceId::kNvhostAsGpu:
       return std::make_unique<AsSession>(ctx, device, std::move(host_fd));
     case abi::DeviceId::kNvhostGpu:
-      return std::make_unique<ChannelSession>(ctx, device, std::move(host_fd), std::move(charge));
+      return std::make_unique<ChannelSession>(ctx, device, std::move(host_fd), std::move(charge),
+                                              std::move(tsg_fd));
     default: return nullptr;
   }
 }

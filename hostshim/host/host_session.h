@@ -61,9 +61,10 @@ class HostSession : public DeviceBackend {
 // guest's own table: not a host session).
 std::optional<abi::l4t::L4tNode> HostNodeOf(abi::DeviceId id);
 // A session of `device` on `host_fd`; `charge` is what the open took from the budget (a channel's
-// channels charge), held as long as the session.
+// channels charge), held as long as the session; `tsg_fd` is a channel's TSG (host_tsg.h).
 std::unique_ptr<HostSession> MakeHostSession(HostContext& ctx, const abi::DeviceDesc& device,
                                              UniqueFd host_fd,
-                                             std::unique_ptr<BudgetHold> charge = nullptr);
+                                             std::unique_ptr<BudgetHold> charge = nullptr,
+                                             UniqueFd tsg_fd = {});
 
 }  // namespace nvsentry::hostshim::host

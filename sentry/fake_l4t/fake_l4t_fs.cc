@@ -36,9 +36,9 @@ namespace {
 
 using abi::l4t::L4tNode;
 
-// The five nodes, inode 2 + index.
+// The six nodes, inode 2 + index.
 constexpr L4tNode kNodes[] = {L4tNode::kNvhostCtrl, L4tNode::kNvhostCtrlGpu, L4tNode::kNvhostAsGpu,
-                              L4tNode::kNvhostGpu, L4tNode::kNvmap};
+                              L4tNode::kNvhostGpu,  L4tNode::kNvmap,         L4tNode::kTsg};
 
 std::string_view NameOf(L4tNode n) { return abi::l4t::Node(n).path.substr(5); }  // after /dev/
 

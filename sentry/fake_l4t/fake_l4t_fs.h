@@ -1,4 +1,4 @@
-// `nvsentry fake-l4t DIR`'s filesystem: the five Linux for Tegra nodes of a fake Jetson
+// `nvsentry fake-l4t DIR`'s filesystem: the six Linux for Tegra nodes of a fake Jetson
 // (hostshim/fake_l4t/fake_jetson.h) as regular files of a FUSE filesystem attached at DIR, so
 // that a host backend can be proved over real ioctl(2) calls on real fds.
 //

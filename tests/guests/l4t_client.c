@@ -1,11 +1,13 @@
 /*
- * A Linux for Tegra r32.7 client of the five nodes in DIR (argv[1]), speaking the L4T ABI
+ * A Linux for Tegra r32.7 client of the six nodes in DIR (argv[1]), speaking the L4T ABI
  * directly (codes and layouts of nvgpu.h, nvmap.h and nvhost_ioctl.h, typed in here): the
  * fake Jetson's integration test (tests/integration/fake_l4t_test.cc) runs it against
  * `nvsentry fake-l4t DIR`. Each step prints one line; any failure exits 1 naming it.
  *
  * nvmap CREATE/ALLOC/WRITE/READ (strided) round trip; GET_CHARACTERISTICS by pointer; an
- * address space (the node's open) with MAP_BUFFER_EX; a channel bound to it, SET_NVMAP_FD,
+ * address space (the node's open) with MAP_BUFFER_EX; a channel refused everything until it is
+ * in a TSG (ALLOC_GPFIFO_EX EINVAL, SUBMIT_GPFIFO ETIMEDOUT, GET_TIMEDOUT 1), then bound to a TSG
+ * of its own (an open of nvhost-tsg-gpu) and to the address space, SET_NVMAP_FD,
  * ALLOC_GPFIFO_EX, ALLOC_OBJ_CTX, a pushbuffer that releases a 3D report semaphore submitted with
  * FENCE_GET, SYNCPT_WAITEX on the fence, the semaphore read back; a wait that times out (EAGAIN);
  * bad pointers (EFAULT), a bad fd (EINVAL), an unknown code (ENOTTY).
@@ -64,6 +66,8 @@ struct nvhost_ctrl_syncpt_waitex_args {
 #define NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO 0xC018486Bu
 #define NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX 0xC010486Cu
 #define NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX 0x4020487Bu
+#define NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT 0x8004480Cu
+#define NVGPU_TSG_IOCTL_BIND_CHANNEL 0x40045401u
 #define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
 struct nvgpu_gpu_get_characteristics {
@@ -241,12 +245,31 @@ int main(int argc, char** argv) {
   printf("as: semaphore at 0x%llx, pushbuffer at 0x%llx\n", (unsigned long long)sema.gpu,
          (unsigned long long)push.gpu);
 
-  /* 4. A channel in it. */
+  /* 4. A channel in it. r32.7.4's gm20b channel does nothing until it is in a TSG. */
   int ch = open_node("nvhost-gpu");
+  uint32_t timedout = 0;
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, &timedout) != 0) fail("GET_TIMEDOUT");
+  expect(timedout == 1, "GET_TIMEDOUT of a channel in no TSG");
   struct nvgpu_as_bind_channel_args bind_bad = {(uint32_t)nvmap};
   expect_errno(as, NVGPU_AS_IOCTL_BIND_CHANNEL, &bind_bad, EINVAL, "BIND_CHANNEL of an nvmap fd");
   struct nvgpu_as_bind_channel_args bind = {(uint32_t)ch};
   if (ioctl(as, NVGPU_AS_IOCTL_BIND_CHANNEL, &bind) != 0) fail("BIND_CHANNEL");
+  struct nvgpu_alloc_gpfifo_ex_args no_tsg;
+  memset(&no_tsg, 0, sizeof no_tsg);
+  no_tsg.num_entries = 128;
+  expect_errno(ch, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX, &no_tsg, EINVAL,
+               "ALLOC_GPFIFO_EX of a channel in no TSG");
+  struct nvgpu_submit_gpfifo_args submit_no_tsg = {0, 0, 0, {0, 0}};
+  expect_errno(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &submit_no_tsg, ETIMEDOUT,
+               "SUBMIT_GPFIFO of a channel in no TSG");
+  int tsg = open_node("nvhost-tsg-gpu");
+  int bad_fd = nvmap;
+  expect_errno(tsg, NVGPU_TSG_IOCTL_BIND_CHANNEL, &bad_fd, EINVAL,
+               "TSG BIND_CHANNEL of an nvmap fd");
+  int channel_fd = ch;
+  if (ioctl(tsg, NVGPU_TSG_IOCTL_BIND_CHANNEL, &channel_fd) != 0) fail("TSG BIND_CHANNEL");
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, &timedout) != 0) fail("GET_TIMEDOUT");
+  expect(timedout == 0, "GET_TIMEDOUT of a channel in a TSG");
   struct nvgpu_set_nvmap_fd_args snf = {(uint32_t)nvmap};
   if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SET_NVMAP_FD, &snf) != 0) fail("SET_NVMAP_FD");
   struct nvgpu_alloc_gpfifo_ex_args gp;
@@ -255,7 +278,7 @@ int main(int argc, char** argv) {
   if (ioctl(ch, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX, &gp) != 0) fail("ALLOC_GPFIFO_EX");
   struct nvgpu_alloc_obj_ctx_args obj = {CLASS_3D, 0, 0};
   if (ioctl(ch, NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, &obj) != 0) fail("ALLOC_OBJ_CTX");
-  printf("channel: bound, 128 entries, 3D object\n");
+  printf("channel: in a TSG, bound, 128 entries, 3D object\n");
 
   /* 5. A pushbuffer that releases the 3D report semaphore, written through nvmap WRITE. */
   const uint32_t sequence = 0x5EED0001u;
@@ -302,6 +325,7 @@ int main(int argc, char** argv) {
 
   /* 8. Everything closes; the fake frees what these opens made. */
   close(ch);
+  close(tsg);
   close(as);
   close(ctrl_gpu);
   close(ctrl);

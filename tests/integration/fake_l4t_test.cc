@@ -25,7 +25,8 @@ namespace {
 
 // The status line once nothing is open and nothing is held.
 constexpr char kNothingHeld[] =
-    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 nvmap=0; "
+    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 "
+    "nvhost-tsg-gpu=0 nvmap=0; "
     "memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects; budgets in use: open_fds 0/1024 "
     "nvmap_objects 0/65536 channels 0/64 address_spaces 0/16 pinned_bytes 0/";
 
@@ -35,6 +36,13 @@ TEST_F(FakeL4t, AnL4tClientRunsAndItsObjectsAreFreedWhenItsFilesClose) {
   RunResult r = RunProgram({{L4T_CLIENT_BIN, dir_}, {}, 60000});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("semaphore 0x5EED0001"), std::string::npos) << r.out;
+  // A channel in no TSG is refused as r32.7.4 refuses it (docs/host-abi.md L4T-TSG-2, -4).
+  EXPECT_NE(r.out.find("ALLOC_GPFIFO_EX of a channel in no TSG: Invalid argument as expected"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("SUBMIT_GPFIFO of a channel in no TSG: Connection timed out as expected"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("l4t_client: ok"), std::string::npos) << r.out;
   EXPECT_TRUE(StatusShows(kNothingHeld)) << fake_->Finish(1000).out;
 }
@@ -43,16 +51,21 @@ TEST_F(FakeL4t, AnL4tClientRunsAndItsObjectsAreFreedWhenItsFilesClose) {
 TEST_F(FakeL4t, ClosingAnOpenFreesWhatItMade) {
   const int nvmap = open(Node("nvmap").c_str(), O_RDWR | O_CLOEXEC);
   const int ch = open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC);
+  const int tsg = open(Node("nvhost-tsg-gpu").c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(nvmap, 0);
   ASSERT_GE(ch, 0);
+  ASSERT_GE(tsg, 0);
+  int channel_fd = ch;
+  ASSERT_EQ(ioctl(tsg, 0x40045401u /* TSG BIND_CHANNEL */, &channel_fd), 0) << strerror(errno);
   uint32_t create[2] = {1 << 20, 0};  // nvmap_create_handle {size, handle}
   ASSERT_EQ(ioctl(nvmap, 0xC0084E00u, create), 0) << strerror(errno);
   uint32_t alloc[4] = {create[1], 1, 0, 4096};  // nvmap_alloc_handle
   ASSERT_EQ(ioctl(nvmap, 0x40104E03u, alloc), 0) << strerror(errno);
   EXPECT_TRUE(
-      StatusShows("nvhost-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; parked 0; gpu: 1 "
-                  "nvmap objects"));
+      StatusShows("nvhost-gpu=1 nvhost-tsg-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; "
+                  "parked 0; gpu: 1 nvmap objects"));
   EXPECT_TRUE(StatusShows("channels 1/64"));
+  close(tsg);  // the channel still holds its TSG, as r32.7.4's does
   close(ch);
   close(nvmap);
   EXPECT_TRUE(StatusShows(kNothingHeld)) << fake_->Finish(1000).out;

@@ -41,7 +41,7 @@ class HostBackend : public FakeJetsonTest {
   void ExpectFakeHoldsNothing() {
     EXPECT_TRUE(
         StatusShows("sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 "
-                    "nvhost-gpu=0 nvmap=0; memory 0 regions 0 bytes; parked 0"))
+                    "nvhost-gpu=0 nvhost-tsg-gpu=0 nvmap=0; memory 0 regions 0 bytes; parked 0"))
         << fake_->Finish(1000).out;
   }
 };
@@ -69,7 +69,8 @@ TEST_F(HostBackend, TraceShowsBothSides) {
   ExpectDemoPassed(r);
   for (const char* host : {"host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO",
                            "host ioctl(/dev/nvhost-as-gpu, NVGPU_AS_IOCTL_MAP_BUFFER_EX",
-                           "host ioctl(/dev/nvhost-ctrl, NVHOST_IOCTL_CTRL_SYNCPT_READ"})
+                           "host ioctl(/dev/nvhost-ctrl, NVHOST_IOCTL_CTRL_SYNCPT_READ",
+                           "host ioctl(/dev/nvhost-tsg-gpu, NVGPU_TSG_IOCTL_BIND_CHANNEL"})
     EXPECT_NE(r.err.find(host), std::string::npos) << host << "\n" << r.err;
   // The host's submit is printed, indented, just before the guest's line (written when the
   // guest's call ends), with the fence the host answered.
@@ -95,6 +96,37 @@ TEST_F(HostBackend, APlainAllocGpfifoIsTheHostsAllocGpfifoEx) {
   EXPECT_EQ(r.err.find("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO, "),
             std::string::npos)
       << r.err;
+}
+
+// r32.7.4 refuses a channel's setup until the channel is in a TSG (docs/host-abi.md L4T-TSG-2, -3):
+// each guest channel's host channel is bound to a TSG of its own before its first setup call.
+// FORCE_RESET ends the host channel and its TSG for good (L4T-TSG-11): a new pair replaces them,
+// set up again, so the guest's channel goes on as a simulated one does.
+TEST_F(HostBackend, EachChannelIsInATsgOfItsOwnAndAResetReplacesBoth) {
+  RunResult r = RunSandboxed(Host({"--trace"}), {GPU_GUEST_BIN, "bad-subchannel"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto kv = ParseKeyValues(r.out);
+  EXPECT_EQ(kv["reset"], "0");
+  EXPECT_EQ(kv["submit_after_reset"], "0") << r.out;
+  EXPECT_EQ(kv["wait_after_reset"], "0") << r.out;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = r.err.find(what); at != std::string::npos; at = r.err.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string bind = "host ioctl(/dev/nvhost-tsg-gpu, NVGPU_TSG_IOCTL_BIND_CHANNEL, ";
+  const size_t first_bind = r.err.find(bind);
+  const size_t first_setup =
+      r.err.find("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX");
+  ASSERT_NE(first_bind, std::string::npos) << r.err;
+  EXPECT_LT(first_bind, first_setup);
+  // Two channels, and one more after the reset: three TSGs, three rings.
+  EXPECT_EQ(count(bind), 3u) << r.err;
+  EXPECT_EQ(count("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX, "), 3u);
+  const size_t reset = r.err.find("host ioctl(/dev/nvhost-gpu, NVGPU_IOCTL_CHANNEL_FORCE_RESET");
+  ASSERT_NE(reset, std::string::npos);
+  EXPECT_NE(r.err.find(bind, reset), std::string::npos);
+  ExpectFakeHoldsNothing();
 }
 
 // The GPU suite's guests answer on the host backend what they answer on the simulated GPU, key by

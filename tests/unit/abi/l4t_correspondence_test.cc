@@ -106,12 +106,17 @@ TEST(L4tCorrespondence, KnownRows) {
   EXPECT_EQ(host1x->host()[0].code, 0xC080481Au);
   EXPECT_EQ(host1x->host()[0].node, L4tNode::kHost1xChannel);
 
-  // r32.7.4 serves the timeslice on a TSG fd (0x40085409), which OPEN_TSG hands out as a new fd:
-  // the sentry keeps it.
+  // r32.7.4 serves the timeslice and the nearest to a priority on the channel's TSG (0x40085409,
+  // 0x40085408).
   const Correspondence* timeslice = FindCorrespondence(DeviceId::kNvhostGpu, 0xC004481D);
   ASSERT_NE(timeslice, nullptr);
-  EXPECT_EQ(timeslice->plan, HostPlan::kSentry);
-  EXPECT_TRUE(timeslice->host().empty());
+  EXPECT_EQ(timeslice->plan, HostPlan::kForward);
+  EXPECT_EQ(timeslice->host()[0].node, L4tNode::kTsg);
+  EXPECT_EQ(timeslice->host()[0].code, 0x40085409u);
+  const Correspondence* priority = FindCorrespondence(DeviceId::kNvhostGpu, 0x4004480D);
+  ASSERT_NE(priority, nullptr);
+  EXPECT_EQ(priority->host()[0].node, L4tNode::kTsg);
+  EXPECT_EQ(priority->host()[0].code, 0x40085408u);
 
   // GPU-wide on the host: never forwarded (ZBC_SET_TABLE, SET_MMU_DEBUG_MODE, WAIT_FOR_PAUSE).
   for (uint32_t code : {0x402C4703u, 0x4008470Eu, 0xC0304710u, 0xC0084710u}) {

@@ -28,7 +28,7 @@ TEST_F(FakeJetsonTest, UnknownCodesAndShortArguments) {
   fake_.Ioctl(ctrl, L4tRequest{hc::kSyncptRead, {reinterpret_cast<uint8_t*>(x), 4}, 0, 8, caller_},
               r);
   EXPECT_EQ(r->Err(), EINVAL);
-  EXPECT_EQ(fake_.Open(L4tNode::kTsg), -ENODEV);
+  EXPECT_EQ(fake_.Open(L4tNode::kHost1xChannel), -ENODEV);
 }
 
 TEST_F(FakeJetsonTest, NvmapHandlesBelongToTheirOpenAndGoWithIt) {

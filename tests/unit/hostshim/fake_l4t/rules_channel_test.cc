@@ -1,5 +1,5 @@
 // The fake Jetson answers as r32.7.4 does: the nvhost-gpu channel rules of docs/host-abi.md, one
-// test per rule id. (The fake has no TSGs: its channels behave as if bound to one.)
+// test per rule id. A working channel is bound to an address space and a TSG (rules_tsg_test.cc).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -13,57 +13,6 @@ namespace nvsentry::hostshim::fake_l4t {
 namespace {
 
 namespace hch = abi::l4t::nvgpu_channel;
-
-class FakeL4tChannelRules : public FakeL4tRules {
- protected:
-  void SetUp() override {
-    nvmap_ = Open(L4tNode::kNvmap);
-    as_ = Open(L4tNode::kNvhostAsGpu);
-    // A pushbuffer that binds the 3D class on subchannel 0: something a channel runs cleanly.
-    const uint32_t words[] = {(1u << 29) | (1u << 16), 0xB197};
-    const uint32_t push = NewObject(nvmap_, 4096);
-    abi::l4t::nvmap::RwHandle w{reinterpret_cast<uint64_t>(words), push, 0, 8, 8, 8, 1};
-    EXPECT_EQ(Call(nvmap_, abi::l4t::nvmap::kWrite, &w), 0);
-    abi::l4t::nvgpu_as::MapBufferEx m{};
-    m.flags = abi::l4t::nvgpu_as::kMapDirectKindCtrl;
-    m.compr_kind = -1;
-    m.dmabuf_fd = push;
-    EXPECT_EQ(Call(as_, abi::l4t::nvgpu_as::kMapBufferEx, &m), 0);
-    entry_ = {static_cast<uint32_t>(m.offset),
-              static_cast<uint32_t>(m.offset >> 32) | (2u << 10)};  // two words
-  }
-  void TearDown() override {
-    for (uint64_t ch : channels_) fake_.Release(ch);
-    fake_.Release(as_);
-    fake_.Release(nvmap_);
-  }
-  // A channel, bound to the address space with a 3D object when `bound`, with a ring of `ring`.
-  uint64_t Channel(bool bound, uint32_t ring = 0) {
-    const int32_t fd = 40 + static_cast<int32_t>(channels_.size());
-    const uint64_t ch = bound ? BoundChannel(as_, fd) : Open(L4tNode::kNvhostGpu);
-    channels_.push_back(ch);
-    if (ring != 0) {
-      hch::AllocGpfifoEx g{};
-      g.num_entries = ring;
-      EXPECT_EQ(Call(ch, hch::kAllocGpfifoEx, &g), 0);
-    }
-    if (bound) {
-      hch::AllocObjCtx o{0xB197, 0, 0};
-      EXPECT_EQ(Call(ch, hch::kAllocObjCtx, &o), 0);
-    }
-    return ch;
-  }
-  // A submission of `n` entries of that pushbuffer.
-  int Submit(uint64_t ch, uint32_t n, uint32_t flags = 0) {
-    entries_.assign(n, entry_);
-    hch::SubmitGpfifo s{reinterpret_cast<uint64_t>(entries_.data()), n, flags, {}};
-    return Call(ch, hch::kSubmitGpfifo, &s);
-  }
-  uint64_t nvmap_ = 0, as_ = 0;
-  hch::GpfifoEntry entry_{};
-  std::vector<uint64_t> channels_;
-  std::vector<hch::GpfifoEntry> entries_;
-};
 
 TEST_F(FakeL4tChannelRules, L4T_CH_4_GetTimedoutIsZeroOnAWorkingChannel) {
   const uint64_t ch = Channel(true, 32);
@@ -110,8 +59,8 @@ TEST_F(FakeL4tChannelRules, L4T_CH_8_AllocObjCtxClassesAndRepeats) {
 }
 
 TEST_F(FakeL4tChannelRules, L4T_CH_9_SubmitChecksInOrder) {
-  const uint64_t unbound = Channel(false);
-  EXPECT_EQ(Submit(unbound, 1), ENOMEM);  // no gpfifo
+  EXPECT_EQ(Submit(Channel(false), 1), ETIMEDOUT);  // in no TSG: marked timed out
+  EXPECT_EQ(Submit(Channel(true), 1), ENOMEM);      // no gpfifo
   const uint64_t ch = Channel(true, 32);
   EXPECT_EQ(Submit(ch, 29), 0);  // entries - 3
   EXPECT_EQ(Submit(ch, 30), ENOMEM);
