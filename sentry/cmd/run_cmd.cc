@@ -58,7 +58,12 @@ int RunRunCommand(const Command& cmd) {
   }
   InstallCrashHandler(*crash_fd);
   // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
-  ExitSentry(RunGuest(cmd.run));
+  absl::StatusOr<int> status = RunGuest(cmd.run);
+  if (!status.ok()) {  // the guest never started; InvalidArgument: the command line is wrong
+    fprintf(stderr, "nvsentry: %s\n", std::string(status.status().message()).c_str());
+    ExitSentry(absl::IsInvalidArgument(status.status()) ? 2 : 125);
+  }
+  ExitSentry(*status);
 }
 
 }  // namespace nvsentry::sentry
