@@ -59,9 +59,13 @@ int RunRunCommand(const Command& cmd) {
   InstallCrashHandler(*crash_fd);
   // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
   absl::StatusOr<int> status = RunGuest(cmd.run);
-  if (!status.ok()) {  // the guest never started; InvalidArgument: the command line is wrong
+  if (absl::IsInvalidArgument(status.status())) {  // the command line is wrong: as above
+    fputs(UsageError(CommandId::kRun, status.status().message()).c_str(), stderr);
+    ExitSentry(2);
+  }
+  if (!status.ok()) {  // the guest never started
     fprintf(stderr, "nvsentry: %s\n", std::string(status.status().message()).c_str());
-    ExitSentry(absl::IsInvalidArgument(status.status()) ? 2 : 125);
+    ExitSentry(125);
   }
   ExitSentry(*status);
 }

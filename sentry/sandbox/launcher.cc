@@ -773,7 +773,8 @@ absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOpt
   policy::Policy pol = policy::DefaultPolicy();
   if (!options.policy_file.empty()) {
     absl::StatusOr<policy::Policy> p = policy::LoadPolicy(options.policy_file);
-    if (!p.ok()) return p.status();
+    if (!p.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--policy: ", p.status().message()));
     pol = *std::move(p);
   } else {
     // The default policy, with the command line's shorthands for its [guest] table.
