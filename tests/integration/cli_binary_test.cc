@@ -40,6 +40,9 @@ TEST(CliBinary, HelpAtEveryLevelExitsZero) {
       {{"fake-l4t", "--help"}, "usage: nvsentry fake-l4t [--log-level=LEVEL]"},
       {{"help", "--help"}, "usage: nvsentry help [--markdown] [COMMAND [SUBCOMMAND]]\n\n"},
       {{"help", "policy", "show"}, "usage: nvsentry policy show [--effective] FILE\n\n"},
+      // Whatever is wrong before it (before: exit 2).
+      {{"run", "--bogus", "-h"}, "usage: nvsentry run [OPTIONS] [--] PROGRAM [ARGS...]\n\n"},
+      {{"run", "--workers=0", "--help"}, "usage: nvsentry run [OPTIONS] [--] PROGRAM"},
   };
   for (const auto& [args, usage] : cases) {
     RunResult r = Nvsentry(args);
@@ -68,6 +71,9 @@ TEST(CliBinary, BadArgumentsExitTwoWithTheirCommandsUsage) {
       {{"run", "--log-file=/nonexistent-nvs-dir/x.log", "true"},
        "--log-file: cannot open /nonexistent-nvs-dir/x.log: No such file or directory\nusage: "
        "nvsentry run"},
+      // Words after --version or --help (before: ignored, exit 0).
+      {{"--version", "extra"}, "nvsentry: unexpected argument 'extra' after --version\nusage: "},
+      {{"--help", "extra"}, "nvsentry: unexpected argument 'extra' after --help\nusage: "},
       // Found by the launcher before the sandbox starts (before: the message alone).
       {{"run", "--trace=/nonexistent-nvs-dir/x", "true"},
        "nvsentry run: --trace: cannot open /nonexistent-nvs-dir/x: No such file or directory\n"
