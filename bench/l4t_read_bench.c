@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,18 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* DIR must be a directory: a word starting with '-' is an option this program does not have. */
+static int bad_dir(const char* prog, const char* dir) {
+  struct stat st;
+  if (dir[0] == '-')
+    fprintf(stderr, "%s: unknown option '%s'\n", prog, dir);
+  else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    fprintf(stderr, "%s: '%s' is not a directory\n", prog, dir);
+  else
+    return 0;
+  return 1;
+}
+
 int main(int argc, char** argv) {
   char *end_calls = NULL, *end_blocks = NULL;
   const long calls = argc > 2 ? strtol(argv[2], &end_calls, 10) : 20000;
@@ -29,6 +42,10 @@ int main(int argc, char** argv) {
             argc < 2   ? "missing DIR"
             : argc > 4 ? "too many arguments"
                        : "CALLS and BLOCKS must be numbers above 0");
+    return 2;
+  }
+  if (bad_dir("l4t_read_bench", argv[1])) {
+    fprintf(stderr, "usage: l4t_read_bench DIR [CALLS] [BLOCKS]\n");
     return 2;
   }
   char path[4096];

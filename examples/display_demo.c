@@ -1,7 +1,7 @@
 /* The display demo: an unmodified Linux program that draws a test pattern with the GPU in the
  * GPU's own surface layout and checks every pixel.
  *
- *   display_demo [--flips N]
+ *   display_demo [--flips N]   (or --flips=N)
  *
  * 1. Open nvmap, ctrl, the address space and a channel through the Linux device nodes.
  * 2. Make a 1280x720 RGBA8 surface in block-linear layout (blocks 16 GOBs tall), the layout the
@@ -137,12 +137,19 @@ static double now_ms(void) {
 }
 
 int main(int argc, char** argv) {
-  int flips = 1; /* --flips N: show the surface N times, one flip per vblank */
-  if (argc == 3 && strcmp(argv[1], "--flips") == 0) flips = atoi(argv[2]);
-  if (flips < 1 || flips > 600 || (argc != 1 && argc != 3)) {
+  /* --flips N (or --flips=N): show the surface N times, one flip per vblank */
+  const char* n = argc == 3 && strcmp(argv[1], "--flips") == 0        ? argv[2]
+                  : argc == 2 && strncmp(argv[1], "--flips=", 8) == 0 ? argv[1] + 8
+                  : argc == 1                                         ? "1"
+                                                                      : NULL;
+  char* end = NULL;
+  const long v = n != NULL ? strtol(n, &end, 10) : 0;
+  /* A number and nothing else: "3x" is a mistake, not 3. */
+  if (n == NULL || n[0] < '0' || n[0] > '9' || *end != '\0' || v < 1 || v > 600) {
     fprintf(stderr, "usage: display_demo [--flips N (1 to 600)]\n");
     return 2;
   }
+  const int flips = (int)v;
   CHECK("init", nvc_init(&nv, NVC_VIA_DIRECT, 0));
   uint32_t nvmap, ctrl, as, ch;
   OPEN("/dev/nvmap", &nvmap);

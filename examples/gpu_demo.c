@@ -1,7 +1,7 @@
 /* The demo guest: an unmodified Linux program that drives a Tegra X1 GPU the way a real nvdrv
  * client does, from the first open to a completed, fenced submission, and checks every byte.
  *
- *   gpu_demo [--direct] [--size BYTES]
+ *   gpu_demo [--direct] [--size BYTES]   (or --size=BYTES)
  *
  * 1. Connect to /dev/nvdrv (Initialize with a transfer memory), open nvmap, ctrl, ctrl-gpu, the
  *    address space and a channel (--direct: open the Linux nodes instead).
@@ -85,18 +85,33 @@ int main(int argc, char** argv) {
   int direct = 0;
   uint32_t copy_size = 1u << 20;
   for (int i = 1; i < argc; i++) {
+    const char* size = NULL; /* --size BYTES or --size=BYTES */
     if (strcmp(argv[i], "--direct") == 0)
       direct = 1;
     else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc)
-      copy_size = (uint32_t)strtoul(argv[++i], NULL, 0);
+      size = argv[++i];
+    else if (strncmp(argv[i], "--size=", 7) == 0)
+      size = argv[i] + 7;
     else {
       fprintf(stderr, "usage: gpu_demo [--direct] [--size BYTES]\n");
       return 2;
     }
+    if (size == NULL) continue;
+    /* A number and nothing else: "4096x" or "-1" is a mistake, not 4096 or a huge size. */
+    char* end = NULL;
+    errno = 0;
+    const unsigned long v = strtoul(size, &end, 0);
+    if (size[0] < '0' || size[0] > '9' || *end != '\0' || errno != 0 || v > (256u << 20)) {
+      fprintf(stderr, "gpu_demo: --size: '%s' is not 1 to 256 MiB in bytes\n", size);
+      fprintf(stderr, "usage: gpu_demo [--direct] [--size BYTES]\n");
+      return 2;
+    }
+    copy_size = (uint32_t)v;
   }
   copy_size = (copy_size + 0xFFF) & ~0xFFFu;
   if (copy_size == 0 || copy_size > (256u << 20)) {
-    fprintf(stderr, "gpu_demo: --size must be 1 to 256 MiB\n");
+    fprintf(stderr,
+            "gpu_demo: --size must be 1 to 256 MiB\nusage: gpu_demo [--direct] [--size BYTES]\n");
     return 2;
   }
 

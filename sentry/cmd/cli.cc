@@ -56,6 +56,7 @@ class Parser {
   absl::Status Error(absl::string_view why) const {
     return absl::InvalidArgumentError(UsageError(cmd_.id, why));
   }
+  absl::Status Step(absl::string_view arg);
   absl::Status Option(absl::string_view arg);
   absl::Status Values(const OptionSpec& spec, OptionArg& a);
   absl::Status Operand(absl::string_view arg);
@@ -67,6 +68,7 @@ class Parser {
   size_t i_ = 0;
   bool rest_ = false;  // `--` seen, or run's PROGRAM: the rest are operands
   Command cmd_;
+  absl::string_view extra_;  // the first operand after --help or --version
   struct GivenOption {
     const OptionSpec* spec;
     absl::string_view value;
@@ -75,26 +77,36 @@ class Parser {
 };
 
 absl::StatusOr<Command> Parser::Parse() {
+  absl::Status error;  // the first; a help request anywhere makes it moot
   for (; i_ < args_.size(); ++i_) {
-    const absl::string_view a = args_[i_];
-    absl::Status s;
-    if (!rest_ && a == "--" && !IsGroup(cmd_.id)) {
-      rest_ = true;
-    } else if (!rest_ && a.size() > 1 && a[0] == '-') {
-      s = Option(a);
-      if (s.ok() && (cmd_.help || cmd_.version)) return std::move(cmd_);
-    } else {
-      s = Operand(a);
-    }
-    if (!s.ok()) return s;
+    const absl::Status s = Step(args_[i_]);
+    if (!s.ok() && error.ok()) error = s;
   }
+  if (!extra_.empty())
+    return Error(absl::StrCat("unexpected argument '", extra_, "' after ",
+                              cmd_.help ? "--help" : "--version"));
+  if (cmd_.help) return std::move(cmd_);
+  if (!error.ok()) return error;
+  if (cmd_.version) return std::move(cmd_);
   if (IsGroup(cmd_.id))
     return Error(cmd_.id == CommandId::kTop ? "missing command" : "missing subcommand");
   if (absl::Status s = CheckOperands(); !s.ok()) return s;
   if (absl::Status s = CheckOptions(); !s.ok()) return s;
+  if (cmd_.markdown && !cmd_.operands.empty())
+    return Error("--markdown prints every command's options: it takes no COMMAND");
   if (cmd_.id == CommandId::kRun) cmd_.run.argv = std::move(cmd_.operands);
   if (cmd_.id == CommandId::kFakeL4t) cmd_.fake_l4t.dir = std::move(cmd_.operands[0]);
   return std::move(cmd_);
+}
+
+// One argument: `--`, an option (with its values) or an operand.
+absl::Status Parser::Step(absl::string_view arg) {
+  if (!rest_ && arg == "--" && !IsGroup(cmd_.id)) {
+    rest_ = true;
+    return absl::OkStatus();
+  }
+  if (!rest_ && arg.size() > 1 && arg[0] == '-') return Option(arg);
+  return Operand(arg);
 }
 
 absl::Status Parser::Option(absl::string_view arg) {
@@ -108,14 +120,27 @@ absl::Status Parser::Option(absl::string_view arg) {
   if (spec == nullptr) return Error(absl::StrCat("unknown option '", a.name, "'"));
   a.name = spec->name;
   if (absl::Status s = Values(*spec, a); !s.ok()) return s;
+  if (cmd_.help && spec->name != "--help") return absl::OkStatus();  // -h as its value
   if (absl::Status s = spec->set(cmd_, a); !s.ok()) return Error(s.message());
   given_.push_back({spec, a.value});
   return absl::OkStatus();
 }
 
-// Takes the option's value(s) from after '=' or from the next arguments, as its arity says.
+// Takes the option's value(s) from after '=' or from the next arguments, as its arity says. -h or
+// --help as the next argument asks for help instead.
 absl::Status Parser::Values(const OptionSpec& spec, OptionArg& a) {
   const absl::string_view n = spec.name, v = spec.value;
+  // The values the next arguments give: one for a value not after '=', two for kTwoValues.
+  const size_t from_next = a.has_value                       ? 0
+                           : spec.arity == Arity::kValue     ? 1
+                           : spec.arity == Arity::kTwoValues ? 2
+                                                             : 0;
+  for (size_t k = 1; k <= from_next && i_ + k < args_.size(); ++k)
+    if (args_[i_ + k] == "-h" || args_[i_ + k] == "--help") {
+      i_ += k;
+      cmd_.help = true;
+      return absl::OkStatus();
+    }
   switch (spec.arity) {
     case Arity::kSwitch:
       if (a.has_value) return Error(absl::StrCat(n, " takes no value"));
@@ -138,11 +163,17 @@ absl::Status Parser::Values(const OptionSpec& spec, OptionArg& a) {
       a.second = args_[++i_];
       return absl::OkStatus();
   }
-  if (a.has_value && a.value.empty()) return Error(absl::StrCat(n, "=: missing ", v));
+  if (a.has_value && a.value.empty())
+    return Error(from_next > 0 ? absl::StrCat(n, ": empty ", v)
+                               : absl::StrCat(n, "=: missing ", v));
   return absl::OkStatus();
 }
 
 absl::Status Parser::Operand(absl::string_view arg) {
+  if (cmd_.help || cmd_.version) {  // names nothing either could show
+    if (extra_.empty()) extra_ = arg;
+    return absl::OkStatus();
+  }
   if (!IsGroup(cmd_.id)) {
     cmd_.operands.emplace_back(arg);
     rest_ |= Spec(cmd_.id).rest_after_first;

@@ -1,11 +1,14 @@
 // nvsentry's command line: its commands and their options, all from one table
 // (sentry/cmd/cli_table.h) that drives the parsing, each command's --help and README.md's options
 // tables (`nvsentry help --markdown`). The rules are the same for every command: -h or --help
-// anywhere before `--` asks for that command's help; options and operands come in any order
-// (except in `run`, where the first operand is the program and everything after it is its own);
-// an option's value follows '=' or comes as the next argument. Parsing never prints and never
-// exits: an error comes back as the text to print (what is wrong, then the usage of the command
-// it was given to), and the caller exits 2.
+// anywhere before `--` (or run's PROGRAM) asks for that command's help, whatever else is wrong on
+// the line, also where an option's value would come (`run --uid -h` is help, not uid "-h"); a word
+// after it, or after --version, is an error, as is a COMMAND after `help --markdown`. Options and
+// operands come in any order (except in `run`, where the first operand is the program and
+// everything after it is its own); an option's value follows '=' or comes as the next argument;
+// an option given again counts once, with its last value (--bind and --ro-bind add up). Parsing
+// never prints and never exits: an error comes back as the text to print (what is wrong, then the
+// usage of the command it was given to), and the caller exits 2.
 #pragma once
 
 #include <cstdint>

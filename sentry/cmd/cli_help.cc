@@ -129,7 +129,10 @@ std::string SpellingRules(CommandId id) {
     rules.push_back(absl::StrCat(name, " takes its value only after '='"));
   if (std::vector<absl::string_view> two = with(Arity::kTwoValues); !two.empty())
     rules.push_back(absl::StrCat(absl::StrJoin(two, " and "), " take their two values as the next ",
-                                 "two arguments"));
+                                 "two arguments and add up when repeated"));
+  if (!options.empty())
+    rules.push_back(absl::StrCat(with(Arity::kTwoValues).empty() ? "an" : "any other",
+                                 " option given again: its last value counts"));
   std::string out = rules.empty() ? "" : Capitalised(absl::StrJoin(rules, "; ")) + ". ";
   if (c.rest_after_first)
     return absl::StrCat(out, "Options come before ", c.operands.substr(0, c.operands.find(' ')),

@@ -323,7 +323,7 @@ constexpr OptionSpec kOptions[] = {
      "no trace",
      [](Command& c, const OptionArg& a) {
        c.run.trace = true;
-       if (a.has_value) c.run.trace_file = std::string(a.value);
+       c.run.trace_file = a.has_value ? std::string(a.value) : "-";  // the last one counts
        return absl::OkStatus();
      }},
     {Cmds(Id::kRun), "--trace-format", "F", Arity::kValue, "",

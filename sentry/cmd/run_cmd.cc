@@ -58,7 +58,16 @@ int RunRunCommand(const Command& cmd) {
   }
   InstallCrashHandler(*crash_fd);
   // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
-  ExitSentry(RunGuest(cmd.run));
+  absl::StatusOr<int> status = RunGuest(cmd.run);
+  if (absl::IsInvalidArgument(status.status())) {  // the command line is wrong: as above
+    fputs(UsageError(CommandId::kRun, status.status().message()).c_str(), stderr);
+    ExitSentry(2);
+  }
+  if (!status.ok()) {  // the guest never started
+    fprintf(stderr, "nvsentry: %s\n", std::string(status.status().message()).c_str());
+    ExitSentry(125);
+  }
+  ExitSentry(*status);
 }
 
 }  // namespace nvsentry::sentry

@@ -32,7 +32,9 @@ std::string Program(const char* name, const absl::StatusOr<FilterProgram>& prog)
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  // OUT.cc is replaced whatever it is: a word that looks like an option is refused, not written.
+  if (argc != 2 || argv[1][0] == '-') {
+    if (argc == 2) fprintf(stderr, "nvsentry_filter_gen: unknown option '%s'\n", argv[1]);
     fprintf(stderr, "usage: nvsentry_filter_gen OUT.cc\n");
     return 2;
   }

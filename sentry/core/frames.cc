@@ -112,13 +112,22 @@ uint64_t FrameNumberOf(std::string_view name) {
   return n;
 }
 
+namespace {
+
+// DIR is wrong: the command line's error, with errno's reason.
+absl::Status DirError(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+}  // namespace
+
 absl::StatusOr<FrameFileWriter> FrameFileWriter::Start(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return absl::ErrnoToStatus(errno, "--frames: cannot make " + dir);
+    return DirError("--frames: cannot make " + dir);
   hostshim::UniqueFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) return absl::ErrnoToStatus(errno, "--frames: cannot open " + dir);
+  if (!dir_fd) return DirError("--frames: cannot open " + dir);
   if (faccessat(dir_fd.get(), ".", W_OK, AT_EACCESS) != 0)
-    return absl::ErrnoToStatus(errno, "--frames: cannot write in " + dir);
+    return DirError("--frames: cannot write in " + dir);
   const uint64_t numbered_after = HighestFrameNumber(dir_fd.get());
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)

@@ -32,7 +32,7 @@ namespace nvsentry::sentry {
 class FrameFileWriter {
  public:
   // Opens DIR (made if missing, one level), finds the highest frame number it holds and forks
-  // the writer. An error names DIR.
+  // the writer. An error names DIR; InvalidArgument when DIR is wrong (the command line's).
   static absl::StatusOr<FrameFileWriter> Start(const std::string& dir);
   FrameFileWriter(FrameFileWriter&& o) noexcept
       : socket_(std::move(o.socket_)),

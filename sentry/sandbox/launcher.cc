@@ -42,6 +42,7 @@
 #include "sentry/sandbox/host_backend_check.h"
 #include "sentry/sandbox/host_nodes.h"
 #include "sentry/sandbox/identity.h"
+#include "sentry/sandbox/output_file.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
@@ -497,17 +498,29 @@ void NarrowTheSentry(const GuestIdentity& identity) {
 }
 
 // --frames: the recorder, its writer forked now, with nvsentry's own identity (the sentry may no
-// longer write DIR once it runs); null without --frames. False (with a message) when it cannot
-// start.
-bool StartFrameRecorder(const RunOptions& options, std::shared_ptr<FrameRecorder>& frames) {
-  if (options.frames_dir.empty()) return true;
+// longer write DIR once it runs); null without --frames. An error (InvalidArgument: DIR is wrong)
+// when it cannot start.
+absl::Status StartFrameRecorder(const RunOptions& options, std::shared_ptr<FrameRecorder>& frames) {
+  if (options.frames_dir.empty()) return absl::OkStatus();
   absl::StatusOr<FrameFileWriter> writer = FrameFileWriter::Start(options.frames_dir);
-  if (!writer.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(writer.status().message()).c_str());
-    return false;
-  }
+  if (!writer.ok()) return writer.status();
   frames = std::make_shared<FrameRecorder>(*std::move(writer), options.frames_max, kFramesMaxBytes);
-  return true;
+  return absl::OkStatus();
+}
+
+// What RunGuest makes before the sandbox starts, every check of the command line done.
+struct GuestRun {
+  std::shared_ptr<proxy::GuestConfig> guest;
+  GuestIdentity identity;
+  std::optional<OutputFile> trace, learn;  // --trace's file (not standard error), --learn's
+  std::shared_ptr<FrameRecorder> frames;   // --frames
+  bool started = false;  // the sentry took init's listener: the guest program runs
+};
+
+// The guest runs: what --trace writes starts afresh.
+void GuestStarts(GuestRun& run) {
+  run.started = true;
+  if (run.trace) EmptyOutputFile(*run.trace);
 }
 
 // What the sandbox is made of before init is cloned.
@@ -619,9 +632,9 @@ Sentry* MakeSentry(const RunOptions& options, const std::shared_ptr<proxy::Guest
   return sentry;
 }
 
-// Takes the listener from init and starts receiving the guest's calls on it. False (with a
-// message) when init could not hand it over: init is then waited for.
-bool StartReceiving(StartedInit& init, Terminal& tty, Sentry& sentry) {
+// Takes the listener from init and starts receiving the guest's calls on it (the guest has
+// started). False (with a message) when init could not hand it over: init is then waited for.
+bool StartReceiving(StartedInit& init, Terminal& tty, Sentry& sentry, GuestRun& run) {
   absl::StatusOr<ReceivedListener> received = ReceiveListener(init.control.get());
   init.control.Reset();
   if (!received.ok()) {
@@ -637,6 +650,7 @@ bool StartReceiving(StartedInit& init, Terminal& tty, Sentry& sentry) {
         "interrupt a call after the sentry acted on it");
   // The listener is the sentry's for its whole life.
   StartupMark("listener received");
+  GuestStarts(run);
   sentry.Start(received->fd.Release());
   StartupMark("receiver started");
   return true;
@@ -651,25 +665,20 @@ int FinishFrames(const RunOptions& options, FrameRecorder* frames, int status) {
   return status == 0 ? 1 : status;
 }
 
-int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> guest) {
-  StartupMark("sandbox starts");
-  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
-  if (!identity.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(identity.status().message()).c_str());
-    return 2;
-  }
-  spdlog::info("the guest runs as {}", DescribeIdentity(*identity));
+// Starts the sandbox and the guest in it, and waits for the guest's end: the exit status, and
+// run.started when the guest ran (else kSandboxFailed, with a message).
+int RunSandbox(const RunOptions& options, GuestRun& run) {
+  const std::shared_ptr<proxy::GuestConfig>& guest = run.guest;
+  const std::shared_ptr<FrameRecorder>& frames = run.frames;
+  spdlog::info("the guest runs as {}", DescribeIdentity(run.identity));
   // The host backend's nodes, before anything of the guest runs.
   if (guest->policy.rules().GpuOnHost())
-    if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, *identity); !s.ok()) {
+    if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, run.identity); !s.ok()) {
       fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
       return kSandboxFailed;
     }
-  std::shared_ptr<FrameRecorder> frames;
-  if (!StartFrameRecorder(options, frames)) return 2;
-  StartupMark("identity chosen");
   SandboxDraft draft;
-  if (absl::Status s = DraftSandbox(options, *identity, draft); !s.ok()) {
+  if (absl::Status s = DraftSandbox(options, run.identity, draft); !s.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
     return kSandboxFailed;
   }
@@ -677,8 +686,8 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   BlockHandledSignals(handled, original);
   Terminal tty = Terminal::OpenControlling();
   absl::StatusOr<StartedInit> init =
-      StartInit({options, *identity, draft.filter, std::move(draft.mounts), GuestWorkdir(options),
-                 original, draft.served ? draft.served->ConnectionFd() : -1},
+      StartInit({options, run.identity, draft.filter, std::move(draft.mounts),
+                 GuestWorkdir(options), original, draft.served ? draft.served->ConnectionFd() : -1},
                 tty);
   if (!init.ok()) {
     fprintf(stderr, "nvsentry: %s\n", std::string(init.status().message()).c_str());
@@ -695,11 +704,11 @@ int RunSandbox(const RunOptions& options, std::shared_ptr<proxy::GuestConfig> gu
   }
   StartupMark("init told to go");
   if (draft.served) ListDeviceFiles(*draft.served, *draft.device_files, *init);
-  NarrowTheSentry(*identity);
+  NarrowTheSentry(run.identity);
   if (frames) frames->Start();
   StartupMark("capabilities dropped");
   Sentry* sentry = MakeSentry(options, guest, frames, draft);
-  if (!StartReceiving(*init, tty, *sentry)) return kSandboxFailed;
+  if (!StartReceiving(*init, tty, *sentry, run)) return kSandboxFailed;
   const int status = Supervisor(*init, tty, *sentry, killed_by_policy).Run(handled);
   StartupMark("supervisor returned");
   sentry->Quiesce();
@@ -718,13 +727,54 @@ bool TraceWritten(const RunOptions& o, const proxy::GuestConfig& guest) {
   return false;
 }
 
+// --trace's and --learn's files as they were, when the guest never ran.
+void AbandonOutputs(GuestRun& run) {
+  if (run.trace) AbandonOutputFile(*run.trace);
+  if (run.learn) {
+    AbandonOutputFile(*run.learn);
+    fclose(run.learn->file);
+  }
+}
+
+// Everything the command line asks for that can be wrong, checked before anything of the guest
+// starts: the policy, the identity, the files --trace and --learn write (opened, not emptied)
+// and --frames' directory (its writer started). InvalidArgument: the command line is wrong.
+absl::Status PrepareGuestRun(const RunOptions& options, GuestRun& run) {
+  StartupMark("sandbox starts");
+  absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> guest = MakeGuestConfig(options);
+  if (!guest.ok()) return absl::InvalidArgumentError(guest.status().message());
+  run.guest = *std::move(guest);
+  absl::StatusOr<GuestIdentity> identity = ChooseGuestIdentity(options);
+  if (!identity.ok()) return identity.status();
+  run.identity = *identity;
+  StartupMark("identity chosen");
+  if (options.trace) {
+    FILE* out = stderr;
+    if (options.trace_file != "-") {
+      absl::StatusOr<OutputFile> file = OpenOutputFile("--trace", options.trace_file);
+      if (!file.ok()) return file.status();
+      run.trace = *file;
+      out = file->file;
+    }
+    run.guest->Trace(std::make_shared<proxy::Tracer>(
+        out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText));
+  }
+  if (!options.learn_file.empty()) {
+    absl::StatusOr<OutputFile> file = OpenOutputFile("--learn", options.learn_file);
+    if (!file.ok()) return file.status();
+    run.learn = *file;
+  }
+  return StartFrameRecorder(options, run.frames);
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOptions& options) {
   policy::Policy pol = policy::DefaultPolicy();
   if (!options.policy_file.empty()) {
     absl::StatusOr<policy::Policy> p = policy::LoadPolicy(options.policy_file);
-    if (!p.ok()) return p.status();
+    if (!p.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--policy: ", p.status().message()));
     pol = *std::move(p);
   } else {
     // The default policy, with the command line's shorthands for its [guest] table.
@@ -747,42 +797,24 @@ absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> MakeGuestConfig(const RunOpt
   if (!options.learn_file.empty()) pol.action = policy::Action::kAudit;
   auto c = std::make_shared<proxy::GuestConfig>(std::move(pol));
   if (!options.learn_file.empty()) c->Learn(std::make_shared<proxy::Learner>());
-  if (options.trace) {
-    FILE* out = stderr;
-    if (options.trace_file != "-") {
-      // Close-on-exec ("e"): the guest must never inherit the trace.
-      out = fopen(options.trace_file.c_str(), "we");
-      if (out == nullptr)
-        return absl::InvalidArgumentError("--trace: cannot open " + options.trace_file + ": " +
-                                          strerror(errno));
-    }
-    c->Trace(std::make_shared<proxy::Tracer>(
-        out, options.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText));
-  }
   return c;
 }
 
-int RunGuest(const RunOptions& options) {
-  absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> guest = MakeGuestConfig(options);
-  if (!guest.ok()) {
-    fprintf(stderr, "nvsentry: %s\n", std::string(guest.status().message()).c_str());
-    return 2;
+absl::StatusOr<int> RunGuest(const RunOptions& options) {
+  GuestRun run;
+  if (absl::Status s = PrepareGuestRun(options, run); !s.ok()) {
+    AbandonOutputs(run);
+    return s;
   }
-  FILE* learn_out = nullptr;
-  if (!options.learn_file.empty()) {
-    // Opened now so that a path that cannot be written fails before the guest runs.
-    learn_out = fopen(options.learn_file.c_str(), "we");
-    if (learn_out == nullptr) {
-      fprintf(stderr, "nvsentry: --learn: cannot open %s: %s\n", options.learn_file.c_str(),
-              strerror(errno));
-      return 2;
-    }
+  const int status = RunSandbox(options, run);
+  if (!run.started) {  // the guest never ran: its files stay as they were
+    AbandonOutputs(run);
+    return status;
   }
-  const int status = RunSandbox(options, *guest);
   // What nvsentry could not write is an error: 1 when the guest's own status was 0.
   bool written =
-      learn_out == nullptr || WriteLearned(learn_out, options.learn_file, **guest, options);
-  written = TraceWritten(options, **guest) && written;
+      !run.learn || WriteLearned(run.learn->file, options.learn_file, *run.guest, options);
+  written = TraceWritten(options, *run.guest) && written;
   return written || status != 0 ? status : 1;
 }
 

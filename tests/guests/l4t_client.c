@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* nvmap.h */
@@ -184,8 +185,20 @@ static void nvmap_rw(int nvmap, unsigned long code, uint32_t handle, void* buf, 
   expect(rw.count == elem * count, "READ/WRITE: count is not the bytes copied");
 }
 
+/* DIR must be a directory: a word starting with '-' is an option this program does not have. */
+static int bad_dir(const char* prog, const char* dir) {
+  struct stat st;
+  if (dir[0] == '-')
+    fprintf(stderr, "%s: unknown option '%s'\n", prog, dir);
+  else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    fprintf(stderr, "%s: '%s' is not a directory\n", prog, dir);
+  else
+    return 0;
+  return 1;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  if (argc != 2 || bad_dir("l4t_client", argv[1])) {
     fprintf(stderr, "usage: l4t_client DIR\n");
     return 2;
   }

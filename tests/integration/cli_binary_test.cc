@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/integration/ordinary_user.h"
 #include "tests/integration/run_util.h"
 
 namespace nvsentry::testing {
@@ -38,6 +40,9 @@ TEST(CliBinary, HelpAtEveryLevelExitsZero) {
       {{"fake-l4t", "--help"}, "usage: nvsentry fake-l4t [--log-level=LEVEL]"},
       {{"help", "--help"}, "usage: nvsentry help [--markdown] [COMMAND [SUBCOMMAND]]\n\n"},
       {{"help", "policy", "show"}, "usage: nvsentry policy show [--effective] FILE\n\n"},
+      // Whatever is wrong before it (before: exit 2).
+      {{"run", "--bogus", "-h"}, "usage: nvsentry run [OPTIONS] [--] PROGRAM [ARGS...]\n\n"},
+      {{"run", "--workers=0", "--help"}, "usage: nvsentry run [OPTIONS] [--] PROGRAM"},
   };
   for (const auto& [args, usage] : cases) {
     RunResult r = Nvsentry(args);
@@ -66,12 +71,49 @@ TEST(CliBinary, BadArgumentsExitTwoWithTheirCommandsUsage) {
       {{"run", "--log-file=/nonexistent-nvs-dir/x.log", "true"},
        "--log-file: cannot open /nonexistent-nvs-dir/x.log: No such file or directory\nusage: "
        "nvsentry run"},
+      // Words after --version or --help (before: ignored, exit 0).
+      {{"--version", "extra"}, "nvsentry: unexpected argument 'extra' after --version\nusage: "},
+      {{"--help", "extra"}, "nvsentry: unexpected argument 'extra' after --help\nusage: "},
+      // Found by the launcher before the sandbox starts (before: the message alone).
+      {{"run", "--trace=/nonexistent-nvs-dir/x", "true"},
+       "nvsentry run: --trace: cannot open /nonexistent-nvs-dir/x: No such file or directory\n"
+       "usage: nvsentry run"},
+      {{"run", "--learn=/nonexistent-nvs-dir/x", "true"},
+       "nvsentry run: --learn: cannot open /nonexistent-nvs-dir/x: No such file or directory\n"
+       "usage: nvsentry run"},
+      {{"run", "--frames=/proc/nvs-x", "true"},
+       "nvsentry run: --frames: cannot make /proc/nvs-x: No such file or directory\nusage: "
+       "nvsentry run"},
+      {{"run", "--policy=/nonexistent-nvs-dir/p.toml", "true"},
+       "nvsentry run: --policy: /nonexistent-nvs-dir/p.toml: cannot read: No such file or "
+       "directory\nusage: nvsentry run"},
   };
   for (const auto& [args, want] : cases) {
     RunResult r = Nvsentry(args);
     EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
     EXPECT_EQ(r.out, "") << ::testing::PrintToString(args);
     EXPECT_NE(r.err.find(want), std::string::npos) << ::testing::PrintToString(args) << r.err;
+  }
+}
+
+// What an ordinary user's nvsentry cannot grant is the command line's error too (before: the
+// message alone, exit 2).
+TEST(CliBinary, IdentitiesAnOrdinaryUserCannotGrantAreUsageErrors) {
+  std::optional<User> user;
+  if (geteuid() == 0 && !(user = OrdinaryUser())) GTEST_SKIP() << "no ordinary user to run as";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"run", "--uid=0", "true"}, "nvsentry run: --uid=0: nvsentry runs as uid "},
+      {{"run", "--host-root", "true"},
+       "nvsentry run: --host-root: the guest can be the host's root only when nvsentry runs as "
+       "root\nusage: nvsentry run"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> argv = args;
+    argv.insert(argv.begin(), NvsentryPath());
+    RunResult r = RunProgram(RunSpec{user ? As(*user, argv) : argv});
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
+    EXPECT_NE(r.err.find(want), std::string::npos) << ::testing::PrintToString(args) << r.err;
+    EXPECT_NE(r.err.find("usage: nvsentry run [OPTIONS]"), std::string::npos) << r.err;
   }
 }
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -107,6 +109,58 @@ TEST(Outputs, ALearnFileThatIsADeviceIsWrittenThroughNotReplaced) {
   ASSERT_EQ(stat(full.c_str(), &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the node was replaced";
   EXPECT_EQ(Names(dir).size(), 1u) << "nothing else made beside it";
+  std::filesystem::remove_all(dir);
+}
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A run whose guest never ran leaves --trace's and --learn's files as they were, and makes none
+// that were not there for a command-line error (before: the trace file was emptied and the learn
+// file held the learned policy of a program that never ran, both for a command-line error, exit 2,
+// and for a sandbox that could not start, exit 125).
+TEST(Outputs, TraceAndLearnFilesAreKeptWhenTheGuestNeverRan) {
+  const std::string dir = Scratch("kept");
+  std::filesystem::create_directory(dir);
+  const std::string trace = dir + "/trace", learn = dir + "/learn", fresh = dir + "/fresh";
+  std::ofstream(trace) << "precious\n";
+  std::ofstream(learn) << "precious\n";
+  const std::vector<std::string> outputs = {"--trace=" + trace, "--learn=" + learn};
+  struct Case {
+    std::vector<std::string> options;
+    int exit_code;
+  };
+  for (const Case& c :
+       {Case{{"--frames=/proc/nope"}, 2}, Case{{"--bind", dir + "/nonexistent", "/mnt"}, 125}}) {
+    std::vector<std::string> options = outputs;
+    options.insert(options.end(), c.options.begin(), c.options.end());
+    RunResult r = RunSandboxed(options, {"/bin/true"});
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.options[0] << ": " << r.err;
+    EXPECT_EQ(Contents(trace), "precious\n") << c.options[0];
+    EXPECT_EQ(Contents(learn), "precious\n") << c.options[0];
+    options = {"--trace=" + fresh + ".trace", "--learn=" + fresh + ".toml"};
+    options.insert(options.end(), c.options.begin(), c.options.end());
+    r = RunSandboxed(options, {"/bin/true"});
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.options[0] << ": " << r.err;
+    if (c.exit_code == 2) {
+      EXPECT_EQ(Names(dir), (std::set<std::string>{"learn", "trace"})) << c.options[0];
+    } else {
+      // Init's own failure comes after a root-started sentry dropped root's rights: a file made
+      // for them may stay, but empty.
+      for (const std::string& made : {fresh + ".trace", fresh + ".toml"})
+        EXPECT_EQ(Contents(made), "") << made;
+    }
+    std::filesystem::remove(fresh + ".trace");
+    std::filesystem::remove(fresh + ".toml");
+  }
+  // A guest that ran replaces both.
+  RunResult r = RunSandboxed(outputs, {CtrlGuestPath(), "basic"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(Has(Contents(trace), "precious"));
+  EXPECT_TRUE(Has(Contents(learn), "# Learned by nvsentry run --learn")) << Contents(learn);
+  EXPECT_FALSE(Has(Contents(learn), "precious"));
   std::filesystem::remove_all(dir);
 }
 

@@ -188,6 +188,78 @@ TEST(Cli, HelpAtEveryLevel) {
   EXPECT_NE(HelpText(CommandId::kTop).find("nvsentry fake-l4t"), std::string::npos);
 }
 
+// -h and --help ask for help wherever they stand before `--` or run's PROGRAM: after a bad
+// argument and in place of an option's value too (before: `run --bogus -h` and `run --workers=0
+// --help` were errors, `run --uid -h` took -h as the uid).
+TEST(Cli, HelpWinsOverWhatIsWrongBeforeIt) {
+  const std::vector<std::pair<std::vector<std::string>, CommandId>> cases = {
+      {{"run", "--bogus", "-h"}, CommandId::kRun},
+      {{"run", "--workers=0", "--help"}, CommandId::kRun},
+      {{"run", "--uid", "-h"}, CommandId::kRun},
+      {{"run", "--bind", "/a", "--help"}, CommandId::kRun},
+      {{"run", "-h", "--bogus"}, CommandId::kRun},
+      {{"frob", "--help"}, CommandId::kTop},
+      {{"--version", "--help"}, CommandId::kTop},
+  };
+  for (const auto& [args, id] : cases) {
+    std::vector<std::string> argv = {"nvsentry"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto c = Parse(argv);
+    ASSERT_TRUE(c.ok()) << ::testing::PrintToString(args) << ": " << c.status();
+    EXPECT_TRUE(c->help) << ::testing::PrintToString(args);
+    EXPECT_EQ(c->id, id) << ::testing::PrintToString(args);
+  }
+  // After `--` or PROGRAM, -h is the program's.
+  EXPECT_FALSE(Parse({"nvsentry", "run", "--bogus", "prog", "-h"}).ok());
+  auto c = Parse({"nvsentry", "run", "prog", "-h"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->help);
+}
+
+// A word after --version, --help or `help --markdown` is an error, not ignored (before: the
+// first two printed their text and `help --markdown run` printed every command's tables).
+TEST(Cli, WordsAfterVersionHelpOrMarkdownAreErrors) {
+  EXPECT_NE(Error({"nvsentry", "--version", "extra"})
+                .find("unexpected argument 'extra' after "
+                      "--version\nusage: nvsentry run"),
+            std::string::npos)
+      << Error({"nvsentry", "--version", "extra"});
+  EXPECT_NE(Error({"nvsentry", "--help", "run"}).find("unexpected argument 'run' after --help"),
+            std::string::npos);
+  EXPECT_NE(Error({"nvsentry", "run", "-h", "true"})
+                .find("nvsentry run: unexpected argument "
+                      "'true' after --help"),
+            std::string::npos);
+  EXPECT_NE(Error({"nvsentry", "help", "--markdown", "run"}).find("nvsentry help: --markdown"),
+            std::string::npos)
+      << Error({"nvsentry", "help", "--markdown", "run"});
+  EXPECT_NE(Error({"nvsentry", "--version", "--bogus"}).find("unknown option '--bogus'"),
+            std::string::npos);
+}
+
+// --chdir "" says its value is empty; --chdir= that it is missing (before: both "--chdir=").
+TEST(Cli, AnEmptyValueIsNamedAsGiven) {
+  EXPECT_NE(Error({"nvsentry", "run", "--chdir", "", "true"}).find("--chdir: empty DIR\n"),
+            std::string::npos)
+      << Error({"nvsentry", "run", "--chdir", "", "true"});
+  EXPECT_NE(Error({"nvsentry", "run", "--chdir=", "true"}).find("--chdir=: missing DIR\n"),
+            std::string::npos);
+}
+
+// A repeated option's last counts (--bind and --ro-bind add up), as --help says.
+TEST(Cli, ARepeatedOptionsLastCounts) {
+  auto c = Parse({"nvsentry", "run", "--trace=F", "--trace", "--uid=5", "--uid", "6", "true"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->run.trace_file, "-");
+  EXPECT_EQ(c->run.uid, 6u);
+  c = Parse({"nvsentry", "run", "--trace", "--trace=F", "true"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->run.trace_file, "F");
+  EXPECT_NE(HelpText(CommandId::kRun).find("any other option given again: its last value counts"),
+            std::string::npos)
+      << HelpText(CommandId::kRun);
+}
+
 // What the commands' own entry points do with --help: print it to stdout and exit 0.
 TEST(Cli, SubcommandHelpExitsZero) {
   char out_buf[1 << 14] = {}, err_buf[1 << 12] = {};
