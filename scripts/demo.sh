@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DNVSENTRY_TESTS=OFF >/dev/null
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DNVSENTRY_TESTS=OFF -DNVSENTRY_DEBUG_INFO=OFF >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target nvsentry gpu_demo display_demo syncpt_demo
 nvsentry="$(cd "$BUILD_DIR" && pwd)/sentry/nvsentry"
