@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the benchmarks need and runs them; the report goes to standard output.
 #   bench/run.sh [--rounds=N]        (build directory: ./build, or $BUILD_DIR)
-# Takes about three minutes on 2 cores once built.
+# Takes some 75 s on 2 cores once built (docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
