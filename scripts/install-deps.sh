@@ -6,6 +6,7 @@ pkgs=(build-essential cmake pkg-config libseccomp-dev libabsl-dev libspdlog-dev 
       libfuse3-dev              # the guest's device nodes (sentry/devfs/device_fs.h)
       libpng-dev                # --frames (sentry/core/frames.h)
       clang-format-14           # ctest Format
+      jq                        # docs/tracing.md's example (ctest docs)
       bubblewrap                # bench/run.sh: the start-up row's baseline (bwrap, same namespaces)
       libpython3.11-testsuite)  # CPython's regression tests, for the transparency suite
 missing=()
