@@ -5,6 +5,7 @@
 // The DMA copy through guest memory (nvmap over process_vm_*) is measured end to end by
 // gpu_guest_bench.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -174,6 +175,9 @@ BENCHMARK(BM_DmaCopy)->Arg(1)->Arg(4096)->UseRealTime();
 // Prints each run as usual and keeps its rate for the ratios printed at the end.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  // In colour only on a terminal: in a file or a pipe (bench/run.sh's report) the escape codes
+  // are noise. (The library chooses so for a reporter it makes; one passed in keeps its own.)
+  RatioReporter() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {

@@ -11,6 +11,7 @@ if [ "${1:-}" = --tests ]; then
   pkgs+=(googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3
          clang-format-14          # ctest Format
          universal-ctags          # ctest FunctionLength
+         jq                       # docs/tracing.md's example (ctest docs)
          bubblewrap               # bench/run.sh: the start-up row's baseline (bwrap, same namespaces)
          libpython3.11-testsuite) # CPython's regression tests, for the transparency suite
 elif [ -n "${1:-}" ]; then

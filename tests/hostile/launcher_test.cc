@@ -16,10 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -675,22 +676,65 @@ TEST(LauncherView, AMountTheHostMakesLaterIsNotTheGuests) {
       ::testing::ExitedWithCode(0), "");
 }
 
-// The mount table of this process's namespace as "mount point fstype" lines, sorted.
-std::vector<std::string> MountTable() {
+// The mount table of this process's namespace: each mount's id and "mount point fstype".
+std::map<int, std::string> MountTable() {
   std::ifstream in("/proc/self/mountinfo");
-  std::vector<std::string> rows;
+  std::map<int, std::string> rows;
   for (std::string line; std::getline(in, line);) {
     std::istringstream f(line);
-    std::string id, parent, dev, root, point;
+    int id = -1;
+    std::string parent, dev, root, point;
     f >> id >> parent >> dev >> root >> point;
     const size_t dash = line.find(" - ");
     std::istringstream t(dash == std::string::npos ? "" : line.substr(dash + 3));
     std::string type;
     t >> type;
-    rows.push_back(point + " " + type);
+    rows[id] = point + " " + type;
   }
-  std::sort(rows.begin(), rows.end());
   return rows;
+}
+
+// A mount point as mountinfo escapes it (space, tab, newline, backslash as \ooo), unescaped.
+std::string Unescaped(const std::string& point) {
+  std::string out;
+  for (size_t i = 0; i < point.size(); ++i) {
+    if (point[i] == '\\' && i + 3 < point.size()) {
+      out += static_cast<char>(std::stoi(point.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += point[i];
+    }
+  }
+  return out;
+}
+
+// Whether `now` is `before` with nothing added or changed, and nothing removed but mounts whose
+// mount point is gone. The namespace is a copy of the host's, so it holds copies of other
+// processes' mounts (another test's FUSE server on a directory under /tmp, say): when that
+// process unmounts and removes the directory, the kernel detaches the copy here too (since Linux
+// 3.18 a mount point deleted in one namespace takes its mounts out of every other). That is not
+// the sandbox's doing; a mount the sandbox made or removed here is.
+bool SameMounts(const char* when, const std::map<int, std::string>& before,
+                const std::map<int, std::string>& now) {
+  bool same = true;
+  for (const auto& [id, row] : now) {
+    auto was = before.find(id);
+    if (was == before.end() || was->second != row) {
+      fprintf(stderr, "new %s: %d %s\n", when, id, row.c_str());
+      same = false;
+    }
+  }
+  for (const auto& [id, row] : before) {
+    if (now.contains(id)) continue;
+    struct stat st {};
+    const std::string point = Unescaped(row.substr(0, row.rfind(' ')));
+    // Removed outside: gone, or (the kernel detaches the mounts just before it unhashes the name)
+    // an inode with no link left.
+    if (lstat(point.c_str(), &st) != 0 ? errno == ENOENT : st.st_nlink == 0) continue;
+    fprintf(stderr, "gone %s: %d %s\n", when, id, row.c_str());
+    same = false;
+  }
+  return same;
 }
 
 // In a child of the test, in a mount namespace of its own (so that a sandbox that did mount there
@@ -699,20 +743,17 @@ std::vector<std::string> MountTable() {
 [[noreturn]] void RunAndCompareMountTables(const std::vector<std::string>& options) {
   if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     _exit(3);
-  const std::vector<std::string> before = MountTable();
+  const std::map<int, std::string> before = MountTable();
   std::vector<std::string> argv = {NvsentryPath(), "run", "--private-tmp"};
   argv.insert(argv.end(), options.begin(), options.end());
   for (const char* a : {"--", "sh", "-c", "echo started; read go; echo done"}) argv.push_back(a);
   Child nvsentry({argv, {}, kMs, true});
   if (!nvsentry.WaitForOutput("started", kMs)) _exit(4);
-  const std::vector<std::string> during = MountTable();
+  const bool same_during = SameMounts("while it ran", before, MountTable());
   nvsentry.WriteStdin("go\n");
   RunResult r = nvsentry.Finish(kMs);
-  const std::vector<std::string> after = MountTable();
-  for (const std::string& row : during)
-    if (!std::binary_search(before.begin(), before.end(), row))
-      fprintf(stderr, "new while it ran: %s\n", row.c_str());
-  if (during != before || after != before) _exit(1);
+  const bool same_after = SameMounts("after it ran", before, MountTable());
+  if (!same_during || !same_after) _exit(1);
   _exit(r.exit_code == 0 && r.out == "started\ndone\n" ? 0 : 5);
 }
 
