@@ -10,15 +10,16 @@ cd "$(dirname "$0")/.."
 echo "scripts/test.sh: builds, then runs the whole suite: about 11-12 minutes on 2 cores, the" \
   "fuzz smoke test last and alone (-LE fuzz-smoke leaves it out)"
 scripts/build.sh
+BUILD_DIR=${BUILD_DIR:-build}
 # Started as root, nvsentry runs its guests as nobody (65534) over the host: the tests' guests,
-# in build/, must be ones nobody may run.
+# in the build dir, must be ones nobody may run.
 if [ "$(id -u)" = 0 ] &&
-  ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$PWD/build/examples/gpu_demo" \
+  ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$(cd "$BUILD_DIR" && pwd)/examples/gpu_demo" \
     2>/dev/null; then
   echo "test.sh: the tests run guests as nobody (uid 65534), who may not enter $PWD (root's" \
     "home is closed to other users): check the project out where other users may read it" \
     "(/srv, /opt) and run scripts/test.sh there" >&2
   exit 1
 fi
-cd build
+cd "$BUILD_DIR"
 exec ctest --output-on-failure -j"$(nproc)" "$@"
