@@ -40,9 +40,9 @@
 #include "sentry/sandbox/guest_dev.h"
 #include "sentry/sandbox/guest_init.h"
 #include "sentry/sandbox/host_backend_check.h"
-#include "sentry/sandbox/kernel_check.h"
 #include "sentry/sandbox/host_nodes.h"
 #include "sentry/sandbox/identity.h"
+#include "sentry/sandbox/kernel_check.h"
 #include "sentry/sandbox/output_file.h"
 #include "spdlog/spdlog.h"
 
