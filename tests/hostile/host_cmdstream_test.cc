@@ -134,6 +134,35 @@ TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
   ExpectTheCheckedWordsRan({"forge"});
 }
 
+// The GPU itself rewrites a checked pushbuffer between its check and its fetch (issue 27, item 5):
+// S1, held behind a fence of the guest's second channel, releases semaphores over S2's pushbuffer,
+// turning the semaphore release the check read into two increments of the other client's
+// syncpoint 2; S2 follows S1 on the same channel; then the fence opens. The policy allows the 3D
+// class only. The host fetches the sentry's own copy of what it checked (docs/security.md,
+// "Command stream"): S1's releases land in the guest's buffer (rewritten=1), S2 runs as checked.
+// Before the private copy the host's GPU fetched the rewritten words: syncpoint 2 at 2.
+TEST_F(HostCommandStream, APushbufferTheGpuRewritesAfterItsCheckRunsAsChecked) {
+  std::vector<int> victim;
+  for (int i = 0; i < 4; ++i) {
+    victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_GE(victim.back(), 0);
+  }
+  RunResult host = RunSandboxed({Policy("gpu_rewrite_host",
+                                        "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\n"
+                                        "fields.class_num = { one_of = [0xB197] }\n" +
+                                            std::string(kGpuOnHost)),
+                                 "--host-dev-dir=" + dir_},
+                                {CMDSTREAM_GUEST_BIN, "gpu-rewrite", "2"});
+  ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
+  auto kv = ParseKeyValues(host.out);
+  EXPECT_EQ(kv["rewritten"], "1") << "S1's releases did not land: " << host.out;
+  EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
+  EXPECT_EQ(kv["syncpoint"], "0") << host.out;
+  EXPECT_EQ(kv["info32"], "0") << host.out;
+  EXPECT_EQ(HostSyncpoint(2), 0u) << "the GPU-written words ran on the host";
+  for (int fd : victim) close(fd);
+}
+
 // The host backend's own nodes under --host-dev-dir are the sentry's to open, never the guest's:
 // where they are the guest finds /dev/null's node, and an L4T SYNCPT_INCR it sends there reaches
 // no host syncpoint. (Before:
