@@ -66,6 +66,16 @@ std::optional<uint32_t> HostContext::Read(uint32_t id) {
   return std::nullopt;
 }
 
+bool HostContext::FencePassed(uint32_t id, uint32_t value) {
+  const auto past = [&](std::optional<uint32_t> v) {
+    if (!v) return false;
+    const uint64_t own = GuestIncrements(id);  // read after the value: every one that moved it
+    return own < Twins::kMaxGuestIncrements &&
+           sim::SyncptReached(*v, value + static_cast<uint32_t>(own));
+  };
+  return past(Mirrored(id)) || past(Read(id));
+}
+
 HostContext::~HostContext() {
   mirror_.reset();  // their threads first
   memory_waits_.reset();

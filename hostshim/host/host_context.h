@@ -75,6 +75,11 @@ class HostContext : private HostFences {
     guest_increments_[id] += n;
   }
 
+  // Whether the host is past the fence {id, value}: its syncpoint (the mirror's, else read from
+  // the host) reached it by more than the guest's own increments, as the twins' freezes ask
+  // (twins.h), so a fence the guest reaches itself frees nothing.
+  bool FencePassed(uint32_t id, uint32_t value);
+
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
   abi::NvError PushGuestMemory();

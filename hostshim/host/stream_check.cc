@@ -1,5 +1,7 @@
 #include "hostshim/host/stream_check.h"
 
+#include <algorithm>
+
 #include "abi/gpu_classes.h"
 #include "hostshim/sim/engines/methods.h"
 #include "hostshim/sim/engines/pushbuffer.h"
@@ -43,6 +45,7 @@ void StreamCheck::BeginSubmission() {
 
 void StreamCheck::Reset() {
   subch_class_.fill(0);
+  sem_a_ = sem_b_ = 0;
   std::fill(regs3d_.begin(), regs3d_.end(), 0);
   mme_.Reset();
   macro_.reset();
@@ -161,8 +164,55 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
       }
       return std::nullopt;  // a wait: reading a syncpoint moves nothing
     }
+    case Index(h::kSemaphoreA): sem_a_ = value; return std::nullopt;
+    case Index(h::kSemaphoreB): sem_b_ = value; return std::nullopt;
+    case Index(h::kSemaphoreD): {
+      const uint32_t op = value & 0x1F;
+      if ((op & (h::kSemOpRelease | h::kSemOpReduction)) == 0) return std::nullopt;  // reads
+      const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
+      return Writes(kClassHost, h::kSemaphoreD, value, va, 16);
+    }
     default: return std::nullopt;
   }
+}
+
+std::optional<StreamRefusal> StreamCheck::Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                                 uint64_t va, uint64_t size) {
+  if (!rules_.reserved || !rules_.reserved(va, size)) return std::nullopt;
+  return Refuse(cls, method_byte, value,
+                fmt::format("method 0x{:X} of class 0x{:04X} writes 0x{:X} bytes at 0x{:X}, "
+                            "memory no stream may write",
+                            method_byte, cls, size, va));
+}
+
+// The 3D class's inline-to-memory LAUNCH_DMA: its destination (a pitch range, or a block-linear
+// surface bounded by its size in whole blocks) and its completion semaphore.
+std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t value) {
+  namespace m = sim::methods::i2m;
+  namespace b = sim::methods::block_size;
+  const auto reg = [&](uint32_t byte) { return uint64_t{regs3d_[Index(byte)]}; };
+  const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
+  const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
+  uint64_t size;
+  if (value & m::kDstPitch) {
+    size = lines == 0 ? 0 : reg(m::kPitchOut) * (lines - 1) + length;
+  } else {
+    const uint32_t blocks = regs3d_[Index(m::kDstBlockSize)];
+    const auto up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+    size = up(reg(m::kDstWidth), uint64_t{64} << Bits(blocks, b::kWidthHi, b::kWidthLo)) *
+           up(reg(m::kDstHeight), uint64_t{8} << Bits(blocks, b::kHeightHi, b::kHeightLo)) *
+           up(std::max<uint64_t>(reg(m::kDstDepth), 1),
+              uint64_t{1} << Bits(blocks, b::kDepthHi, b::kDepthLo)) *
+           (reg(m::kDstLayer) + 1);
+  }
+  if (size != 0) {
+    if (auto r = Writes(kClass3D, m::kLaunchDma, value, va, size)) return r;
+  }
+  if (Bits(value, m::kCompletionHi, m::kCompletionLo) == m::kCompletionReleaseSemaphore) {
+    const uint64_t sem = ((reg(m::kSemaphoreA) & 0xFF) << 32) | (reg(m::kSemaphoreB) & ~3u);
+    return Writes(kClass3D, m::kLaunchDma, value, sem, 16);
+  }
+  return std::nullopt;
 }
 
 std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t method_byte,
@@ -196,6 +246,13 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
       return Increment(kClass3D, byte, value,
                        Bits(value, t::kSyncPointIndexHi, t::kSyncPointIndexLo));
     case t::kSetFalcon04: regs3d_[Index(t::kMmeShadowScratch)] = 1; return std::nullopt;
+    case t::kReportSemaphoreD: {
+      if ((value & 3) == t::kReportOpAcquire) return std::nullopt;  // reads
+      const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
+                          (regs3d_[Index(t::kReportSemaphoreB)] & ~3u);
+      return Writes(kClass3D, byte, value, va, 16);
+    }
+    case sim::methods::i2m::kLaunchDma: return InlineToMemory(value);
     case t::kMmeCodePointer: mme_.SetCodePointer(value); return std::nullopt;
     case t::kMmeCode:
       return mme_.LoadCode(value) ? std::nullopt : mme_error("LOAD_MME_INSTRUCTION_RAM");

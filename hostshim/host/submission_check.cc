@@ -35,7 +35,8 @@ sim::ChannelError ErrorOfRefusal(const StreamRefusal& r) {
 
 SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
                                   std::span<const abi::channel::GpfifoEntry> entries,
-                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold) {
+                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold,
+                                  std::vector<uint32_t>* checked_words) {
   check.BeginSubmission();
   // The budget first, from the lengths alone: nothing is read for a submission past it.
   uint64_t total = 0;
@@ -112,6 +113,8 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
       out += p.size;
     }
     if (auto r = check.Segment(words)) return {ErrorOfRefusal(*r)};
+    if (checked_words != nullptr)
+      checked_words->insert(checked_words->end(), words.begin(), words.end());
   }
   if (fault) return {std::move(fault)};
   return {};

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "abi/devices/channel.h"
 #include "abi/nverror.h"
@@ -36,10 +37,12 @@ struct SubmissionVerdict {
 
 // Whether the entries may reach the host. `space` may be null (no address space bound: every
 // fetch faults). The bytes read stay frozen under `hold` whatever the verdict: the caller releases
-// it unless the host takes the submission.
+// it unless the host takes the submission. The words checked, every entry's in order, are
+// appended to `*checked_words` (may be null): what the host is to fetch (pushbuffer_copy.h).
 SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
                                   std::span<const abi::channel::GpfifoEntry> entries,
-                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold);
+                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold,
+                                  std::vector<uint32_t>* checked_words = nullptr);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.
