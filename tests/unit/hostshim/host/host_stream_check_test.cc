@@ -146,6 +146,54 @@ TEST_F(HostStreamCheck, WhatTheHostMightReadOtherwiseIsRefused) {
   EXPECT_FALSE(Run({0, Imm(0, 0x08, 0), Imm(0, 0x74, kOwned << 8)}));
 }
 
+// Writes into memory no stream may write (the sentry's private pushbuffer copies), where the
+// address is in the stream: refused with the method that would write; the same writes elsewhere,
+// and reads there, pass.
+TEST_F(HostStreamCheck, WritesIntoReservedMemoryWhoseAddressIsInTheStreamAreRefused) {
+  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+  StreamCheck check(StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
+  const auto run = [&](const std::vector<uint32_t>& words) {
+    check.BeginSubmission();
+    return check.Segment(words);
+  };
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  const uint64_t in = kBase + 0x100, below = kBase - 16, after = kBase + kSize;
+  // The host class's semaphore: a release, a reduction; the last 16 bytes before the window meet
+  // it not; a 4-byte release 4 bytes short of it is refused all the same (16 bytes assumed).
+  constexpr uint32_t kRelease = 2 | (1u << 24), kReduction = 0x10, kAcquire = 1;
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 0x600D, kRelease}), 0xB06F, 0x1C, kRelease);
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 1, kReduction}), 0xB06F, 0x1C, kReduction);
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(kBase - 4), lo(kBase - 4), 1, kRelease}), 0xB06F, 0x1C,
+                kRelease);
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(below), lo(below), 0x600D, kRelease}));
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(after), lo(after), 0x600D, kRelease}));
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(in), lo(in), 0, kAcquire}));
+  // The 3D class's report semaphore (REPORT_SEMAPHORE_D's operation 1:0: 1 acquire).
+  ASSERT_FALSE(run({Inc(0, 0x000, 1), 0xB197}));
+  ExpectRefused(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 0}), 0xB197, 0x1B0C, 0);
+  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 1}));  // acquire: a read
+  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(after), lo(after), 1, 0}));
+  // Inline-to-memory: a pitch destination of 4 lines of 16 bytes, 256 apart, ending in the
+  // window; the same one line lower passes.
+  const uint64_t rows = kBase - 3 * 256 - 8;
+  ExpectRefused(run({Inc(0, 0x180, 5), 16, 4, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}),
+                0xB197, 0x1B0, 1);
+  EXPECT_FALSE(run({Inc(0, 0x180, 5), 16, 3, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}));
+  // Its completion semaphore (LAUNCH_DMA COMPLETION 5:4 = 2).
+  EXPECT_TRUE(run({Inc(0, 0x180, 5), 16, 1, hi(after), lo(after), 256, Inc(0, 0x1DC, 3), hi(in),
+                   lo(in), 7, Inc(0, 0x1B0, 1), 1 | (2 << 4)}));
+  // A block-linear destination: bounded by its size in whole blocks (one 64 x 8 GOB here).
+  const uint64_t bl = kBase - 512;
+  EXPECT_FALSE(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 64, 8, 1,
+                    Inc(0, 0x1B0, 1), 0}));
+  ExpectRefused(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 65, 8, 1,
+                     Inc(0, 0x1B0, 1), 0}),
+                0xB197, 0x1B0, 0);
+}
+
 TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {
   std::mt19937 rng(1234);
   std::vector<uint32_t> words(4096);
