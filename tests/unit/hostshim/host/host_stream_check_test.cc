@@ -49,7 +49,7 @@ class HostStreamCheck : public ::testing::Test {
   sim::StreamPolicy policy_;
   bool audit_ = false;
   std::vector<uint32_t> violations_, bound_;
-  StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }}};
+  StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }, nullptr}};
 };
 
 TEST_F(HostStreamCheck, SetObjectOfAClassThePolicyRefusesIsRefusedThroughItsAction) {
