@@ -11,7 +11,6 @@
 #include "abi/l4t/nvgpu_channel.h"
 #include "absl/cleanup/cleanup.h"
 #include "hostshim/host/channel_xlate.h"
-#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/submission_check.h"
@@ -310,14 +309,9 @@ Result ChannelSession::Submit(Call& call) {
   absl::Cleanup give_back = [&] {
     if (copied) copy_->Abandon(span);
   };
-  // What the host will run, checked after the push (the agreed copies are what it got) and frozen
-  // there until the host is past this submission; thawed at once unless the host takes it.
-  auto hold = std::make_shared<FreezeHold>();
-  absl::Cleanup thaw = [&hold] { hold->Release(); };  // after SetFence: nothing to release
+  // What the host will run, checked after the push (the agreed copies are what it got).
   std::vector<uint32_t> checked;
-  SubmissionVerdict verdict =
-      CheckSubmission(space.get(), ctx_.twins(), entries, check_, hold, &checked);
-  if (verdict.error != NvError::kSuccess) return Result::Done(verdict.error);
+  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, &checked);
   if (verdict.refused) {
     Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
@@ -327,7 +321,7 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  // The stream's own increments, before they can run: a fence they reach thaws nothing.
+  // The stream's own increments, before they can run: a fence they reach frees no span.
   for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
   // The entries the host gets fetch from the private copy; the guest's own stay as they were
   // (the argument goes back to it).
@@ -346,7 +340,6 @@ Result ChannelSession::Submit(Call& call) {
     return Result::Done(r.nv());
   std::move(give_back).Cancel();
   if (copied) copy_->Fence(span, h.fence.id, h.fence.value);  // reused once the host is past it
-  hold->SetFence(h.fence.id, h.fence.value);
   g.fence = {h.fence.id, h.fence.value};
   g.flags = 0;  // detailed_error
   LearnSyncpoint(h.fence.id);

@@ -3,8 +3,9 @@
 // a simulated Jetson (`nvsentry fake-l4t`, which itself runs whatever reaches it) and under the
 // simulated GPU, and answers the same, key by key: a pushbuffer's SET_OBJECT of a class the policy
 // refuses, and its increments of a syncpoint another host client holds, never reach the host.
-// And the words the host's GPU fetches are the words the sentry checked, whatever the guest writes
-// after the check (the freeze: docs/security.md). Needs root (the fake's FUSE mount).
+// And the words the host's GPU fetches are the words the sentry checked, whatever the guest or its
+// GPU writes after the check (the private copy: docs/security.md). Needs root (the fake's FUSE
+// mount).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -120,8 +121,8 @@ TEST_F(HostCommandStream, IncrementsOfAnotherHostClientsSyncpointNeverReachTheHo
 
 // The guest submits a semaphore release held behind a fence of its second channel, rewrites its
 // words to increment the other client's syncpoint 2, and submits on the second channel (pushing
-// its memory to the host; that job opens the fence). Before the freeze the host's GPU fetched the
-// rewrite: syncpoint 2 at 2, the semaphore never released.
+// its memory to the host; that job opens the fence). Before the freeze (since replaced by the
+// private copy) the host's GPU fetched the rewrite: syncpoint 2 at 2, the semaphore never released.
 TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
   ExpectTheCheckedWordsRan({});
 }
@@ -129,7 +130,7 @@ TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
 // The same, the guest having first moved the held submission's syncpoint to its fence itself
 // (SYNCPT_INCR of its own channel's syncpoint, which it may): the host is not done with the
 // submission for that. Before the freeze counted the guest's own increments, the forged fence
-// thawed the words and the rewrite ran.
+// thawed the words and the rewrite ran; the private copy's spans are held to the same count.
 TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
   ExpectTheCheckedWordsRan({"forge"});
 }

@@ -1,11 +1,12 @@
 // The private pushbuffer copy's ring (hostshim/host/pushbuffer_ring.h): a span is reused only once
 // the host passed the fence of the submission that used it, spans are freed oldest first, a
 // submission that never reached the host gives its span back at once, and the ring's size bounds
-// what it holds.
+// what it holds. A fence counts as passed only by the host's own work (host_fences.h).
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "hostshim/host/host_fences.h"
 #include "hostshim/host/pushbuffer_ring.h"
 
 namespace nvsentry::hostshim::host {
@@ -113,6 +114,48 @@ TEST_F(HostPushbufferRing, ASpanNeverOverlapsOneTheHostHasNotFinished) {
     r.Fence(*at, 1, next);
     live[*at] = {*at + bytes, next++};
   }
+}
+
+// The host's syncpoints: what the sentry's mirror shows and what the host holds.
+class FakeFences : public HostFences {
+ public:
+  std::optional<uint32_t> Mirrored(uint32_t id) override { return mirror[id]; }
+  std::optional<uint32_t> Read(uint32_t id) override {
+    ++reads;
+    return host[id];
+  }
+  uint64_t GuestIncrements(uint32_t id) override { return own[id]; }
+  std::map<uint32_t, uint32_t> mirror, host;
+  std::map<uint32_t, uint64_t> own;
+  int reads = 0;
+};
+
+TEST(HostFencePassed, TheMirrorFirstThenTheHost) {
+  FakeFences f;
+  f.mirror[3] = 7;
+  f.host[3] = 7;
+  EXPECT_TRUE(FencePassed(f, 3, 7));
+  EXPECT_EQ(f.reads, 0) << "the mirror had it: no host read";
+  EXPECT_FALSE(FencePassed(f, 3, 8));
+  EXPECT_EQ(f.reads, 1);
+  f.host[3] = 8;  // the mirror lags
+  EXPECT_TRUE(FencePassed(f, 3, 8));
+}
+
+// The guest may increment its own channel's syncpoint (SYNCPT_INCR, its pushbuffers): a fence it
+// reaches that way says nothing of the host's work, so a span stays held until the syncpoint is
+// past the fence by those increments too.
+TEST(HostFencePassed, AFenceReachedByTheGuestsOwnIncrementsIsNotPassed) {
+  FakeFences f;
+  f.own[4] = 2;
+  f.mirror[4] = f.host[4] = 10;  // the guest's two, not the host's
+  EXPECT_FALSE(FencePassed(f, 4, 10)) << "a fence the guest forged freed the span";
+  f.host[4] = 12;
+  EXPECT_TRUE(FencePassed(f, 4, 10));
+  // Past kMaxGuestIncrements of its own, a fence cannot be compared: never passed.
+  f.own[5] = kMaxGuestIncrements;
+  f.mirror[5] = f.host[5] = 0x7FFFFFFF;
+  EXPECT_FALSE(FencePassed(f, 5, 1));
 }
 
 }  // namespace
