@@ -351,8 +351,8 @@ NvError ChannelSession::ReserveCopy(const Call& call,
                                     uint64_t* span) {
   if (copy_ == nullptr) {
     NvError err;
-    copy_ =
-        PushbufferCopy::Make(ctx_.host_nvmap(), space, call.caller ? call.caller->tid() : 0, &err);
+    copy_ = PushbufferCopy::Make(ctx_.host_nvmap(), space, ctx_.options().budget,
+                                 call.caller ? call.caller->tid() : 0, &err);
     if (copy_ == nullptr) return err;
   }
   return copy_->Reserve(

@@ -7,7 +7,17 @@ namespace nvsentry::hostshim::host {
 
 std::unique_ptr<PushbufferCopy> PushbufferCopy::Make(HostNvmap& nvmap,
                                                      std::shared_ptr<HostAddressSpace> space,
+                                                     std::shared_ptr<BudgetAccount> budget,
                                                      pid_t tid, abi::NvError* err) {
+  auto charge = std::make_unique<BudgetHold>();
+  if (!charge->Take(std::move(budget), BudgetKind::kPinnedBytes, kBytes)) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: the private pushbuffer copy of a channel ({} bytes of host "
+                    "memory) is past the guest's pinned_bytes; InsufficientMemory",
+                    kBytes);
+    *err = abi::NvError::kInsufficientMemory;
+    return nullptr;
+  }
   sim::NvmapObject::Attributes attr;
   attr.allocated = true;
   absl::StatusOr<uint32_t> handle = nvmap.Make(kBytes, attr);
@@ -24,7 +34,8 @@ std::unique_ptr<PushbufferCopy> PushbufferCopy::Make(HostNvmap& nvmap,
     return nullptr;
   }
   *err = abi::NvError::kSuccess;
-  return std::unique_ptr<PushbufferCopy>(new PushbufferCopy(nvmap, std::move(space), *handle, va));
+  return std::unique_ptr<PushbufferCopy>(
+      new PushbufferCopy(nvmap, std::move(space), std::move(charge), *handle, va));
 }
 
 PushbufferCopy::~PushbufferCopy() {

@@ -20,6 +20,7 @@
 
 #include "abi/devices/channel.h"
 #include "abi/nverror.h"
+#include "hostshim/budget.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/pushbuffer_ring.h"
 #include "hostshim/host/twins.h"
@@ -31,10 +32,13 @@ class PushbufferCopy {
   // The ring's size: the checked words of the submissions the host has not finished, per channel.
   static constexpr uint64_t kBytes = uint64_t{2} << 20;
 
-  // A host object of kBytes mapped into `space` for the sentry alone; null and the error in *err
-  // when the host refuses either.
+  // A host object of kBytes mapped into `space` for the sentry alone, charged to `budget`'s
+  // pinned_bytes (may be null) while it lives: host memory spent for the guest. Null and the error
+  // in *err when the budget is spent (InsufficientMemory, before the host is asked) or the host
+  // refuses the object or the mapping.
   static std::unique_ptr<PushbufferCopy> Make(HostNvmap& nvmap,
-                                              std::shared_ptr<HostAddressSpace> space, pid_t tid,
+                                              std::shared_ptr<HostAddressSpace> space,
+                                              std::shared_ptr<BudgetAccount> budget, pid_t tid,
                                               abi::NvError* err);
   ~PushbufferCopy();
   PushbufferCopy(const PushbufferCopy&) = delete;
@@ -60,12 +64,18 @@ class PushbufferCopy {
   const HostAddressSpace* space() const { return space_.get(); }
 
  private:
-  PushbufferCopy(HostNvmap& nvmap, std::shared_ptr<HostAddressSpace> space, uint32_t handle,
-                 uint64_t va)
-      : nvmap_(nvmap), space_(std::move(space)), handle_(handle), va_(va), ring_(kBytes) {}
+  PushbufferCopy(HostNvmap& nvmap, std::shared_ptr<HostAddressSpace> space,
+                 std::unique_ptr<BudgetHold> charge, uint32_t handle, uint64_t va)
+      : nvmap_(nvmap),
+        space_(std::move(space)),
+        charge_(std::move(charge)),
+        handle_(handle),
+        va_(va),
+        ring_(kBytes) {}
 
   HostNvmap& nvmap_;
   const std::shared_ptr<HostAddressSpace> space_;
+  const std::unique_ptr<BudgetHold> charge_;  // pinned_bytes, kBytes
   const uint32_t handle_;
   const uint64_t va_;
   PushbufferRing ring_;
