@@ -356,7 +356,11 @@ NvError ChannelSession::ReserveCopy(const Call& call,
     if (copy_ == nullptr) return err;
   }
   return copy_->Reserve(
-      words, [this](uint32_t id, uint32_t value) { return ctx_.FencePassed(id, value); }, span);
+      words,
+      [this](uint32_t id, uint32_t value, bool ask_host) {
+        return ctx_.FencePassed(id, value, ask_host);
+      },
+      span);
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

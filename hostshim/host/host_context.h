@@ -78,8 +78,10 @@ class HostContext : private HostFences {
   }
 
   // Whether the host is past the fence {id, value} (host_fences.h: a fence the guest reaches
-  // itself is not passed).
-  bool FencePassed(uint32_t id, uint32_t value) { return host::FencePassed(*this, id, value); }
+  // itself is not passed); the host is read only with `ask_host`.
+  bool FencePassed(uint32_t id, uint32_t value, bool ask_host) {
+    return host::FencePassed(*this, id, value, ask_host);
+  }
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).

@@ -26,8 +26,8 @@ class HostFences {
 inline constexpr uint64_t kMaxGuestIncrements = uint64_t{1} << 30;
 
 // Whether the host's syncpoint `id` passed `value` by more than the guest's own increments of it
-// (a guest could otherwise reach a fence itself): the mirror's value first, the host's read only
-// when the mirror says no.
-bool FencePassed(HostFences& fences, uint32_t id, uint32_t value);
+// (a guest could otherwise reach a fence itself): the mirror's value, then, with `ask_host`, the
+// host's read when the mirror says no.
+bool FencePassed(HostFences& fences, uint32_t id, uint32_t value, bool ask_host);
 
 }  // namespace nvsentry::hostshim::host

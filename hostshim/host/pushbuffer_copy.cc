@@ -43,11 +43,12 @@ PushbufferCopy::~PushbufferCopy() {
   nvmap_.Free(handle_);
 }
 
-abi::NvError PushbufferCopy::Reserve(uint64_t words, PushbufferRing::Reached reached,
-                                     uint64_t* span) {
-  absl::StatusOr<uint64_t> at = words > kBytes / 4
-                                    ? absl::OutOfRangeError("more words than the ring holds")
-                                    : ring_.Take(words * 4, reached);
+abi::NvError PushbufferCopy::Reserve(uint64_t words, Passed passed, uint64_t* span) {
+  if (words > kBytes / 4) words = kBytes / 4 + 1;  // Take answers OutOfRange, without overflow
+  absl::StatusOr<uint64_t> at =
+      ring_.Take(words * 4, [&](uint32_t id, uint32_t v) { return passed(id, v, false); });
+  if (at.status().code() == absl::StatusCode::kUnavailable)
+    at = ring_.Take(words * 4, [&](uint32_t id, uint32_t v) { return passed(id, v, true); });
   if (!at.ok()) {
     NVS_LOG_LIMITED(spdlog::level::warn,
                     "host backend: a submission of {} pushbuffer words: {} (the private copy "

@@ -20,6 +20,7 @@
 
 #include "abi/devices/channel.h"
 #include "abi/nverror.h"
+#include "absl/functional/function_ref.h"
 #include "hostshim/budget.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/pushbuffer_ring.h"
@@ -44,11 +45,14 @@ class PushbufferCopy {
   PushbufferCopy(const PushbufferCopy&) = delete;
   PushbufferCopy& operator=(const PushbufferCopy&) = delete;
 
+  // Whether the host is past a fence; `ask_host`: read the host, not only the sentry's mirror.
+  using Passed = absl::FunctionRef<bool(uint32_t id, uint32_t value, bool ask_host)>;
   // A span of the ring for `words` words, taken before the check (so that a submission the ring
-  // cannot take leaves the check's state alone); its offset in *span. Busy when the ring has no
-  // room until the host finishes earlier submissions (as nvgpu answers a full GPFIFO: EAGAIN);
-  // InsufficientMemory when the words exceed the ring.
-  abi::NvError Reserve(uint64_t words, PushbufferRing::Reached reached, uint64_t* span);
+  // cannot take leaves the check's state alone); its offset in *span. The host is asked only when
+  // the mirror leaves no room. Busy when the ring has no room until the host finishes earlier
+  // submissions (as nvgpu answers a full GPFIFO: EAGAIN); InsufficientMemory when the words exceed
+  // the ring.
+  abi::NvError Reserve(uint64_t words, Passed passed, uint64_t* span);
   // Copies `words` (the checked words of `entries`, in order, as CheckSubmission gathered them)
   // into the span and answers the entries the host gets: each fetching from the copy, its length
   // and flags kept. An error when the host refuses the write (the span is then free again).

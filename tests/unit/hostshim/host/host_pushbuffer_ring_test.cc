@@ -134,12 +134,14 @@ TEST(HostFencePassed, TheMirrorFirstThenTheHost) {
   FakeFences f;
   f.mirror[3] = 7;
   f.host[3] = 7;
-  EXPECT_TRUE(FencePassed(f, 3, 7));
+  EXPECT_TRUE(FencePassed(f, 3, 7, true));
   EXPECT_EQ(f.reads, 0) << "the mirror had it: no host read";
-  EXPECT_FALSE(FencePassed(f, 3, 8));
+  EXPECT_FALSE(FencePassed(f, 3, 8, true));
   EXPECT_EQ(f.reads, 1);
   f.host[3] = 8;  // the mirror lags
-  EXPECT_TRUE(FencePassed(f, 3, 8));
+  EXPECT_FALSE(FencePassed(f, 3, 8, false));
+  EXPECT_EQ(f.reads, 1) << "the host read without ask_host";
+  EXPECT_TRUE(FencePassed(f, 3, 8, true));
 }
 
 // The guest may increment its own channel's syncpoint (SYNCPT_INCR, its pushbuffers): a fence it
@@ -149,13 +151,13 @@ TEST(HostFencePassed, AFenceReachedByTheGuestsOwnIncrementsIsNotPassed) {
   FakeFences f;
   f.own[4] = 2;
   f.mirror[4] = f.host[4] = 10;  // the guest's two, not the host's
-  EXPECT_FALSE(FencePassed(f, 4, 10)) << "a fence the guest forged freed the span";
+  EXPECT_FALSE(FencePassed(f, 4, 10, true)) << "a fence the guest forged freed the span";
   f.host[4] = 12;
-  EXPECT_TRUE(FencePassed(f, 4, 10));
+  EXPECT_TRUE(FencePassed(f, 4, 10, true));
   // Past kMaxGuestIncrements of its own, a fence cannot be compared: never passed.
   f.own[5] = kMaxGuestIncrements;
   f.mirror[5] = f.host[5] = 0x7FFFFFFF;
-  EXPECT_FALSE(FencePassed(f, 5, 1));
+  EXPECT_FALSE(FencePassed(f, 5, 1, true));
 }
 
 }  // namespace
