@@ -19,6 +19,9 @@
  *                                    releases semaphores over the words of the next submission
  *                                    (a semaphore release when checked), making them two
  *                                    SYNCPOINTB increments of ID; then the fence opens
+ *   cmdstream_guest window-write     finds the host backend's private window by probing its
+ *                                    address space with fixed ALLOC_SPACEs, then releases a
+ *                                    semaphore into it (probes, window_end: where it ends)
  *
  * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
@@ -276,6 +279,52 @@ static int gpu_rewrite(uint32_t id) {
   return 0;
 }
 
+/* The sentry's private window (where the host backend keeps its copies of checked pushbuffers)
+ * found by probing: fixed ALLOC_SPACEs of [x, end of the largest region) fail while they meet it,
+ * so a binary search finds its end (nothing else lies at the top of a fresh space). Then a
+ * semaphore release into it, whose address is in the stream. */
+static int window_write(void) {
+  struct gpu g;
+  open_gpu(&g);
+  struct {
+    uint64_t buf_addr;
+    uint32_t buf_size, reserved;
+    struct {
+      uint64_t offset;
+      uint32_t page_size, reserved;
+      uint64_t pages;
+    } r[2];
+  } v;
+  memset(&v, 0, sizeof v);
+  v.buf_size = sizeof v.r;
+  must("GET_VA_REGIONS", nvc_ioctl(&nv, g.as, 0xC0404108u, &v));
+  int big = v.r[1].pages * v.r[1].page_size > v.r[0].pages * v.r[0].page_size;
+  const uint64_t page = v.r[big].page_size, top = v.r[big].offset + v.r[big].pages * page;
+  uint64_t lo = v.r[big].offset, hi = top; /* [hi, top) reservable; [lo, top) not */
+  int probes = 0;
+  while (hi - lo > page) {
+    const uint64_t mid = lo + (hi - lo) / page / 2 * page;
+    struct nvgpu_as_alloc_space a = {(uint32_t)((top - mid) / page), (uint32_t)page, 1, 0, mid};
+    probes++;
+    if (nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &a) == 0) {
+      struct nvgpu_as_free_space f = {mid, a.pages, (uint32_t)page};
+      must("FREE_SPACE", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &f));
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  printf("probes=%d\nwindow_end=0x%llX\n", probes, (unsigned long long)hi);
+  void* push = pages(4096);
+  const uint64_t push_va = map(&g, push, 4096);
+  const uint64_t at = hi - 16; /* the window's last 16 bytes */
+  struct nvc_push pb = {0};
+  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(at >> 32), (uint32_t)at, 0xBADu, 2u | (1u << 24));
+  run(&g, &pb, push, push_va);
+  free(pb.words);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "bind-dma") == 0)
     return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
@@ -284,10 +333,11 @@ int main(int argc, char** argv) {
   if ((argc == 3 || (argc == 4 && strcmp(argv[3], "forge") == 0)) &&
       strcmp(argv[1], "rewrite") == 0)
     return rewrite((uint32_t)strtoul(argv[2], NULL, 0), argc == 4);
+  if (argc == 2 && strcmp(argv[1], "window-write") == 0) return window_write();
   if (argc == 3 && strcmp(argv[1], "gpu-rewrite") == 0)
     return gpu_rewrite((uint32_t)strtoul(argv[2], NULL, 0));
   fprintf(stderr,
           "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID [forge] | "
-          "gpu-rewrite ID\n");
+          "gpu-rewrite ID | window-write\n");
   return 2;
 }
