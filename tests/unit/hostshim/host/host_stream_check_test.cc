@@ -194,6 +194,54 @@ TEST_F(HostStreamCheck, WritesIntoReservedMemoryWhoseAddressIsInTheStreamAreRefu
                 0xB197, 0x1B0, 0);
 }
 
+// The DMA class's copies and semaphores, and the inline-to-memory methods of the compute class:
+// the same refusal into reserved memory; and a copy with physical addresses, refused whatever its
+// address, as the simulator refuses it.
+TEST_F(HostStreamCheck, OtherClassesWritesIntoReservedMemoryAndPhysicalCopiesAreRefused) {
+  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+  policy_.classes = {0xB197, 0xB0B5, 0xB1C0};
+  StreamCheck check(StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
+  const auto run = [&](const std::vector<uint32_t>& words) {
+    check.BeginSubmission();
+    return check.Segment(words);
+  };
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  ASSERT_FALSE(run({Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xB1C0}));
+  // A pitch copy of 4 lines of 256 bytes, 4096 apart, whose last line ends in the window; the same
+  // copy of 3 lines passes; one line only when MULTI_LINE is clear.
+  constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
+  const uint64_t dst = kBase - 3 * 4096 - 128;
+  const auto copy = [&](uint32_t lines, uint32_t launch) {
+    return run(
+        {Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, lines, Inc(4, 0x300, 1), launch});
+  };
+  ExpectRefused(copy(4, kPitchCopy), 0xB0B5, 0x300, kPitchCopy);
+  EXPECT_FALSE(copy(3, kPitchCopy));
+  EXPECT_FALSE(copy(4, kPitchCopy & ~(1u << 9)));
+  // Remapped elements count up to 16 bytes each: 256 of them from 4 KiB short of the window reach
+  // it.
+  const uint64_t near = kBase - 4000;
+  ExpectRefused(run({Inc(4, 0x408, 6), hi(near), lo(near), 0, 0, 256, 1, Inc(4, 0x300, 1),
+                     2 | (1u << 7) | (1u << 8) | (1u << 10)}),
+                0xB0B5, 0x300, 2 | (1u << 7) | (1u << 8) | (1u << 10));
+  // Its semaphore (LAUNCH_DMA SEMAPHORE_TYPE 4:3 = 1), with no copy (TRANSFER 0).
+  const uint64_t in = kBase + 64;
+  ExpectRefused(run({Inc(4, 0x240, 3), hi(in), lo(in), 1, Inc(4, 0x300, 1), 1u << 3}), 0xB0B5,
+                0x300, 1u << 3);
+  // Physical addressing: refused anywhere.
+  const uint64_t far = kBase + kSize + 0x10000;
+  ExpectRefused(run({Inc(4, 0x408, 6), hi(far), lo(far), 0, 0, 16, 1, Inc(4, 0x300, 1),
+                     kPitchCopy | (1u << 13)}),
+                0xB0B5, 0x300, kPitchCopy | (1u << 13));
+  // The compute class's inline-to-memory: a pitch line into the window.
+  ExpectRefused(run({Inc(5, 0x180, 5), 16, 1, hi(in), lo(in), 16, Inc(5, 0x1B0, 1), 1}), 0xB1C0,
+                0x1B0, 1);
+  EXPECT_FALSE(run({Inc(5, 0x180, 5), 16, 1, hi(far), lo(far), 16, Inc(5, 0x1B0, 1), 1}));
+}
+
 TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {
   std::mt19937 rng(1234);
   std::vector<uint32_t> words(4096);
