@@ -11,13 +11,13 @@
 #include "abi/l4t/nvgpu_channel.h"
 #include "absl/cleanup/cleanup.h"
 #include "hostshim/host/channel_xlate.h"
-#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/submission_check.h"
 #include "hostshim/host/twin_handle.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/engines/gpu_clock.h"
+#include "hostshim/sim/engines/pushbuffer.h"
 #include "hostshim/sim/memory/nvmap_device.h"
 
 namespace nvsentry::hostshim::host {
@@ -55,6 +55,12 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                          [this](uint32_t id) {
                            const std::optional<uint32_t> own = syncpoint();
                            return own && *own == id;
+                         },
+                         // Every channel's copy in the space: a channel sharing it may write the
+                         // other's.
+                         [this](uint64_t va, uint64_t size) {
+                           absl::MutexLock l(&mu_);
+                           return space_ != nullptr && space_->MeetsPrivate(va, size);
                          }}),
       events_(ctx.budget()) {}
 
@@ -264,7 +270,11 @@ Result ChannelSession::Submit(Call& call) {
     absl::MutexLock l(&mu_);
     if (stopped_) return Result::Done(NvError::kTimeout);  // until FORCE_RESET, as simulated
     space = space_;
-    if (reset_check_) check_.Reset();
+    if (reset_check_) {
+      check_.Reset();
+      // The host channel that fetched from the copy is gone, and its jobs with it.
+      if (copy_ != nullptr) copy_->Reset();
+    }
     reset_check_ = false;
   }
   std::span<ch::GpfifoEntry> entries;
@@ -287,12 +297,21 @@ Result ChannelSession::Submit(Call& call) {
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
-  // What the host will run, checked after the push (the agreed copies are what it got) and frozen
-  // there until the host is past this submission; thawed at once unless the host takes it.
-  auto hold = std::make_shared<FreezeHold>();
-  absl::Cleanup thaw = [&hold] { hold->Release(); };  // after SetFence: nothing to release
-  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, hold);
-  if (verdict.error != NvError::kSuccess) return Result::Done(verdict.error);
+  // Room in the private copy for what the host will fetch, before the check: a submission the
+  // copy cannot take now leaves the check's state as it was.
+  uint64_t words = 0, span = 0;
+  for (const ch::GpfifoEntry& e : entries) words += sim::pb::EntryLength(e.entry1);
+  const bool copied = space != nullptr && words != 0;
+  if (copied) {
+    if (NvError e = ReserveCopy(call, space, words, &span); e != NvError::kSuccess)
+      return Result::Done(e);
+  }
+  absl::Cleanup give_back = [&] {
+    if (copied) copy_->Abandon(span);
+  };
+  // What the host will run, checked after the push (the agreed copies are what it got).
+  std::vector<uint32_t> checked;
+  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, &checked);
   if (verdict.refused) {
     Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
@@ -302,19 +321,46 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  // The stream's own increments, before they can run: a fence they reach thaws nothing.
+  // The stream's own increments, before they can run: a fence they reach frees no span.
   for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
+  // The entries the host gets fetch from the private copy; the guest's own stay as they were
+  // (the argument goes back to it).
+  std::vector<ch::GpfifoEntry> host_entries(entries.begin(), entries.end());
+  if (copied) {
+    if (NvError e = copy_->Fill(span, checked, entries, &host_entries); e != NvError::kSuccess) {
+      std::move(give_back).Cancel();  // Fill gave the span back
+      return Result::Done(e);
+    }
+  }
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
-  h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
+  h.gpfifo = reinterpret_cast<uint64_t>(host_entries.data());
   h.num_entries = g.num_entries;
   h.flags = flags;
   if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
     return Result::Done(r.nv());
-  hold->SetFence(h.fence.id, h.fence.value);
+  std::move(give_back).Cancel();
+  if (copied) copy_->Fence(span, h.fence.id, h.fence.value);  // reused once the host is past it
   g.fence = {h.fence.id, h.fence.value};
   g.flags = 0;  // detailed_error
   LearnSyncpoint(h.fence.id);
   return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::ReserveCopy(const Call& call,
+                                    const std::shared_ptr<HostAddressSpace>& space, uint64_t words,
+                                    uint64_t* span) {
+  if (copy_ == nullptr) {
+    NvError err;
+    copy_ = PushbufferCopy::Make(ctx_.host_nvmap(), space, ctx_.options().budget,
+                                 call.caller ? call.caller->tid() : 0, &err);
+    if (copy_ == nullptr) return err;
+  }
+  return copy_->Reserve(
+      words,
+      [this](uint32_t id, uint32_t value, bool ask_host) {
+        return ctx_.FencePassed(id, value, ask_host);
+      },
+      span);
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

@@ -12,11 +12,12 @@
 //
 // Submissions: guest memory goes to the host first (HostContext::PushGuestMemory, whose error is
 // the submission's answer); then the pushbuffers, as the host will read them, are held to the
-// sandbox's command-stream rules (submission_check.h). A refused submission never reaches the
-// host: the channel stops as a simulated one does (its notifier written, its error event, the
-// error queries answering the sentry's error, submits Timeout until FORCE_RESET). The host's fence
-// names the channel's syncpoint, which the guest then owns (its SYNCPT_INCR and its streams may
-// move it) and the mirror polls.
+// sandbox's command-stream rules (submission_check.h), and the words checked are copied into the
+// channel's private copy (pushbuffer_copy.h), from which the host fetches them. A refused
+// submission never reaches the host: the channel stops as a simulated one does (its notifier
+// written, its error event, the error queries answering the sentry's error, submits Timeout until
+// FORCE_RESET). The host's fence names the channel's syncpoint, which the guest then owns (its
+// SYNCPT_INCR and its streams may move it) and the mirror polls.
 #pragma once
 
 #include <memory>
@@ -27,6 +28,7 @@
 #include "hostshim/events.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
+#include "hostshim/host/pushbuffer_copy.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/sim/engines/channel_engine.h"
 
@@ -69,6 +71,10 @@ class ChannelSession : public HostSession {
   // The host's GET_TIMEDOUT and the notifier record, for the error queries.
   abi::NvError HostError(const Call& call, HostChannelError* e);
   void LearnSyncpoint(uint32_t id);
+  // A span of the private copy for `words` words (the copy made on first use, in `space`).
+  abi::NvError ReserveCopy(const Call& call, const std::shared_ptr<HostAddressSpace>& space,
+                           uint64_t words, uint64_t* span)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // A submission the sentry refused: the channel stops (notifier, event) with `e`.
   void Stop(sim::ChannelError e);
 
@@ -88,6 +94,9 @@ class ChannelSession : public HostSession {
   // Weak: the channel's notifier must not keep a freed object (and its twin, its agreed copy and
   // its host memory) alive after its pinned_bytes went back to the guest's budget.
   std::weak_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
+  // What the host fetches: the checked words, in the sentry's own memory (pushbuffer_copy.h).
+  // Made at the first submission with an address space bound.
+  std::unique_ptr<PushbufferCopy> copy_ ABSL_GUARDED_BY(submit_mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
   // What the host channel was told, for a new one after FORCE_RESET.
   bool nvmap_fd_set_ ABSL_GUARDED_BY(mu_) = false;
