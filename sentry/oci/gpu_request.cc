@@ -1,0 +1,81 @@
+#include "sentry/oci/gpu_request.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace nvsentry::oci {
+namespace {
+
+constexpr std::string_view kEnvName = "NVSENTRY_GPU=";
+
+// NVSENTRY_GPU from process.env (the last one counts, as for a shell), nullopt when absent.
+std::optional<std::string> GpuFromEnv(const nlohmann::json& config) {
+  std::optional<std::string> gpu;
+  const nlohmann::json* env = nullptr;
+  if (config.contains("process") && config["process"].contains("env"))
+    env = &config["process"]["env"];
+  if (env == nullptr || !env->is_array()) return gpu;
+  for (const nlohmann::json& e : *env)
+    if (e.is_string() && e.get<std::string>().starts_with(kEnvName))
+      gpu = e.get<std::string>().substr(kEnvName.size());
+  return gpu;
+}
+
+struct Asked {
+  std::optional<std::string> gpu;  // sim, host, none, ""
+  GpuDefaults choice;
+  bool any_annotation = false;
+};
+
+// The nvsentry.* annotations over the defaults; an unknown one is an error.
+absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
+  if (!config.contains("annotations") || !config["annotations"].is_object())
+    return absl::OkStatus();
+  for (const auto& [key, value] : config["annotations"].items()) {
+    if (!key.starts_with("nvsentry.")) continue;
+    if (!value.is_string())
+      return absl::InvalidArgumentError(absl::StrCat("annotation ", key, ": not a string"));
+    const std::string v = value.get<std::string>();
+    const std::string_view name = std::string_view(key).substr(9);
+    a.any_annotation = true;
+    if (name == "gpu")
+      a.gpu = v;
+    else if (name == "policy")
+      a.choice.policy = v;
+    else if (name == "service")
+      a.choice.service = v;
+    else if (name == "firmware")
+      a.choice.firmware = v;
+    else if (name == "backend")
+      a.choice.backend = v;
+    else
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown annotation ", key,
+          " (nvsentry-oci knows nvsentry.gpu, .policy, .service, .firmware, .backend)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::json& config,
+                                                               const GpuDefaults& defaults) {
+  Asked a{GpuFromEnv(config), defaults, false};
+  if (absl::Status s = ReadAnnotations(config, a); !s.ok()) return s;
+  const std::string gpu = a.gpu.value_or(a.any_annotation ? "sim" : "none");
+  if (gpu == "none" || gpu.empty()) return std::nullopt;
+  if (gpu != "sim" && gpu != "host")
+    return absl::InvalidArgumentError(
+        absl::StrCat("NVSENTRY_GPU=", gpu, ": not a GPU nvsentry serves (sim, host or none)"));
+  sentry::RunOptions o;
+  o.policy_file = a.choice.policy;
+  if (!a.choice.service.empty()) o.service = a.choice.service;
+  o.firmware = a.choice.firmware;
+  const std::string backend = gpu == "host" ? "host" : a.choice.backend;
+  if (backend != "" && backend != "simulated" && backend != "host")
+    return absl::InvalidArgumentError(
+        absl::StrCat("nvsentry.backend=", backend, ": must be simulated or host"));
+  o.backend_host = backend == "host";
+  return std::optional<sentry::RunOptions>(std::move(o));
+}
+
+}  // namespace nvsentry::oci
