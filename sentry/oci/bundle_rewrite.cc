@@ -38,7 +38,10 @@ absl::StatusOr<nlohmann::json> ReadBundleConfig(const std::string& bundle) {
 absl::StatusOr<nlohmann::json> RewriteForSentry(nlohmann::json config, const std::string& bundle,
                                                 const ContainerPaths& paths,
                                                 const std::vector<std::string>& device_names) {
-  const fs::path abs_bundle = fs::absolute(bundle).lexically_normal();
+  // The bundle's own path resolved (runc refuses a root.path through a symbolic link).
+  std::error_code ec;
+  fs::path abs_bundle = fs::canonical(bundle, ec);
+  if (ec) abs_bundle = fs::absolute(bundle).lexically_normal();
   if (!config.contains("root") || !config["root"].contains("path") ||
       !config["root"]["path"].is_string())
     return absl::InvalidArgumentError("config.json has no root.path");

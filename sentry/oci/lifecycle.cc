@@ -50,17 +50,19 @@ absl::StatusOr<std::optional<sentry::RunOptions>> SentryOptionsOf(const nlohmann
 
 int Create(const OciCommand& command, const OciConfig& config) {
   const OciLog log(command);
+  std::vector<std::string> as_given{command.verb};
+  as_given.insert(as_given.end(), command.args.begin(), command.args.end());
   absl::StatusOr<CreateArgs> args = ParseCreateArgs(command.args);
   // What nvsentry-oci cannot read is the runtime's to refuse, in its own words.
-  if (!args.ok()) return ExecRuntime(command, config, command.args);
+  if (!args.ok()) return ExecRuntime(command, config, as_given);
   absl::StatusOr<nlohmann::json> bundle_config = ReadBundleConfig(args->bundle);
-  if (!bundle_config.ok()) return ExecRuntime(command, config, command.args);
+  if (!bundle_config.ok()) return ExecRuntime(command, config, as_given);
   absl::StatusOr<std::optional<sentry::RunOptions>> run = SentryOptionsOf(*bundle_config, config);
   if (!run.ok()) {
     log.Error(absl::StrCat("nvsentry-oci: ", run.status().message()));
     return 1;
   }
-  if (!run->has_value()) return ExecRuntime(command, config, command.args);
+  if (!run->has_value()) return ExecRuntime(command, config, as_given);
   const ContainerPaths paths = PathsOf(command, config, args->id);
   if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run);
       !s.ok()) {
