@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Containers through nvsentry-oci (docs/containers.md), as root, with the real runc and podman.
+
+Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
+  bundle  the verbs on hand-made bundles, runc underneath, no engine
+  podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
+Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
+Everything lives in a temporary directory; the host's engine configuration is never touched.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + detail[-2000:]))
+    if not cond:
+        failures.append(what)
+
+
+def skip(why):
+    print("skipped: " + why)
+    sys.exit(SKIP)
+
+
+def make_rootfs(root, demo):
+    """busybox-static with its applets, and the demo with the libraries ldd lists."""
+    for d in ("bin", "etc", "proc", "sys", "dev", "tmp"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    shutil.copy("/bin/busybox", os.path.join(root, "bin/busybox"))
+    for applet in subprocess.run(["/bin/busybox", "--list"], capture_output=True,
+                                 text=True).stdout.split():
+        link = os.path.join(root, "bin", applet)
+        if not os.path.exists(link):
+            os.symlink("busybox", link)
+    shutil.copy(demo, os.path.join(root, "bin/gpu_demo"))
+    for line in subprocess.run(["ldd", demo], capture_output=True, text=True).stdout.splitlines():
+        parts = line.split()
+        lib = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+        if lib.startswith("/"):
+            dst = os.path.join(root, lib.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(lib, dst)
+
+
+class Bundles:
+    """Hand-made bundles run by nvsentry-oci over runc, its state and configuration in `work`."""
+
+    def __init__(self, work, oci, rootfs):
+        self.work, self.oci, self.rootfs = work, oci, rootfs
+        self.root = os.path.join(work, "state")
+        self.log = os.path.join(work, "log.json")
+        conf = os.path.join(work, "oci.toml")
+        with open(conf, "w") as f:
+            f.write('runtime = "runc"\nstate = "%s"\n' % os.path.join(work, "default-state"))
+        self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
+        self.ids = set()
+        spec = subprocess.run(["runc", "spec", "--bundle", work], capture_output=True, text=True)
+        with open(os.path.join(work, "config.json")) as f:
+            self.spec = json.load(f)
+        os.unlink(os.path.join(work, "config.json"))
+
+    def bundle(self, name, args, env=(), seccomp=None, annotations=None):
+        b = os.path.join(self.work, name)
+        os.makedirs(b)
+        c = json.loads(json.dumps(self.spec))
+        c["root"] = {"path": self.rootfs, "readonly": True}
+        c["process"]["terminal"] = False
+        c["process"]["args"] = args
+        c["process"]["env"] += list(env)
+        # A cgroup of this run's own (runc's default is /ID, shared by every run's "gpu").
+        c["linux"]["cgroupsPath"] = "/nvsentry-oci-test-%d-%s" % (os.getpid(), name)
+        if seccomp is not None:
+            c["linux"]["seccomp"] = seccomp
+        if annotations:
+            c["annotations"] = annotations
+        with open(os.path.join(b, "config.json"), "w") as f:
+            json.dump(c, f)
+        return b
+
+    def run(self, *args, out=None):
+        if args and args[0] == "create":
+            self.ids.add(args[-1])
+        cmd = [self.oci, "--root", self.root, "--log", self.log, "--log-format", "json"] + list(args)
+        return subprocess.run(cmd, env=self.env, stdout=out or subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=60)
+
+    def state(self, cid):
+        r = self.run("state", cid)
+        return json.loads(r.stdout)["status"] if r.returncode == 0 else None
+
+    def wait_stopped(self, cid, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end and self.state(cid) not in ("stopped", None):
+            time.sleep(0.05)
+        return self.state(cid)
+
+    def create_and_run(self, cid, bundle):
+        """create (the container's output into a file), start, wait for its end: its output."""
+        out_path = os.path.join(self.work, cid + ".out")
+        with open(out_path, "w") as out:
+            r = self.run("create", "--bundle", bundle, cid, out=out)
+        if r.returncode != 0:
+            return r.returncode, open(out_path).read()
+        self.run("start", cid)
+        self.wait_stopped(cid)
+        return 0, open(out_path).read()
+
+    def cleanup(self):
+        """Whatever a failed check left: each container force-deleted (its sentry ended)."""
+        for cid in self.ids:
+            self.run("delete", "--force", cid)
+
+    def paths(self, cid):
+        return os.path.join(self.root, "nvsentry", cid)
+
+    def last_error(self):
+        lines = open(self.log).read().splitlines() if os.path.exists(self.log) else []
+        return json.loads(lines[-1]) if lines else {}
+
+
+def mounted(path):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def bundle_gpu(t):
+    code, out = t.create_and_run("gpu", t.bundle("gpu", ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"]))
+    check(code == 0 and "demo=ok copy_mismatch=0 fill_mismatch=0" in out,
+          "bundle: gpu_demo with NVSENTRY_GPU=sim prints demo=ok", out)
+    d = t.paths("gpu")
+    check(os.path.isdir(os.path.join(d, "bundle")), "bundle: the GPU container's state exists", d)
+    log = open(os.path.join(d, "sentry.log")).read()
+    check("the container's last process is gone" in log, "bundle: the sentry saw the end", log)
+    r = t.run("delete", "gpu")
+    check(r.returncode == 0 and not os.path.exists(d) and not mounted(os.path.join(d, "dev")),
+          "bundle: delete removes the state and the device files' mount", r.stdout)
+
+
+def bundle_no_gpu(t):
+    code, out = t.create_and_run("plain", t.bundle("plain", ["/bin/gpu_demo"]))
+    check(code == 0 and "open /dev/nvdrv failed: No such file or directory" in out,
+          "bundle: without NVSENTRY_GPU gpu_demo finds no /dev/nvdrv (ENOENT)", out)
+    check(not os.path.exists(t.paths("plain")), "bundle: no nvsentry state for a plain container")
+    check(t.run("delete", "plain").returncode == 0, "bundle: delete of a plain container")
+
+
+def bundle_exec(t):
+    b = t.bundle("ex", ["/bin/sleep", "60"], ["NVSENTRY_GPU=sim"])
+    check(t.run("create", "--bundle", b, "ex", out=subprocess.DEVNULL).returncode == 0,
+          "bundle: create a GPU sleeper")
+    t.run("start", "ex")
+    outs = [t.run("exec", "ex", "/bin/gpu_demo").stdout for _ in range(2)]
+    check(all("demo=ok" in o for o in outs), "bundle: two exec'd gpu_demo both served", str(outs))
+    ps = t.run("ps", "--format", "json", "ex")
+    check(ps.returncode == 0 and len(json.loads(ps.stdout)) == 1, "bundle: ps lists the sleeper",
+          ps.stdout)
+    t.run("kill", "ex", "KILL")
+    check(t.wait_stopped("ex") == "stopped", "bundle: kill stops it")
+    check(t.run("delete", "ex").returncode == 0 and not os.path.exists(t.paths("ex")),
+          "bundle: delete after kill")
+
+
+def bundle_bad_request(t):
+    b = t.bundle("bad", ["/bin/true"], ["NVSENTRY_GPU=bogus"])
+    r = t.run("create", "--bundle", b, "bad")
+    err = t.last_error()
+    check(r.returncode == 1 and err.get("level") == "error" and
+          "NVSENTRY_GPU=bogus" in err.get("msg", ""),
+          "bundle: NVSENTRY_GPU=bogus fails create with a json error line", str(err))
+    check(t.state("bad") is None and not os.path.exists(t.paths("bad")),
+          "bundle: nothing of the refused container is left")
+    b = t.bundle("badann", ["/bin/true"], annotations={"nvsentry.polcy": "/x"})
+    r = t.run("create", "--bundle", b, "badann")
+    check(r.returncode == 1 and "unknown annotation nvsentry.polcy" in t.last_error().get("msg", ""),
+          "bundle: a misspelt nvsentry annotation fails create", str(t.last_error()))
+
+
+def bundle_seccomp(t):
+    # The engine's profile allows ioctl (with getpid, in one rule) and refuses mkdir: the GPU's
+    # ioctls are served and mkdir stays refused.
+    prof = {"defaultAction": "SCMP_ACT_ALLOW",
+            "syscalls": [{"names": ["ioctl", "getpid"], "action": "SCMP_ACT_ALLOW"},
+                         {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}
+    b = t.bundle("prof", ["/bin/sh", "-c", "mkdir /tmp/x || echo mkdir refused; /bin/gpu_demo"],
+                 ["NVSENTRY_GPU=sim"], seccomp=prof)
+    code, out = t.create_and_run("prof", b)
+    check(code == 0 and "mkdir refused" in out and "demo=ok" in out,
+          "bundle: the engine's seccomp profile kept, the GPU served", out)
+    t.run("delete", "prof")
+    prof = {"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+         "args": [{"index": 1, "value": 0x5401, "op": "SCMP_CMP_EQ"}]}]}
+    b = t.bundle("strict", ["/bin/true"], ["NVSENTRY_GPU=sim"], seccomp=prof)
+    r = t.run("create", "--bundle", b, "strict")
+    check(r.returncode == 1 and "restricts ioctl" in t.last_error().get("msg", ""),
+          "bundle: a profile that restricts ioctl is refused, not weakened", str(t.last_error()))
+
+
+def bundle_crash(t):
+    b = t.bundle("crash", ["/bin/sleep", "60"], ["NVSENTRY_GPU=sim"])
+    t.run("create", "--bundle", b, "crash", out=subprocess.DEVNULL)
+    t.run("start", "crash")
+    d = t.paths("crash")
+    pid = int(open(os.path.join(d, "sentry.pid")).read().split()[0])
+    os.kill(pid, signal.SIGKILL)
+    r = t.run("delete", "--force", "crash")
+    check(r.returncode == 0 and not os.path.exists(d) and not mounted(os.path.join(d, "dev")),
+          "bundle: delete --force cleans up after a killed sentry", r.stdout)
+    check(t.state("crash") is None, "bundle: the container is gone")
+
+
+def case_bundle(oci, demo, work):
+    if not shutil.which("runc"):
+        skip("runc is not installed (scripts/install-deps.sh --tests)")
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    t = Bundles(work, oci, rootfs)
+    try:
+        for test in (bundle_gpu, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
+                     bundle_crash):
+            test(t)
+    finally:
+        t.cleanup()
+
+
+def podman_env(work, oci):
+    """A containers.conf and storage of the test's own: this machine's hard nofile limit is below
+    podman's default ulimits, and the storage is a vfs one in `work`."""
+    conf = os.path.join(work, "containers.conf")
+    with open(conf, "w") as f:
+        f.write('[containers]\ndefault_ulimits = ["nofile=%d:%d", "nproc=4096:4096"]\n'
+                '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                'runtime_supports_json = ["nvsentry-oci", "crun", "runc"]\n'
+                % ((min(20000, __import__("resource").getrlimit(7)[1]),) * 2))
+    storage = os.path.join(work, "storage.conf")
+    with open(storage, "w") as f:
+        f.write('[storage]\ndriver = "vfs"\ngraphroot = "%s/graph"\nrunroot = "%s/run"\n'
+                % (work, work))
+    return dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
+
+
+def case_podman(oci, demo, work):
+    for tool in ("podman", "runc", "conmon"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    env = podman_env(work, oci)
+    # nvsentry-oci's state in `work`: conmon passes the runtime no environment, and podman's
+    # cleanup calls (delete) go without --runtime-flag, so the configuration file is named by a
+    # wrapper of the same name (the name podman looks up in runtime_supports_json).
+    state = os.path.join(work, "state")
+    conf = os.path.join(work, "oci.toml")
+    with open(conf, "w") as f:
+        f.write('runtime = "runc"\nstate = "%s"\n' % state)
+    wrapper = os.path.join(work, "bin", "nvsentry-oci")
+    os.makedirs(os.path.dirname(wrapper))
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nNVSENTRY_OCI_CONFIG=%s exec %s "$@"\n' % (conf, oci))
+    os.chmod(wrapper, 0o755)
+    pod = ["podman", "--runtime", wrapper]
+
+    def run(*args, timeout=120):
+        return subprocess.run(pod + list(args), env=env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    tar = subprocess.Popen(["tar", "-C", rootfs, "-c", "."], stdout=subprocess.PIPE)
+    imp = subprocess.run(["podman", "import", "-", "localhost/nvsentry-oci-test:latest"],
+                         stdin=tar.stdout, env=env, capture_output=True, text=True)
+    tar.wait()
+    check(imp.returncode == 0, "podman: image imported", imp.stderr)
+    image = "localhost/nvsentry-oci-test"
+    base = ["run", "--rm", "--network", "none"]
+    r = run(*base, "-e", "NVSENTRY_GPU=sim", image, "/bin/gpu_demo")
+    check(r.returncode == 0 and "demo=ok copy_mismatch=0" in r.stdout,
+          "podman: gpu_demo with NVSENTRY_GPU=sim prints demo=ok", r.stdout + r.stderr)
+    r = run(*base, image, "/bin/gpu_demo")
+    check(r.returncode == 1 and "open /dev/nvdrv failed: No such file or directory" in r.stderr,
+          "podman: without it, ENOENT for /dev/nvdrv", r.stdout + r.stderr)
+    r = run(*base, "-e", "NVSENTRY_GPU=sim", image, "sh", "-c", "exit 7")
+    check(r.returncode == 7, "podman: a GPU container's exit status is the program's", str(r))
+    r = run(*base, "-e", "NVSENTRY_GPU=bogus", image, "true")
+    check(r.returncode != 0 and "NVSENTRY_GPU=bogus" in r.stderr,
+          "podman: a bad request reaches podman's error", r.stderr)
+    r = run("run", "-d", "--network", "none", "-e", "NVSENTRY_GPU=sim", image, "sleep", "60")
+    cid = r.stdout.strip()
+    outs = [run("exec", cid, "/bin/gpu_demo").stdout for _ in range(2)]
+    check(all("demo=ok" in o for o in outs), "podman: exec of two GPU clients, both served",
+          str(outs) + r.stderr)
+    run("rm", "-f", "-t", "0", cid)
+    left = os.listdir(os.path.join(state, "nvsentry")) if os.path.isdir(
+        os.path.join(state, "nvsentry")) else []
+    check(left == [], "podman: no nvsentry state left after the containers", str(left))
+    run("rmi", "-f", image)
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "podman"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        skip("needs root (the engines and runc run containers as root here)")
+    if not os.path.exists("/bin/busybox") or "not a dynamic executable" not in subprocess.run(
+            ["ldd", "/bin/busybox"], capture_output=True, text=True).stderr:
+        skip("busybox-static is not installed (scripts/install-deps.sh --tests)")
+    work = tempfile.mkdtemp(prefix="nvsentry-oci-test-", dir="/var/tmp")
+    os.chmod(work, 0o755)
+    try:
+        {"bundle": case_bundle, "podman": case_podman}[sys.argv[1]](
+            os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), work)
+    finally:
+        subprocess.run(["chattr", "-R", "-i", work], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d failed" % len(failures) if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
