@@ -4,6 +4,7 @@
 Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
   bundle  the verbs on hand-made bundles, runc underneath, no engine
   podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
+  containerd  `ctr run --runc-binary NVSENTRY_OCI` against a containerd of the test's own
 Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
 Everything lives in a temporary directory; the host's engine configuration is never touched.
 """
@@ -205,6 +206,42 @@ def bundle_seccomp(t):
           "bundle: a profile that restricts ioctl is refused, not weakened", str(t.last_error()))
 
 
+def bundle_policy(t):
+    # A policy file named by annotation: /dev/nvhost-gpu denied, so gpu_demo cannot make its
+    # channel; without the annotation the same container runs it (bundle_gpu).
+    policy = os.path.join(t.work, "deny-gpu.toml")
+    with open(policy, "w") as f:
+        f.write('[guest]\nservice = "nvdrv"\n[devices."/dev/nvhost-gpu"]\nbackend = "deny"\n')
+    b = t.bundle("pol", ["/bin/gpu_demo"], annotations={"nvsentry.policy": policy})
+    code, out = t.create_and_run("pol", b)
+    check(code == 0 and "open /dev/nvhost-gpu failed" in out and "demo=ok" not in out,
+          "bundle: a policy by annotation refuses the denied device", out)
+    t.run("delete", "pol")
+    b = t.bundle("nopol", ["/bin/true"], annotations={"nvsentry.policy": policy + ".missing"})
+    r = t.run("create", "--bundle", b, "nopol")
+    check(r.returncode == 1 and ".missing" in t.last_error().get("msg", ""),
+          "bundle: a policy file that does not load fails create", str(t.last_error()))
+
+
+def bundle_two_at_once(t):
+    outs = {}
+    for cid in ("two-a", "two-b"):
+        b = t.bundle(cid, ["/bin/sh", "-c", "sleep 0.3; /bin/gpu_demo"], ["NVSENTRY_GPU=sim"])
+        outs[cid] = os.path.join(t.work, cid + ".out")
+        with open(outs[cid], "w") as out:
+            t.run("create", "--bundle", b, cid, out=out)
+    pids = [open(os.path.join(t.paths(c), "sentry.pid")).read().split()[0] for c in outs]
+    check(pids[0] != pids[1], "bundle: two GPU containers, a sentry each", str(pids))
+    for cid in outs:
+        t.run("start", cid)
+    for cid in outs:
+        t.wait_stopped(cid)
+    texts = [open(o).read() for o in outs.values()]
+    check(all("demo=ok" in x for x in texts), "bundle: both containers' gpu_demo served", str(texts))
+    for cid in outs:
+        t.run("delete", cid)
+
+
 def bundle_crash(t):
     b = t.bundle("crash", ["/bin/sleep", "60"], ["NVSENTRY_GPU=sim"])
     t.run("create", "--bundle", b, "crash", out=subprocess.DEVNULL)
@@ -226,7 +263,7 @@ def case_bundle(oci, demo, work):
     t = Bundles(work, oci, rootfs)
     try:
         for test in (bundle_gpu, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
-                     bundle_crash):
+                     bundle_policy, bundle_two_at_once, bundle_crash):
             test(t)
     finally:
         t.cleanup()
@@ -303,8 +340,83 @@ def case_podman(oci, demo, work):
     run("rmi", "-f", image)
 
 
+def start_containerd(work):
+    """A containerd of the test's own (its root, state and sockets in `work`, no CRI): its pid
+    and its socket."""
+    sock = os.path.join(work, "containerd.sock")
+    conf = os.path.join(work, "containerd.toml")
+    with open(conf, "w") as f:
+        f.write('version = 2\nroot = "%s/croot"\nstate = "%s/cstate"\n'
+                'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+                '[grpc]\n  address = "%s"\n[ttrpc]\n  address = "%s.ttrpc"\n'
+                % (work, work, sock, sock))
+    log = open(os.path.join(work, "containerd.log"), "w")
+    proc = subprocess.Popen(["containerd", "--config", conf], stdout=log, stderr=log,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    for _ in range(200):
+        if subprocess.run(["ctr", "-a", sock, "version"], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.05)
+    return proc, sock
+
+
+def case_containerd(oci, demo, work):
+    for tool in ("containerd", "ctr", "containerd-shim-runc-v2", "runc"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    proc, sock = start_containerd(work)
+    ns = "nvsentry-oci-test-%d" % os.getpid()
+    ctr = ["ctr", "-a", sock, "-n", ns]
+
+    def run(*args):
+        return subprocess.run(ctr + list(args), capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+
+    def container(flags, cid, *cmd):
+        # --rootfs is a switch: the first argument after the flags is the root filesystem.
+        return run("run", "--runc-binary", oci, *flags, "--rootfs", rootfs, cid, *cmd)
+
+    try:
+        r = container(["--rm", "--env", "NVSENTRY_GPU=sim"], "c1", "/bin/gpu_demo")
+        check(r.returncode == 0 and "demo=ok copy_mismatch=0" in r.stdout,
+              "containerd: ctr run of gpu_demo with NVSENTRY_GPU=sim prints demo=ok",
+              r.stdout + r.stderr)
+        r = container(["--rm"], "c2", "/bin/gpu_demo")
+        check("open /dev/nvdrv failed: No such file or directory" in r.stdout + r.stderr,
+              "containerd: without it, ENOENT for /dev/nvdrv", r.stdout + r.stderr)
+        r = container(["--rm", "--env", "NVSENTRY_GPU=bogus"], "c3", "/bin/true")
+        check(r.returncode != 0 and "NVSENTRY_GPU=bogus" in r.stderr,
+              "containerd: a bad request reaches ctr's error (the json log)", r.stderr)
+        container(["-d", "--env", "NVSENTRY_GPU=sim"], "c4", "/bin/sleep", "60")
+        outs = [run("task", "exec", "--exec-id", "e%d" % i, "c4", "/bin/gpu_demo").stdout
+                for i in range(2)]
+        check(all("demo=ok" in o for o in outs), "containerd: two exec'd GPU clients served",
+              str(outs))
+        ps = run("task", "ps", "c4")
+        check(ps.returncode == 0 and len(ps.stdout.splitlines()) == 2,
+              "containerd: task ps (ps --format json) lists the sleeper", ps.stdout + ps.stderr)
+        run("task", "kill", "-s", "SIGKILL", "c4")
+        time.sleep(0.3)
+        run("task", "delete", "c4")
+        run("container", "delete", "c4")
+        left = [i for i in ("c1", "c2", "c3", "c4")
+                if os.path.exists("/run/containerd/runc/%s/nvsentry/%s" % (ns, i))]
+        check(left == [], "containerd: no nvsentry state left", str(left))
+    finally:
+        for cid in ("c1", "c2", "c3", "c4"):
+            run("task", "kill", "-s", "SIGKILL", cid)
+            run("task", "delete", cid)
+            run("container", "delete", cid)
+        run("namespace", "remove", ns)
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree("/run/containerd/runc/" + ns, ignore_errors=True)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "podman"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "podman", "containerd"):
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
@@ -315,7 +427,7 @@ def main():
     work = tempfile.mkdtemp(prefix="nvsentry-oci-test-", dir="/var/tmp")
     os.chmod(work, 0o755)
     try:
-        {"bundle": case_bundle, "podman": case_podman}[sys.argv[1]](
+        {"bundle": case_bundle, "podman": case_podman, "containerd": case_containerd}[sys.argv[1]](
             os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), work)
     finally:
         subprocess.run(["chattr", "-R", "-i", work], capture_output=True)
