@@ -1,10 +1,13 @@
 #include "sentry/sandbox/container_serve.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,20 +42,69 @@ absl::StatusOr<hostshim::UniqueFd> ListenAt(const std::string& path) {
   return s;
 }
 
-// The device files attached at `dir` and served by `sentry` from now on.
-absl::Status AttachDeviceFiles(const std::string& dir, Sentry& sentry) {
+// The device files, attached at `dir`; served later (ServeDeviceFiles).
+absl::StatusOr<FuseMount> AttachDeviceFiles(const std::string& dir) {
   absl::StatusOr<FuseMount> m = MakeFuseMount("the container's device files");
   if (!m.ok()) return m.status();
   if (absl::Status s = AttachMount(*m, dir.c_str()); !s.ok()) return s;
+  m->mount.Reset();
+  return m;
+}
+
+// Serves the device files `m` from now on through `sentry`.
+absl::Status ServeDeviceFiles(FuseMount& m, Sentry& sentry) {
   // Never destroyed, as the sentry: served until the process ends.
   auto* deferred = new DeferredDeviceFileHandler;
-  auto fs = std::make_unique<DeviceFs>(std::move(m->connection), *deferred,
-                                       std::vector<FlatEntry>{}, 0, 0);
-  if (!fs->Serve()) {
+  auto fs = std::make_unique<DeviceFs>(std::move(m.connection), *deferred, std::vector<FlatEntry>{},
+                                       0, 0);
+  if (!fs->Serve()) return absl::InternalError("libfuse refused the device files' connection");
+  sentry.ServeDeviceFiles(std::move(fs), m.dev, *deferred);
+  return absl::OkStatus();
+}
+
+// A child that keeps CAP_SYS_ADMIN for one job: unmounting `dir` once the sentry has ended
+// (its end of the pipe closed: the sentry's exit, a crash or SIGKILL alike). Forked while the
+// sentry is single-threaded.
+void UnmountWhenTheSentryEnds(const std::string& dir) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // It holds nothing else of the sentry's (the end the sentry's starter waits on, the socket).
+    dup2(p[0], 3);
+    syscall(SYS_close_range, 4, ~0U, 0);
+    char c;
+    while (read(3, &c, 1) < 0 && errno == EINTR) {
+    }
     umount2(dir.c_str(), MNT_DETACH);
-    return absl::InternalError("libfuse refused the device files' connection");
+    _exit(0);
   }
-  sentry.ServeDeviceFiles(std::move(fs), m->dev, *deferred);
+  close(p[0]);
+  if (pid < 0) close(p[1]);  // the sentry's delete unmounts it instead
+  // p[1] stays open, unused, for the sentry's whole life.
+}
+
+// The sentry keeps only what it needs over the container's processes (their memory and fds:
+// CAP_SYS_PTRACE, as they may hold capabilities the sentry then lacks) and CAP_SYS_NICE (as
+// `nvsentry run`'s sentry). Done before any thread exists, so every thread has the reduced set.
+absl::Status DropCapabilities() {
+  struct Header {
+    uint32_t version;
+    int pid;
+  } header{0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+  struct Data {
+    uint32_t effective, permitted, inheritable;
+  } data[2] = {};
+  constexpr int kSysPtrace = 19, kSysNice = 23;
+  data[0].effective = data[0].permitted = (1u << kSysPtrace) | (1u << kSysNice);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return absl::ErrnoToStatus(errno, "clearing ambient capabilities");
+  // The bounding set too, while CAP_SETPCAP is still held (EINVAL: past the kernel's last).
+  for (int cap = 0; cap < 64; ++cap)
+    if (cap != kSysPtrace && cap != kSysNice && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
+        errno != EINVAL)
+      return absl::ErrnoToStatus(errno, "dropping the bounding set");
+  if (syscall(SYS_capset, &header, data) != 0) return absl::ErrnoToStatus(errno, "capset");
   return absl::OkStatus();
 }
 
@@ -118,23 +170,22 @@ int ServeContainer(const ContainerServeOptions& options,
     ready(guest.status());
     return 1;
   }
-  auto* sentry = new Sentry(SentryOptions{options.run.workers, options.run.sync_wakeup, *guest,
-                                          nullptr, 1, options.run.host_dev_dir});
-  if (absl::Status s = AttachDeviceFiles(options.device_dir, *sentry); !s.ok()) {
-    ready(s);
+  absl::StatusOr<FuseMount> files = AttachDeviceFiles(options.device_dir);
+  if (!files.ok()) {
+    ready(files.status());
     return 1;
   }
+  UnmountWhenTheSentryEnds(options.device_dir);
   absl::StatusOr<hostshim::UniqueFd> sock = ListenAt(options.socket_path);
-  if (!sock.ok()) {
-    umount2(options.device_dir.c_str(), MNT_DETACH);
-    ready(sock.status());
-    return 1;
-  }
-  ready(absl::OkStatus());
+  absl::Status s = sock.ok() ? DropCapabilities() : sock.status();
+  auto* sentry = s.ok() ? new Sentry(SentryOptions{options.run.workers, options.run.sync_wakeup,
+                                                   *guest, nullptr, 1, options.run.host_dev_dir})
+                        : nullptr;
+  if (s.ok()) s = ServeDeviceFiles(*files, *sentry);
+  ready(s);
+  if (!s.ok()) return 1;
   ServeUntilTheEnd(sock->get(), sigfd.get(), *sentry);
   unlink(options.socket_path.c_str());
-  if (umount2(options.device_dir.c_str(), MNT_DETACH) != 0)
-    spdlog::warn("unmounting the device files at {}: {}", options.device_dir, strerror(errno));
   sentry->Quiesce();
   return 0;
 }

@@ -5,8 +5,11 @@
 // that loads the filter (the container's first process, then each exec'd one), its text the
 // container's state as JSON. Every listener's calls are served as one guest's.
 //
-// It ends when asked (SIGTERM, SIGINT, SIGHUP) or when every listener it took has hung up (no
-// process of the container is left), unmounting the device files and removing the socket.
+// Once its files are attached and its socket listens it keeps only CAP_SYS_PTRACE (the container's
+// processes' memory and fds) and CAP_SYS_NICE; a child of its own keeps CAP_SYS_ADMIN to unmount
+// the device files when the sentry ends, however it ends. It ends when asked (SIGTERM, SIGINT,
+// SIGHUP) or when every listener it took has hung up (no process of the container is left),
+// removing the socket.
 #pragma once
 
 #include <functional>

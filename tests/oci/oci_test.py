@@ -159,6 +159,15 @@ def bundle_exec(t):
     check(t.run("create", "--bundle", b, "ex", out=subprocess.DEVNULL).returncode == 0,
           "bundle: create a GPU sleeper")
     t.run("start", "ex")
+    pid = open(os.path.join(t.paths("ex"), "sentry.pid")).read().split()[0]
+    caps = set()
+    for task in os.listdir("/proc/%s/task" % pid):
+        for line in open("/proc/%s/task/%s/status" % (pid, task)):
+            if line.startswith(("CapEff", "CapPrm", "CapBnd")):
+                caps.add(line.split()[1])
+    # CAP_SYS_PTRACE (19) and CAP_SYS_NICE (23) alone, in every thread and every set.
+    check(caps == {"%016x" % ((1 << 19) | (1 << 23))},
+          "bundle: the container's sentry keeps only CAP_SYS_PTRACE and CAP_SYS_NICE", str(caps))
     outs = [t.run("exec", "ex", "/bin/gpu_demo").stdout for _ in range(2)]
     check(all("demo=ok" in o for o in outs), "bundle: two exec'd gpu_demo both served", str(outs))
     ps = t.run("ps", "--format", "json", "ex")
@@ -249,6 +258,11 @@ def bundle_crash(t):
     d = t.paths("crash")
     pid = int(open(os.path.join(d, "sentry.pid")).read().split()[0])
     os.kill(pid, signal.SIGKILL)
+    end = time.time() + 5
+    while mounted(os.path.join(d, "dev")) and time.time() < end:
+        time.sleep(0.02)
+    check(not mounted(os.path.join(d, "dev")),
+          "bundle: a killed sentry's device files are unmounted by its helper")
     r = t.run("delete", "--force", "crash")
     check(r.returncode == 0 and not os.path.exists(d) and not mounted(os.path.join(d, "dev")),
           "bundle: delete --force cleans up after a killed sentry", r.stdout)
