@@ -3,6 +3,7 @@
 
 Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
   bundle  the verbs on hand-made bundles, runc underneath, no engine
+  crun    the same (a GPU container, exec, a crash) with crun underneath
   podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
   containerd  `ctr run --runc-binary NVSENTRY_OCI` against a containerd of the test's own
 Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
@@ -55,13 +56,13 @@ def make_rootfs(root, demo):
 class Bundles:
     """Hand-made bundles run by nvsentry-oci over runc, its state and configuration in `work`."""
 
-    def __init__(self, work, oci, rootfs):
+    def __init__(self, work, oci, rootfs, runtime="runc"):
         self.work, self.oci, self.rootfs = work, oci, rootfs
         self.root = os.path.join(work, "state")
         self.log = os.path.join(work, "log.json")
         conf = os.path.join(work, "oci.toml")
         with open(conf, "w") as f:
-            f.write('runtime = "runc"\nstate = "%s"\n' % os.path.join(work, "default-state"))
+            f.write('runtime = "%s"\nstate = "%s"\n' % (runtime, os.path.join(work, "default-state")))
         self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
         self.ids = set()
         spec = subprocess.run(["runc", "spec", "--bundle", work], capture_output=True, text=True)
@@ -283,6 +284,28 @@ def case_bundle(oci, demo, work):
         t.cleanup()
 
 
+def case_crun(oci, demo, work):
+    """The GPU container, exec and the crash, with crun as the runtime. crun refuses hybrid
+    cgroups (v1 with a v2 "unified" mount): the case runs in a mount namespace of its own with
+    the unified mount gone, as such a host's engine configuration would."""
+    if not shutil.which("crun"):
+        skip("crun is not installed (scripts/install-deps.sh --tests)")
+    if os.environ.get("NVSENTRY_OCI_TEST_NS") != "1":
+        script = ("umount /sys/fs/cgroup/unified 2>/dev/null; exec \"$0\" \"$@\"")
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                            sys.executable] + sys.argv,
+                           env=dict(os.environ, NVSENTRY_OCI_TEST_NS="1"))
+        sys.exit(r.returncode)
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    t = Bundles(work, oci, rootfs, runtime="crun")
+    try:
+        for test in (bundle_gpu, bundle_exec, bundle_crash):
+            test(t)
+    finally:
+        t.cleanup()
+
+
 def podman_env(work, oci):
     """A containers.conf and storage of the test's own: this machine's hard nofile limit is below
     podman's default ulimits, and the storage is a vfs one in `work`."""
@@ -430,7 +453,7 @@ def case_containerd(oci, demo, work):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "podman", "containerd"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "crun", "podman", "containerd"):
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
@@ -441,7 +464,8 @@ def main():
     work = tempfile.mkdtemp(prefix="nvsentry-oci-test-", dir="/var/tmp")
     os.chmod(work, 0o755)
     try:
-        {"bundle": case_bundle, "podman": case_podman, "containerd": case_containerd}[sys.argv[1]](
+        {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
+         "containerd": case_containerd}[sys.argv[1]](
             os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), work)
     finally:
         subprocess.run(["chattr", "-R", "-i", work], capture_output=True)
