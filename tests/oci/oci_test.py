@@ -371,6 +371,40 @@ def case_podman(oci, demo, work):
     check(all("demo=ok" in o for o in outs), "podman: exec of two GPU clients, both served",
           str(outs) + r.stderr)
     run("rm", "-f", "-t", "0", cid)
+    # podman stop's TERM reaches the GPU container's program (PID 1, with a handler).
+    r = run("run", "-d", "--network", "none", "-e", "NVSENTRY_GPU=sim", image, "sh", "-c",
+            "trap 'echo got TERM; exit 3' TERM; /bin/gpu_demo; while :; do sleep 0.1; done")
+    cid = r.stdout.strip()
+    time.sleep(1)
+    start = time.time()
+    run("stop", "-t", "20", cid)
+    took = time.time() - start
+    logs = run("logs", cid).stdout
+    status = run("inspect", "--format", "{{.State.ExitCode}}", cid).stdout.strip()
+    check("demo=ok" in logs and "got TERM" in logs and status == "3" and took < 10,
+          "podman: stop's TERM reaches the program (exit 3 from its handler)",
+          "%s status=%s took=%.1fs" % (logs, status, took))
+    run("rm", "-f", cid)
+    # -it: the program on a real terminal.
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvpe(pod[0], pod + ["run", "--rm", "-it", "--network", "none", "-e",
+                                  "NVSENTRY_GPU=sim", image, "sh", "-c",
+                                  "[ -t 0 ] && echo tty=yes; /bin/gpu_demo"], env)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, wstatus = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    check(os.waitstatus_to_exitcode(wstatus) == 0 and "tty=yes" in text and "demo=ok" in text,
+          "podman: run -it, the program on a terminal, served", text)
     left = os.listdir(os.path.join(state, "nvsentry")) if os.path.isdir(
         os.path.join(state, "nvsentry")) else []
     check(left == [], "podman: no nvsentry state left after the containers", str(left))
