@@ -1,5 +1,7 @@
 #include "sentry/oci/gpu_request.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 
 namespace nvsentry::oci {
@@ -24,7 +26,21 @@ struct Asked {
   std::optional<std::string> gpu;  // sim, host, none, ""
   GpuDefaults choice;
   bool any_annotation = false;
+  std::string policy_annotation;  // checked against choice.policy_dir
 };
+
+// The annotation's policy file, when it lies in `dir` (both resolved: no link or .. leads out).
+absl::StatusOr<std::string> PolicyInDir(const std::string& file, const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path f = std::filesystem::canonical(file, ec);
+  if (ec) return absl::InvalidArgumentError("nvsentry.policy: cannot read " + file);
+  const std::filesystem::path d = std::filesystem::canonical(dir, ec);
+  if (ec || dir.empty() || f.parent_path() != d)
+    return absl::PermissionDeniedError(absl::StrCat(
+        "nvsentry.policy: ", file, " is not a file of the configuration's policy_dir (", dir,
+        "): put the policy there, or name its directory in policy_dir"));
+  return f.string();
+}
 
 // The nvsentry.* annotations over the defaults; an unknown one is an error.
 absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
@@ -40,7 +56,7 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
     if (name == "gpu")
       a.gpu = v;
     else if (name == "policy")
-      a.choice.policy = v;
+      a.policy_annotation = v;
     else if (name == "service")
       a.choice.service = v;
     else if (name == "firmware")
@@ -68,6 +84,11 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
         absl::StrCat("NVSENTRY_GPU=", gpu, ": not a GPU nvsentry serves (sim, host or none)"));
   sentry::RunOptions o;
   o.policy_file = a.choice.policy;
+  if (!a.policy_annotation.empty()) {
+    absl::StatusOr<std::string> file = PolicyInDir(a.policy_annotation, a.choice.policy_dir);
+    if (!file.ok()) return file.status();
+    o.policy_file = *file;
+  }
   if (!a.choice.service.empty()) o.service = a.choice.service;
   o.firmware = a.choice.firmware;
   const std::string backend = gpu == "host" ? "host" : a.choice.backend;

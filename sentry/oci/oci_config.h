@@ -5,6 +5,7 @@
 //   state = "/run/nvsentry-oci" # where state lives when the engine gives no --root
 //   [gpu]                       # defaults for containers that ask for a GPU (annotations win)
 //   policy = "/etc/nvsentry/policy.toml"
+//   policy_dir = "/etc/nvsentry/policies"  # where nvsentry.policy annotations may name files
 //   service = "nvdrv"
 //   firmware = "17.0.0"
 //   backend = "simulated"       # or "host"
@@ -18,6 +19,9 @@ namespace nvsentry::oci {
 
 struct GpuDefaults {
   std::string policy, service, firmware, backend;
+  // The only directory an nvsentry.policy annotation may name a file in: whoever writes a
+  // container's annotations (a pod's author) must not make root's sentry read any host file.
+  std::string policy_dir = "/etc/nvsentry/policies";
 };
 
 struct OciConfig {

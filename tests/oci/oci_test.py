@@ -62,7 +62,9 @@ class Bundles:
         self.log = os.path.join(work, "log.json")
         conf = os.path.join(work, "oci.toml")
         with open(conf, "w") as f:
-            f.write('runtime = "%s"\nstate = "%s"\n' % (runtime, os.path.join(work, "default-state")))
+            f.write('runtime = "%s"\nstate = "%s"\n[gpu]\npolicy_dir = "%s"\n'
+                    % (runtime, os.path.join(work, "default-state"), os.path.join(work, "policies")))
+        os.makedirs(os.path.join(work, "policies"))
         self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
         self.ids = set()
         spec = subprocess.run(["runc", "spec", "--bundle", work], capture_output=True, text=True)
@@ -219,7 +221,7 @@ def bundle_seccomp(t):
 def bundle_policy(t):
     # A policy file named by annotation: /dev/nvhost-gpu denied, so gpu_demo cannot make its
     # channel; without the annotation the same container runs it (bundle_gpu).
-    policy = os.path.join(t.work, "deny-gpu.toml")
+    policy = os.path.join(t.work, "policies", "deny-gpu.toml")
     with open(policy, "w") as f:
         f.write('[guest]\nservice = "nvdrv"\n[devices."/dev/nvhost-gpu"]\nbackend = "deny"\n')
     b = t.bundle("pol", ["/bin/gpu_demo"], annotations={"nvsentry.policy": policy})
@@ -231,6 +233,13 @@ def bundle_policy(t):
     r = t.run("create", "--bundle", b, "nopol")
     check(r.returncode == 1 and ".missing" in t.last_error().get("msg", ""),
           "bundle: a policy file that does not load fails create", str(t.last_error()))
+    # A file outside policy_dir (any host file a pod's author names) is refused, unread.
+    outside = os.path.join(t.work, "outside.toml")
+    shutil.copy(policy, outside)
+    b = t.bundle("outpol", ["/bin/true"], annotations={"nvsentry.policy": outside})
+    r = t.run("create", "--bundle", b, "outpol")
+    check(r.returncode == 1 and "policy_dir" in t.last_error().get("msg", ""),
+          "bundle: a policy outside policy_dir fails create", str(t.last_error()))
 
 
 def bundle_two_at_once(t):
