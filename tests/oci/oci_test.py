@@ -149,6 +149,15 @@ def bundle_gpu(t):
           "bundle: delete removes the state and the device files' mount", r.stdout)
 
 
+def bundle_run_verb(t):
+    # run: create, start and wait in one; nothing of the container stays after it.
+    b = t.bundle("runverb", ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"])
+    r = t.run("run", "--bundle", b, "runverb")
+    check(r.returncode == 0 and "demo=ok" in r.stdout and not os.path.exists(t.paths("runverb")),
+          "bundle: run of a GPU container serves it and leaves no state", r.stdout)
+    t.run("delete", "--force", "runverb")
+
+
 def bundle_no_gpu(t):
     code, out = t.create_and_run("plain", t.bundle("plain", ["/bin/gpu_demo"]))
     check(code == 0 and "open /dev/nvdrv failed: No such file or directory" in out,
@@ -173,6 +182,11 @@ def bundle_exec(t):
           "bundle: the container's sentry keeps only CAP_SYS_PTRACE and CAP_SYS_NICE", str(caps))
     outs = [t.run("exec", "ex", "/bin/gpu_demo").stdout for _ in range(2)]
     check(all("demo=ok" in o for o in outs), "bundle: two exec'd gpu_demo both served", str(outs))
+    t.run("pause", "ex")
+    paused = t.state("ex")
+    t.run("resume", "ex")
+    check(paused == "paused" and t.state("ex") == "running", "bundle: pause and resume",
+          str(paused))
     ps = t.run("ps", "--format", "json", "ex")
     check(ps.returncode == 0 and len(json.loads(ps.stdout)) == 1, "bundle: ps lists the sleeper",
           ps.stdout)
@@ -286,7 +300,7 @@ def case_bundle(oci, demo, work):
     make_rootfs(rootfs, demo)
     t = Bundles(work, oci, rootfs)
     try:
-        for test in (bundle_gpu, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
+        for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
                      bundle_policy, bundle_two_at_once, bundle_crash):
             test(t)
     finally:
