@@ -27,7 +27,24 @@ struct Asked {
   GpuDefaults choice;
   bool any_annotation = false;
   std::string policy_annotation;  // checked against choice.policy_dir
+  std::string trace, trace_format;
 };
+
+// The trace file an annotation names, when its directory is `dir` (resolved: no link or .. leads
+// out) and it is no link itself; the file is made by the sentry.
+absl::StatusOr<std::string> TraceInDir(const std::string& file, const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path f(file);
+  const std::filesystem::path parent = std::filesystem::canonical(f.parent_path(), ec);
+  std::error_code dir_ec;
+  const std::filesystem::path d = std::filesystem::canonical(dir, dir_ec);
+  if (dir.empty() || ec || dir_ec || parent != d || !f.has_filename() ||
+      std::filesystem::is_symlink(f, ec))
+    return absl::PermissionDeniedError(
+        absl::StrCat("nvsentry.trace: ", file, " is not a file of the configuration's trace_dir (",
+                     dir.empty() ? "not set" : dir, "): name one there, or set trace_dir"));
+  return (parent / f.filename()).string();
+}
 
 // The annotation's policy file, when it lies in `dir` (both resolved: no link or .. leads out).
 absl::StatusOr<std::string> PolicyInDir(const std::string& file, const std::string& dir) {
@@ -57,6 +74,10 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
       a.gpu = v;
     else if (name == "policy")
       a.policy_annotation = v;
+    else if (name == "trace")
+      a.trace = v;
+    else if (name == "trace-format")
+      a.trace_format = v;
     else if (name == "service")
       a.choice.service = v;
     else if (name == "firmware")
@@ -66,7 +87,8 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
     else
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown annotation ", key,
-          " (nvsentry-oci knows nvsentry.gpu, .policy, .service, .firmware, .backend)"));
+          " (nvsentry-oci knows nvsentry.gpu, .policy, .service, .firmware, .backend, .trace, "
+          ".trace-format)"));
   }
   return absl::OkStatus();
 }
@@ -96,6 +118,16 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
     return absl::InvalidArgumentError(
         absl::StrCat("nvsentry.backend=", backend, ": must be simulated or host"));
   o.backend_host = backend == "host";
+  if (!a.trace.empty()) {
+    absl::StatusOr<std::string> file = TraceInDir(a.trace, a.choice.trace_dir);
+    if (!file.ok()) return file.status();
+    o.trace = true;
+    o.trace_file = *file;
+  }
+  if (a.trace_format != "" && a.trace_format != "text" && a.trace_format != "json")
+    return absl::InvalidArgumentError(
+        absl::StrCat("nvsentry.trace-format=", a.trace_format, ": must be text or json"));
+  o.trace_json = a.trace_format == "json";
   return std::optional<sentry::RunOptions>(std::move(o));
 }
 

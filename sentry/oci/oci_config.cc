@@ -61,12 +61,13 @@ absl::StatusOr<OciConfig> LoadOciConfig(const std::string& path) {
        {std::pair<std::string_view, std::string*>{"runtime", &c.runtime}, {"state", &c.state}})
     if (absl::Status s = ReadString(t, key, *out, path); !s.ok()) return s;
   if (const toml::table* gpu = t["gpu"].as_table()) {
-    if (absl::Status s =
-            UnknownKeys(*gpu, {"policy", "policy_dir", "service", "firmware", "backend"}, path);
+    if (absl::Status s = UnknownKeys(
+            *gpu, {"policy", "policy_dir", "trace_dir", "service", "firmware", "backend"}, path);
         !s.ok())
       return s;
     for (auto [key, out] : {std::pair<std::string_view, std::string*>{"policy", &c.gpu.policy},
                             {"policy_dir", &c.gpu.policy_dir},
+                            {"trace_dir", &c.gpu.trace_dir},
                             {"service", &c.gpu.service},
                             {"firmware", &c.gpu.firmware},
                             {"backend", &c.gpu.backend}})

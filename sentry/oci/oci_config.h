@@ -6,6 +6,7 @@
 //   [gpu]                       # defaults for containers that ask for a GPU (annotations win)
 //   policy = "/etc/nvsentry/policy.toml"
 //   policy_dir = "/etc/nvsentry/policies"  # where nvsentry.policy annotations may name files
+//   trace_dir = ""              # where nvsentry.trace annotations may write (empty: nowhere)
 //   service = "nvdrv"
 //   firmware = "17.0.0"
 //   backend = "simulated"       # or "host"
@@ -22,6 +23,8 @@ struct GpuDefaults {
   // The only directory an nvsentry.policy annotation may name a file in: whoever writes a
   // container's annotations (a pod's author) must not make root's sentry read any host file.
   std::string policy_dir = "/etc/nvsentry/policies";
+  // The only directory an nvsentry.trace annotation may write a file in; empty: none may.
+  std::string trace_dir;
 };
 
 struct OciConfig {

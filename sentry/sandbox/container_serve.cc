@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "proxy/trace.h"
 #include "sentry/core/sentry.h"
 #include "sentry/devfs/device_fs.h"
 #include "sentry/devfs/fuse_mount.h"
@@ -108,6 +109,19 @@ absl::Status DropCapabilities() {
   return absl::OkStatus();
 }
 
+// The run's --trace file (made, or emptied, by the sentry: a file of its own) gets the trace.
+absl::Status StartTrace(const RunOptions& run, proxy::GuestConfig& guest) {
+  if (!run.trace) return absl::OkStatus();
+  const int fd =
+      open(run.trace_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  FILE* out = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (out == nullptr)
+    return absl::ErrnoToStatus(errno, absl::StrCat("the trace file ", run.trace_file));
+  guest.Trace(std::make_shared<proxy::Tracer>(
+      out, run.trace_json ? proxy::Tracer::Format::kJson : proxy::Tracer::Format::kText));
+  return absl::OkStatus();
+}
+
 // The signals that end the sentry, blocked (taken through the returned signalfd).
 hostshim::UniqueFd BlockEndSignals() {
   sigset_t end;
@@ -168,6 +182,10 @@ int ServeContainer(const ContainerServeOptions& options,
   absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> guest = MakeGuestConfig(options.run);
   if (!guest.ok()) {
     ready(guest.status());
+    return 1;
+  }
+  if (absl::Status t = StartTrace(options.run, **guest); !t.ok()) {
+    ready(t);
     return 1;
   }
   absl::StatusOr<FuseMount> files = AttachDeviceFiles(options.device_dir);

@@ -62,9 +62,11 @@ class Bundles:
         self.log = os.path.join(work, "log.json")
         conf = os.path.join(work, "oci.toml")
         with open(conf, "w") as f:
-            f.write('runtime = "%s"\nstate = "%s"\n[gpu]\npolicy_dir = "%s"\n'
-                    % (runtime, os.path.join(work, "default-state"), os.path.join(work, "policies")))
+            f.write('runtime = "%s"\nstate = "%s"\n[gpu]\npolicy_dir = "%s"\ntrace_dir = "%s"\n'
+                    % (runtime, os.path.join(work, "default-state"), os.path.join(work, "policies"),
+                       os.path.join(work, "traces")))
         os.makedirs(os.path.join(work, "policies"))
+        os.makedirs(os.path.join(work, "traces"))
         self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
         self.ids = set()
         spec = subprocess.run(["runc", "spec", "--bundle", work], capture_output=True, text=True)
@@ -256,6 +258,25 @@ def bundle_policy(t):
           "bundle: a policy outside policy_dir fails create", str(t.last_error()))
 
 
+def bundle_trace(t):
+    trace = os.path.join(t.work, "traces", "demo.jsonl")
+    b = t.bundle("trace", ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"],
+                 annotations={"nvsentry.trace": trace, "nvsentry.trace-format": "json"})
+    code, out = t.create_and_run("trace", b)
+    t.run("delete", "trace")
+    records = [json.loads(l) for l in open(trace)] if os.path.exists(trace) else []
+    check(code == 0 and "demo=ok" in out and
+          any("SUBMIT_GPFIFO" in json.dumps(r) for r in records),
+          "bundle: nvsentry.trace writes the container's calls as json", out + str(records[:2]))
+    b = t.bundle("trace2", ["/bin/true"], ["NVSENTRY_GPU=sim"],
+                 annotations={"nvsentry.trace": os.path.join(t.work, "elsewhere.log")})
+    r = t.run("create", "--bundle", b, "trace2")
+    check(r.returncode == 1 and "trace_dir" in t.last_error().get("msg", "") and
+          not os.path.exists(os.path.join(t.work, "elsewhere.log")),
+          "bundle: a trace file outside trace_dir fails create, nothing written",
+          str(t.last_error()))
+
+
 def bundle_two_at_once(t):
     outs = {}
     for cid in ("two-a", "two-b"):
@@ -301,7 +322,7 @@ def case_bundle(oci, demo, work):
     t = Bundles(work, oci, rootfs)
     try:
         for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
-                     bundle_policy, bundle_two_at_once, bundle_crash):
+                     bundle_policy, bundle_trace, bundle_two_at_once, bundle_crash):
             test(t)
     finally:
         t.cleanup()
