@@ -27,12 +27,13 @@ struct Asked {
   GpuDefaults choice;
   bool any_annotation = false;
   std::string policy_annotation;  // checked against choice.policy_dir
-  std::string trace, trace_format;
+  std::string trace, trace_format, learn;
 };
 
 // The trace file an annotation names, when its directory is `dir` (resolved: no link or .. leads
 // out) and it is no link itself; the file is made by the sentry.
-absl::StatusOr<std::string> TraceInDir(const std::string& file, const std::string& dir) {
+absl::StatusOr<std::string> OutputInDir(std::string_view what, const std::string& file,
+                                        const std::string& dir) {
   std::error_code ec;
   const std::filesystem::path f(file);
   const std::filesystem::path parent = std::filesystem::canonical(f.parent_path(), ec);
@@ -76,6 +77,8 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
       a.policy_annotation = v;
     else if (name == "trace")
       a.trace = v;
+    else if (name == "learn")
+      a.learn = v;
     else if (name == "trace-format")
       a.trace_format = v;
     else if (name == "service")
@@ -88,7 +91,7 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown annotation ", key,
           " (nvsentry-oci knows nvsentry.gpu, .policy, .service, .firmware, .backend, .trace, "
-          ".trace-format)"));
+          ".trace-format, .learn)"));
   }
   return absl::OkStatus();
 }
@@ -119,7 +122,7 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
         absl::StrCat("nvsentry.backend=", backend, ": must be simulated or host"));
   o.backend_host = backend == "host";
   if (!a.trace.empty()) {
-    absl::StatusOr<std::string> file = TraceInDir(a.trace, a.choice.trace_dir);
+    absl::StatusOr<std::string> file = OutputInDir("nvsentry.trace", a.trace, a.choice.trace_dir);
     if (!file.ok()) return file.status();
     o.trace = true;
     o.trace_file = *file;
@@ -128,6 +131,13 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
     return absl::InvalidArgumentError(
         absl::StrCat("nvsentry.trace-format=", a.trace_format, ": must be text or json"));
   o.trace_json = a.trace_format == "json";
+  if (!a.learn.empty()) {
+    absl::StatusOr<std::string> file = OutputInDir("nvsentry.learn", a.learn, a.choice.trace_dir);
+    if (!file.ok()) return file.status();
+    if (!o.policy_file.empty())
+      return absl::InvalidArgumentError("nvsentry.learn: not with a policy (it learns one)");
+    o.learn_file = *file;
+  }
   return std::optional<sentry::RunOptions>(std::move(o));
 }
 

@@ -6,7 +6,7 @@
 //   [gpu]                       # defaults for containers that ask for a GPU (annotations win)
 //   policy = "/etc/nvsentry/policy.toml"
 //   policy_dir = "/etc/nvsentry/policies"  # where nvsentry.policy annotations may name files
-//   trace_dir = ""              # where nvsentry.trace annotations may write (empty: nowhere)
+//   trace_dir = ""              # where nvsentry.trace and nvsentry.learn annotations may write
 //   service = "nvdrv"
 //   firmware = "17.0.0"
 //   backend = "simulated"       # or "host"
@@ -23,7 +23,8 @@ struct GpuDefaults {
   // The only directory an nvsentry.policy annotation may name a file in: whoever writes a
   // container's annotations (a pod's author) must not make root's sentry read any host file.
   std::string policy_dir = "/etc/nvsentry/policies";
-  // The only directory an nvsentry.trace annotation may write a file in; empty: none may.
+  // The only directory an nvsentry.trace or nvsentry.learn annotation may write a file in; empty:
+  // none may.
   std::string trace_dir;
 };
 

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "policy/render.h"
+#include "proxy/learn.h"
 #include "proxy/trace.h"
 #include "sentry/core/sentry.h"
 #include "sentry/devfs/device_fs.h"
@@ -122,6 +124,30 @@ absl::Status StartTrace(const RunOptions& run, proxy::GuestConfig& guest) {
   return absl::OkStatus();
 }
 
+// --learn: the file, opened while the sentry may still make it (closed by WriteLearned).
+absl::StatusOr<FILE*> OpenLearnFile(const RunOptions& run) {
+  if (run.learn_file.empty()) return nullptr;
+  const int fd =
+      open(run.learn_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  FILE* out = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (out == nullptr)
+    return absl::ErrnoToStatus(errno, absl::StrCat("the learned policy's file ", run.learn_file));
+  return out;
+}
+
+// Writes the smallest policy that allows what the container's processes did.
+void WriteLearned(FILE* out, const proxy::GuestConfig& guest) {
+  if (out == nullptr) return;
+  policy::Policy learned =
+      guest.services.learner->Learned(guest.policy.rules(), *guest.services.budget);
+  const std::string text =
+      "# Learned by nvsentry-oci (annotation nvsentry.learn); the container ran with action =\n"
+      "# audit: this policy allows what it did and refuses the rest.\n" +
+      policy::RenderToml(learned, true);
+  if (fwrite(text.data(), 1, text.size(), out) != text.size() || fclose(out) != 0)
+    spdlog::error("writing the learned policy: {}", strerror(errno));
+}
+
 // The signals that end the sentry, blocked (taken through the returned signalfd).
 hostshim::UniqueFd BlockEndSignals() {
   sigset_t end;
@@ -188,6 +214,11 @@ int ServeContainer(const ContainerServeOptions& options,
     ready(t);
     return 1;
   }
+  absl::StatusOr<FILE*> learn = OpenLearnFile(options.run);
+  if (!learn.ok()) {
+    ready(learn.status());
+    return 1;
+  }
   absl::StatusOr<FuseMount> files = AttachDeviceFiles(options.device_dir);
   if (!files.ok()) {
     ready(files.status());
@@ -205,6 +236,7 @@ int ServeContainer(const ContainerServeOptions& options,
   ServeUntilTheEnd(sock->get(), sigfd.get(), *sentry);
   unlink(options.socket_path.c_str());
   sentry->Quiesce();
+  WriteLearned(*learn, **guest);
   return 0;
 }
 

@@ -277,6 +277,28 @@ def bundle_trace(t):
           str(t.last_error()))
 
 
+def bundle_learn(t):
+    learned = os.path.join(t.work, "traces", "learned.toml")
+    b = t.bundle("learn", ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"],
+                 annotations={"nvsentry.learn": learned})
+    code, out = t.create_and_run("learn", b)
+    t.run("delete", "learn")
+    text = open(learned).read() if os.path.exists(learned) else ""
+    import re
+    opened = re.search(r'\[devices."/dev/nvhost-gpu"\]\n(#.*\n)?backend = "simulated"', text)
+    unused = re.search(r'\[devices."/dev/nvhost-dbg-gpu"\]\n(#.*\n)?backend = "deny"', text)
+    check(code == 0 and "demo=ok" in out and opened and unused and
+          "[ioctls.NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO]" in text,
+          "bundle: nvsentry.learn writes the policy the container needed", out + text[:2000])
+    # What it learned runs the same container, from policy_dir.
+    policy = os.path.join(t.work, "policies", "learned.toml")
+    shutil.copy(learned, policy)
+    b = t.bundle("learned", ["/bin/gpu_demo"], annotations={"nvsentry.policy": policy})
+    code, out = t.create_and_run("learned", b)
+    t.run("delete", "learned")
+    check(code == 0 and "demo=ok" in out, "bundle: the learned policy runs it", out)
+
+
 def bundle_two_at_once(t):
     outs = {}
     for cid in ("two-a", "two-b"):
@@ -322,7 +344,8 @@ def case_bundle(oci, demo, work):
     t = Bundles(work, oci, rootfs)
     try:
         for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
-                     bundle_policy, bundle_trace, bundle_two_at_once, bundle_crash):
+                     bundle_policy, bundle_trace, bundle_learn,
+                     bundle_two_at_once, bundle_crash):
             test(t)
     finally:
         t.cleanup()
