@@ -46,7 +46,10 @@ absl::StatusOr<OciCommand> ParseOciCommand(std::span<char* const> argv) {
   size_t i = 1;
   for (; i < argv.size(); ++i) {
     const std::string_view arg = argv[i];
-    if (!arg.starts_with("-") || arg == "-") break;
+    // The runtime's own --version and --help (podman info asks for the version) are its verbs.
+    if (!arg.starts_with("-") || arg == "-" || arg == "--version" || arg == "-v" ||
+        arg == "--help" || arg == "-h")
+      break;
     std::optional<std::string> value;
     const std::string_view name = FlagName(arg, &value);
     const GlobalFlag* flag = nullptr;

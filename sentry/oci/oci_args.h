@@ -23,6 +23,7 @@ struct OciCommand {
   std::vector<std::string> args;  // the verb's arguments, as given
 };
 
+// --version, -v, --help and -h are taken as the verb (the runtime answers them).
 // InvalidArgument for an unknown global flag, a flag without its value, or no verb; the verbs
 // themselves are the runtime's to check.
 absl::StatusOr<OciCommand> ParseOciCommand(std::span<char* const> argv);

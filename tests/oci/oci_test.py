@@ -366,6 +366,8 @@ def case_crun(oci, demo, work):
     rootfs = os.path.join(work, "rootfs")
     make_rootfs(rootfs, demo)
     t = Bundles(work, oci, rootfs, runtime="crun")
+    version = t.run("--version").stdout
+    check("crun version" in version, "crun: the configured runtime is crun", version)
     try:
         for test in (bundle_gpu, bundle_exec, bundle_crash):
             test(t)

@@ -35,6 +35,12 @@ TEST(OciArgs, GlobalFlagsAsEnginesPassThem) {
                                                         "--systemd-cgroup"}));
 }
 
+TEST(OciArgs, VersionIsTheRuntimes) {
+  absl::StatusOr<OciCommand> c = Parse({"--root", "/r", "--version"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->verb, "--version");
+}
+
 TEST(OciArgs, BadCommandLines) {
   EXPECT_FALSE(Parse({"--bogus", "create", "x"}).ok());
   EXPECT_FALSE(Parse({"--root"}).ok());
