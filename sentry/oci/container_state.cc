@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 
@@ -26,6 +27,13 @@ absl::Status MakeDir(const std::string& path) {
 }
 
 }  // namespace
+
+bool ValidContainerId(const std::string& id) {
+  if (id.empty() || id == "." || id == "..") return false;
+  for (unsigned char c : id)
+    if (!isalnum(c) && c != '_' && c != '+' && c != '-' && c != '.') return false;
+  return true;
+}
 
 std::string StateRoot(const OciCommand& command, const OciConfig& config) {
   return command.root.empty() ? config.state : command.root;

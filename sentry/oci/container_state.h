@@ -23,6 +23,10 @@ struct ContainerPaths {
   std::string sentry_log;  // the sentry's log
 };
 
+// runc's rule for container ids: letters, digits, _ + - . and not "." or "..": it names a
+// directory of the state.
+bool ValidContainerId(const std::string& id);
+
 std::string StateRoot(const OciCommand& command, const OciConfig& config);
 std::string RuntimeRoot(const OciCommand& command, const OciConfig& config);
 ContainerPaths PathsOf(const OciCommand& command, const OciConfig& config, const std::string& id);

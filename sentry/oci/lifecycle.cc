@@ -63,6 +63,11 @@ int Create(const OciCommand& command, const OciConfig& config) {
     return 1;
   }
   if (!run->has_value()) return ExecRuntime(command, config, as_given);
+  if (!ValidContainerId(args->id)) {
+    log.Error("nvsentry-oci: invalid container id: " + args->id +
+              " (letters, digits, _ + - . only)");
+    return 1;
+  }
   const ContainerPaths paths = PathsOf(command, config, args->id);
   if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run);
       !s.ok()) {
@@ -87,7 +92,7 @@ int Delete(const OciCommand& command, const OciConfig& config) {
     return a;
   }());
   const std::string id = ContainerIdOf(command.args);
-  if (id.empty()) return status;
+  if (!ValidContainerId(id)) return status;  // the runtime has said why
   const ContainerPaths paths = PathsOf(command, config, id);
   std::error_code ec;
   if (!std::filesystem::exists(paths.dir, ec)) return status;

@@ -207,6 +207,12 @@ def bundle_bad_request(t):
           "bundle: NVSENTRY_GPU=bogus fails create with a json error line", str(err))
     check(t.state("bad") is None and not os.path.exists(t.paths("bad")),
           "bundle: nothing of the refused container is left")
+    b = t.bundle("badid", ["/bin/true"], ["NVSENTRY_GPU=sim"])
+    r = t.run("create", "--bundle", b, "../escape")
+    check(r.returncode == 1 and "invalid container id" in t.last_error().get("msg", "") and
+          not os.path.exists(os.path.join(t.root, "escape")),
+          "bundle: a GPU container's id that is no runc id fails create, nothing made",
+          str(t.last_error()))
     b = t.bundle("badann", ["/bin/true"], annotations={"nvsentry.polcy": "/x"})
     r = t.run("create", "--bundle", b, "badann")
     check(r.returncode == 1 and "unknown annotation nvsentry.polcy" in t.last_error().get("msg", ""),

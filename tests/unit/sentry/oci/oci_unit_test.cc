@@ -7,6 +7,7 @@
 
 #include "abi/catalogue.h"
 #include "sentry/oci/bundle_rewrite.h"
+#include "sentry/oci/container_state.h"
 #include "sentry/oci/gpu_request.h"
 #include "sentry/oci/oci_args.h"
 #include "sentry/oci/oci_log.h"
@@ -178,6 +179,12 @@ TEST(BundleRewrite, DeviceFilesReplaceTheGpuNodes) {
   ASSERT_EQ((*r)["linux"]["devices"].size(), 1u);
   EXPECT_EQ((*r)["linux"]["devices"][0]["path"], "/dev/null2");
   EXPECT_EQ((*r)["linux"]["seccomp"]["listenerPath"], "/state/sock");
+}
+
+TEST(ContainerState, IdsAsRuncTakesThem) {
+  EXPECT_TRUE(ValidContainerId("0123abc_d.e-f+g"));
+  for (const char* bad : {"", ".", "..", "../x", "a/b", "a b"})
+    EXPECT_FALSE(ValidContainerId(bad)) << bad;
 }
 
 TEST(OciLog, LinesAsRuncWritesThem) {
