@@ -6,14 +6,16 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libseccomp-dev libabsl-dev libspdlog-dev libunwind-dev
       libtomlplusplus-dev
       libfuse3-dev              # the guest's device nodes (sentry/devfs/device_fs.h)
-      libpng-dev)               # --frames (sentry/core/frames.h)
+      libpng-dev                # --frames (sentry/core/frames.h)
+      nlohmann-json3-dev)       # nvsentry-oci reads and writes OCI bundles' config.json
 if [ "${1:-}" = --tests ]; then
-  pkgs+=(googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev python3
+  pkgs+=(googletest libgtest-dev libgmock-dev libbenchmark-dev python3
          clang-format-14          # ctest Format
          universal-ctags          # ctest FunctionLength
          jq                       # docs/tracing.md's example (ctest docs)
          bubblewrap               # bench/run.sh: the start-up row's baseline (bwrap, same namespaces)
-         libpython3.11-testsuite) # CPython's regression tests, for the transparency suite
+         libpython3.11-testsuite  # CPython's regression tests, for the transparency suite
+         runc crun podman conmon containerd busybox-static)  # ctest -L oci (tests/oci)
 elif [ -n "${1:-}" ]; then
   echo "usage: scripts/install-deps.sh [--tests]" >&2
   exit 2

@@ -10,7 +10,7 @@ set(rooms
   hostshim hostshim/sim/sync hostshim/sim/memory hostshim/sim/engines hostshim/sim/host1x
   hostshim/sim/display hostshim/sim hostshim/host hostshim/fake_l4t
   proxy
-  sentry/process sentry/devfs sentry/core sentry/sandbox sentry/fake_l4t sentry/cmd)
+  sentry/process sentry/devfs sentry/core sentry/sandbox sentry/fake_l4t sentry/cmd sentry/oci)
 set(sim_rooms hostshim/sim/sync hostshim/sim/memory hostshim/sim/engines hostshim/sim/host1x
   hostshim/sim/display hostshim/sim)
 set(all_hostshim hostshim ${sim_rooms} hostshim/host hostshim/fake_l4t)
@@ -35,6 +35,7 @@ set(allowed_sentry/core abi policy ${all_hostshim} proxy sentry/process sentry/d
 set(allowed_sentry/sandbox ${allowed_sentry/core} sentry/sandbox)
 set(allowed_sentry/fake_l4t abi ${all_hostshim} sentry/process sentry/devfs sentry/fake_l4t)
 set(allowed_sentry/cmd ${allowed_sentry/sandbox} sentry/fake_l4t sentry/cmd)
+set(allowed_sentry/oci ${allowed_sentry/sandbox} sentry/oci)
 
 # The room of a path relative to ROOT (a source file, or an included header), or "" if none.
 function(room_of path out)

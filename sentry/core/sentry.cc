@@ -108,6 +108,24 @@ void Sentry::Start(int listener_fd) {
   receiver_->Start();
 }
 
+void Sentry::AddListener(int listener_fd) {
+  const Listener& listener = more_listeners_.emplace_back(listener_fd);
+  if (options_.sync_wakeup) listener.SetSyncWakeUp();
+  Receiver::Options o;
+  o.pool_threads = options_.workers;
+  auto serve = [this, &listener](const seccomp_notif& req) {
+    LoadCrashUnwinderInBackground();
+    if (syscalls_.Classify(req.data.arch, req.data.nr) == TrappedCall::kIoctl)
+      HandleIoctl(listener, req);
+    else
+      listener.Continue(req.id);
+  };
+  more_receivers_.push_back(std::make_unique<Receiver>(
+      listener, o, [this](const seccomp_notif& req) { return !fast_calls_.IsFast(req); }, serve,
+      [] { InstallCrashStackForThread(); }));
+  more_receivers_.back()->Start();
+}
+
 void Sentry::Serve(const seccomp_notif& req) {
   if (!TestHookOn(TestHook::kHoldFirstIoctl) ||
       syscalls_.Classify(req.data.arch, req.data.nr) != TrappedCall::kIoctl) {
@@ -124,7 +142,7 @@ void Sentry::Handle(const seccomp_notif& req) {
   LoadCrashUnwinderInBackground();
   TrappedCall kind = syscalls_.Classify(req.data.arch, req.data.nr);
   switch (kind) {
-    case TrappedCall::kIoctl: HandleIoctl(req); return;
+    case TrappedCall::kIoctl: HandleIoctl(listener_, req); return;
     case TrappedCall::kOther: listener_.Continue(req.id); return;
     default: HandleOpen(req, kind);
   }
@@ -328,23 +346,23 @@ int64_t Sentry::OpenFile(const abi::DeviceDesc& dev, int flags, pid_t tid) {
 
 void Sentry::ReleaseFile(uint64_t handle) { sessions_.EndFile(handle); }
 
-void Sentry::HandleIoctl(const seccomp_notif& req) {
+void Sentry::HandleIoctl(const Listener& listener, const seccomp_notif& req) {
   const pid_t tid = static_cast<pid_t>(req.pid);
   const int fd = static_cast<int>(req.data.args[0]);
   std::shared_ptr<proxy::Session> session = sessions_.Lookup(tid, fd);
   if (!session) {
-    listener_.Continue(req.id);  // not ours: exactly what the kernel would do without us
+    listener.Continue(req.id);  // not ours: exactly what the kernel would do without us
     return;
   }
-  NotifyCall call(listener_, req.id, tid, &sessions_, &parking_);
+  NotifyCall call(listener, req.id, tid, &sessions_, &parking_);
   const uint32_t code = static_cast<uint32_t>(req.data.args[1]);
   proxy::IoctlOutcome out =
       proxy::Serve(*session, proxy::IoctlRequest::Direct(code, req.data.args[2], fd), call);
   if (out.kind != proxy::IoctlOutcome::kAnswer) return;
   if (out.err == 0)
-    listener_.Return(req.id, 0);
+    listener.Return(req.id, 0);
   else
-    listener_.Fail(req.id, out.err);
+    listener.Fail(req.id, out.err);
 }
 
 }  // namespace nvsentry::sentry

@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -55,6 +56,11 @@ class Sentry final : private DeviceFileHandler {
                         DeferredDeviceFileHandler& deferred);
   // Serves the guest's trapped calls from `listener_fd`, which the sentry keeps.
   void Start(int listener_fd);
+  // Serves the trapped calls of one more listener, which the sentry keeps: a container's processes
+  // each bring the listener of their own filter (its first process's, one per exec'd process), and
+  // are served as one guest. With device files only ioctls are trapped: anything else continues.
+  // Not with Start; called from one thread.
+  void AddListener(int listener_fd);
   SessionTable& sessions() { return sessions_; }
   // The guest has ended: lets the GPU's engine threads finish the steps they are in (bounded), so
   // what they report (trace records, frames) is not cut off by the sentry's exit.
@@ -84,7 +90,7 @@ class Sentry final : private DeviceFileHandler {
                   std::optional<abi::MissingPermission> missing = std::nullopt);
   void PlaceSession(const seccomp_notif& req, std::string_view path, const abi::DeviceDesc& dev,
                     std::shared_ptr<proxy::Session> session, bool cloexec, Clock::time_point t0);
-  void HandleIoctl(const seccomp_notif& req);
+  void HandleIoctl(const Listener& listener, const seccomp_notif& req);
 
   Listener listener_{-1};
   SentryOptions options_;
@@ -101,6 +107,9 @@ class Sentry final : private DeviceFileHandler {
   SessionTable sessions_;
   std::unique_ptr<DeviceFs> device_fs_;
   std::unique_ptr<Receiver> receiver_;
+  // AddListener's, never moved (each receiver holds its listener).
+  std::deque<Listener> more_listeners_;
+  std::vector<std::unique_ptr<Receiver>> more_receivers_;
 };
 
 }  // namespace nvsentry::sentry

@@ -1,0 +1,45 @@
+// nvsentry-oci: an OCI runtime for container engines (podman, Docker, containerd), built on runc
+// or crun (docs/containers.md). It speaks runc's command line; a container that asks for no GPU
+// goes to the runtime untouched, one that asks for one gets its sentry (sentry/oci/lifecycle.h).
+#include <cstdio>
+#include <span>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "sentry/oci/lifecycle.h"
+#include "sentry/oci/oci_args.h"
+#include "sentry/oci/oci_config.h"
+#include "sentry/oci/oci_log.h"
+#include "sentry/oci/runtime_call.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: nvsentry-oci [--root DIR] [--log FILE] [--log-format text|json] [--debug]\n"
+    "                    [--systemd-cgroup] COMMAND [ARGS...]\n"
+    "runc's command line (create, start, state, kill, delete, exec, ps, pause, resume, update,\n"
+    "features, events, spec, run, list, ...); the configuration is "
+    "/etc/nvsentry/oci.toml\n"
+    "(NVSENTRY_OCI_CONFIG names another). See docs/containers.md.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace nvsentry::oci;
+  absl::StatusOr<OciCommand> command = ParseOciCommand(std::span<char* const>(argv, argc));
+  if (!command.ok()) {
+    fprintf(stderr, "nvsentry-oci: %s\n%s", std::string(command.status().message()).c_str(),
+            kUsage);
+    return 2;
+  }
+  absl::StatusOr<OciConfig> config = LoadOciConfig(OciConfigPath());
+  if (!config.ok()) {
+    OciLog(*command).Error(absl::StrCat("nvsentry-oci: ", config.status().message()));
+    return 1;
+  }
+  if (command->verb == "create" || command->verb == "run") return Create(*command, *config);
+  if (command->verb == "delete") return Delete(*command, *config);
+  std::vector<std::string> args{command->verb};
+  args.insert(args.end(), command->args.begin(), command->args.end());
+  return ExecRuntime(*command, *config, args);
+}
