@@ -58,11 +58,29 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                          }}),
       events_(ctx.budget()) {}
 
+void HostFaultWatch::Landed() {
+  absl::MutexLock l(&mu);
+  if (events == nullptr || signalled) return;
+  l4t::U32Arg t{};
+  if (HostIoctlOf(channel_fd, abi::l4t::L4tNode::kNvhostGpu, l4t::kGetTimedout, t).err != 0 ||
+      t.value == 0)
+    return;
+  signalled = true;
+  events->Signal(sim::kEventErrorNotifier);
+}
+
 ChannelSession::~ChannelSession() {
+  {
+    absl::MutexLock l(&fault_watch_->mu);
+    fault_watch_->events = nullptr;
+  }
   // The host may give the syncpoint to another client once the channel closes (after this body):
   // the guest's SYNCPT_INCR must not reach it then.
   absl::MutexLock l(&mu_);
-  if (syncpoint_) ctx_.DisownSyncpoint(*syncpoint_);
+  if (syncpoint_) {
+    ctx_.kept().Release(*syncpoint_);
+    ctx_.DisownSyncpoint(*syncpoint_);
+  }
 }
 
 std::optional<uint32_t> ChannelSession::syncpoint() const {
@@ -193,12 +211,38 @@ Result ChannelSession::AllocGpfifo(Call& call) {
     absl::MutexLock l(&mu_);
     ring_entries_ = h.num_entries;
   }
+  if (NvError e = ProbeSyncpoint(call); e != NvError::kSuccess) return Result::Done(e);
   if (ex) {
-    // r32.7.4 answers no fence and no call names a gm20b channel's syncpoint before its first
-    // submission: {0, 0}, a fence already reached (the correspondence row).
-    ArgAs<ch::AllocGpfifoEx>(call.arg).fence = {};
+    // The channel's syncpoint and the guest's max of it, as the simulated channel answers.
+    const uint32_t id = syncpoint().value_or(0);
+    ArgAs<ch::AllocGpfifoEx>(call.arg).fence = {id, ctx_.syncpoints().ReadMax(id)};
   }
   return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::ProbeSyncpoint(const Call& call) {
+  // r32.7.4 makes the channel's syncpoint with its gpfifo and names it only in a submission's
+  // fence (L4T-CH-15): an empty job with FENCE_GET names it now, and counts in the kernel's books
+  // as any job does. The guest's count of it starts here (guest_syncpoints.h).
+  l4t::GpfifoEntry none{};
+  l4t::SubmitGpfifo h{reinterpret_cast<uint64_t>(&none), 0, ch::kFenceGet, {}};
+  if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0) return r.nv();
+  if (!sim::Syncpoints::ValidId(h.fence.id) || h.fence.id == 0) {
+    NVS_LOG_LIMITED(spdlog::level::warn, "host backend: the host's channel names syncpoint {}",
+                    h.fence.id);
+    return NvError::kNotSupported;
+  }
+  LearnSyncpoint(h.fence.id);
+  {
+    absl::MutexLock l(&fault_watch_->mu);
+    fault_watch_->channel_fd = host_fd();
+    fault_watch_->events = &events_;
+    fault_watch_->signalled = false;
+  }
+  ctx_.kept().Keep(h.fence.id, [w = std::weak_ptr<HostFaultWatch>(fault_watch_)] {
+    if (std::shared_ptr<HostFaultWatch> watch = w.lock()) watch->Landed();
+  });
+  return NvError::kSuccess;
 }
 
 Result ChannelSession::AllocObjCtx(Call& call) {
@@ -225,7 +269,10 @@ void ChannelSession::LearnSyncpoint(uint32_t id) {
   }
   {
     absl::MutexLock l(&mu_);
-    if (syncpoint_ && *syncpoint_ != id) ctx_.DisownSyncpoint(*syncpoint_);
+    if (syncpoint_ && *syncpoint_ != id) {
+      ctx_.kept().Release(*syncpoint_);
+      ctx_.DisownSyncpoint(*syncpoint_);
+    }
     syncpoint_ = id;
   }
   ctx_.OwnSyncpoint(id);
@@ -270,19 +317,10 @@ Result ChannelSession::Submit(Call& call) {
   std::span<ch::GpfifoEntry> entries;
   if (!call.arrays.empty()) entries = call.Array<ch::GpfifoEntry>(0);
   if (entries.size() != g.num_entries) return Result::Done(NvError::kCountMismatch);
-  uint32_t flags;
-  if (NvError e = SubmitFlagsToHost(g.flags, &flags); e != NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::warn,
-                    "host backend: SUBMIT_GPFIFO flags 0x{:x}: increment-by-value has no L4T "
-                    "counterpart; NotSupported",
-                    g.flags);
-    return Result::Done(e);
-  }
   l4t::SubmitGpfifo h{};
-  if (flags & ch::kFenceWait) {
-    if (!sim::Syncpoints::ValidId(g.fence.id)) return Result::Done(NvError::kBadParameter);
-    h.fence = {g.fence.id, g.fence.value};
-  }
+  if (NvError e = SubmitFlagsToHost(g.flags, false, &h.flags); e != NvError::kSuccess)
+    return Result::Done(e);
+  if (NvError e = HostFenceWait(g.fence, &h); e != NvError::kSuccess) return Result::Done(e);
   // No mapping of the space goes from the check until the host holds the job's buffers.
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
@@ -297,24 +335,78 @@ Result ChannelSession::Submit(Call& call) {
     Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
     const std::optional<uint32_t> id = syncpoint();
-    absl::StatusOr<uint32_t> value = id ? ctx_.mirror().Refresh(*id) : 0u;
-    g.fence = {id.value_or(0), value.value_or(0)};
+    if (id) ctx_.mirror().Refresh(*id).IgnoreError();
+    g.fence = {id.value_or(0), id ? ctx_.syncpoints().Read(*id) : 0};
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  // The stream's own increments, before they can run: a fence they reach thaws nothing.
-  for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
+  return SubmitChecked(call, entries, hold, h);
+}
+
+Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
+                                     const std::shared_ptr<FreezeHold>& hold, l4t::SubmitGpfifo h) {
+  auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
+  const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
+  const std::optional<uint32_t> own = syncpoint();
+  uint64_t stream = 0;
+  for (const auto& [id, n] : check_.increments()) {
+    if (own && id == *own && ctx_.kept().Kept(id))
+      stream += n;
+    else
+      ctx_.CountGuestIncrements(id, n);  // they reach the host: a fence they reach thaws nothing
+  }
+  // The guest's own increments never reach the host (guest_syncpoints.h): the words are cut out
+  // of the entries, and they land with the kernel's increment after the job.
+  if (!check_.cuttable() || check_.waits_on_own()) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: a submission {} the channel's own syncpoint; NotSupported",
+                    check_.waits_on_own() ? "waits in its pushbuffer on"
+                                          : "increments, in a command shared with other methods "
+                                            "or by a macro,");
+    return Result::Done(NvError::kNotSupported);
+  }
+  const std::vector<ch::GpfifoEntry> sent = CutEntries(entries, check_.cuts());
+  if (stream != 0) h.flags &= ~ch::kSuppressWfi;  // they land after the job's work is done
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
-  h.gpfifo = reinterpret_cast<uint64_t>(entries.data());  // the sentry's copy of the entries
-  h.num_entries = g.num_entries;
-  h.flags = flags;
+  h.gpfifo = reinterpret_cast<uint64_t>(sent.data());  // the sentry's copy of the entries
+  h.num_entries = static_cast<uint32_t>(sent.size());
   if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
     return Result::Done(r.nv());
   hold->SetFence(h.fence.id, h.fence.value);
-  g.fence = {h.fence.id, h.fence.value};
   g.flags = 0;  // detailed_error
-  LearnSyncpoint(h.fence.id);
+  if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
+    const GuestFenceCount n = GuestFenceCountOf(guest_flags, promised_value, stream);
+    g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
+    ctx_.mirror().Expect(*own);
+  } else {
+    g.fence = {h.fence.id, h.fence.value};
+    LearnSyncpoint(h.fence.id);
+  }
   return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h) {
+  if (!(h->flags & ch::kFenceWait)) return NvError::kSuccess;
+  if (!sim::Syncpoints::ValidId(f.id)) return NvError::kBadParameter;
+  if (!ctx_.kept().Kept(f.id)) {  // a host syncpoint the guest reads as the host's
+    h->fence = {f.id, f.value};
+    return NvError::kSuccess;
+  }
+  // A guest count: the host value of the job that makes it.
+  ctx_.mirror().Refresh(f.id).IgnoreError();
+  const GuestSyncpoints::HostWait w = ctx_.kept().WaitFor(f.id, f.value);
+  if (w.reached) {
+    h->flags &= ~ch::kFenceWait;
+  } else if (w.at) {
+    h->fence = {f.id, *w.at};
+  } else {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: FENCE_WAIT for {} on syncpoint {}, which no submitted job "
+                    "reaches; NotSupported",
+                    f.value, f.id);
+    return NvError::kNotSupported;
+  }
+  return NvError::kSuccess;
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

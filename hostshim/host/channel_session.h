@@ -22,9 +22,11 @@
 #include <memory>
 #include <optional>
 
+#include "abi/l4t/nvgpu_channel.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/events.h"
+#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
 #include "hostshim/host/stream_check.h"
@@ -33,6 +35,17 @@
 namespace nvsentry::hostshim::host {
 
 struct HostChannelError;
+
+// What the mirror's thread uses of a channel when its jobs land (guest_syncpoints.h): whether the
+// host channel failed (GET_TIMEDOUT), and then the error event, as the simulated channel signals
+// it when it fails. `events` goes null when the session ends (before its host fd closes).
+struct HostFaultWatch {
+  absl::Mutex mu;
+  int channel_fd ABSL_GUARDED_BY(mu) = -1;
+  EventSet* events ABSL_GUARDED_BY(mu) = nullptr;
+  bool signalled ABSL_GUARDED_BY(mu) = false;  // once per host channel
+  void Landed();
+};
 
 class ChannelSession : public HostSession {
  public:
@@ -55,6 +68,17 @@ class ChannelSession : public HostSession {
   Result AllocGpfifo(Call& call);
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
+  // The host call of a submission the check passed, and the guest's fence of it.
+  Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
+                       const std::shared_ptr<FreezeHold>& hold,
+                       abi::l4t::nvgpu_channel::SubmitGpfifo h);
+  // FENCE_WAIT for the host: a guest count of a kept syncpoint becomes the host value of the job
+  // that makes it (or no wait when reached); a host syncpoint's fence passes as it is.
+  abi::NvError HostFenceWait(const abi::channel::Fence& f,
+                             abi::l4t::nvgpu_channel::SubmitGpfifo* h);
+  // The channel's syncpoint, named by an empty job once the host channel has a gpfifo; the guest's
+  // count of it starts then.
+  abi::NvError ProbeSyncpoint(const Call& call);
   Result SetErrorNotifier(Call& call);
   Result Wait(Call& call);
   Result ErrorQuery(Call& call);
@@ -79,6 +103,7 @@ class ChannelSession : public HostSession {
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   StreamCheck check_ ABSL_GUARDED_BY(submit_mu_);
   EventSet events_;
+  const std::shared_ptr<HostFaultWatch> fault_watch_ = std::make_shared<HostFaultWatch>();
   mutable absl::Mutex mu_;
   std::shared_ptr<HostAddressSpace> space_ ABSL_GUARDED_BY(mu_);
   std::optional<uint32_t> syncpoint_ ABSL_GUARDED_BY(mu_);

@@ -36,6 +36,8 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
   mirror_ = std::make_unique<SyncpointMirror>(
       syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },
       [this] { PullGuestMemory(); });
+  mirror_->SetGuestSyncpoints(&kept_);
+  mirror_->SetBeforePoll([this] { PushGuestMemory(); });
 }
 
 absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
@@ -49,10 +51,13 @@ absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
 
 std::optional<uint32_t> HostContext::Mirrored(uint32_t id) {
   if (!sim::Syncpoints::ValidId(id)) return std::nullopt;
+  // A kept syncpoint's table value is the guest's count: the host's is the last one seen.
+  if (kept_.Kept(id)) return kept_.LastHost(id);
   return syncpoints_.Read(id);
 }
 
 uint64_t HostContext::GuestIncrements(uint32_t id) {
+  if (kept_.Kept(id)) return 0;  // the guest's increments of it never reach the host
   absl::MutexLock l(&owned_mu_);
   auto it = guest_increments_.find(id);
   return it == guest_increments_.end() ? 0 : it->second;

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/host/guest_syncpoints.h"
 #include "hostshim/host/host_call.h"
 #include "hostshim/host/host_driver.h"
 #include "hostshim/host/l4t_nvmap.h"
@@ -34,6 +35,8 @@ class HostContext : private HostFences {
   Twins& twins() { return twins_; }
   sim::Syncpoints& syncpoints() { return syncpoints_; }
   SyncpointMirror& mirror() { return *mirror_; }
+  // The guest's count of its channels' syncpoints (guest_syncpoints.h).
+  GuestSyncpoints& kept() { return kept_; }
   MemoryWaits& memory_waits() { return *memory_waits_; }
   HostNvmap& host_nvmap() { return host_nvmap_; }
   sim::ModuleMutexes& mutexes() { return mutexes_; }
@@ -102,6 +105,7 @@ class HostContext : private HostFences {
   // Kept after a disown (bounded by the ids the guest ever owned): more only freezes longer.
   absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
   sim::Syncpoints syncpoints_;
+  GuestSyncpoints kept_{syncpoints_};
   std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins
   std::unique_ptr<SyncpointMirror> mirror_;    // last: its poll thread uses the rest
 };
