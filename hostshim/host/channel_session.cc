@@ -56,7 +56,9 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                            const std::optional<uint32_t> own = syncpoint();
                            return own && *own == id;
                          }}),
-      events_(ctx.budget()) {}
+      events_(ctx.budget()) {
+  ctx_.AddFlusher(this, [this] { FlushDeferred(); });
+}
 
 void HostFaultWatch::Landed() {
   absl::MutexLock l(&mu);
@@ -70,6 +72,11 @@ void HostFaultWatch::Landed() {
 }
 
 ChannelSession::~ChannelSession() {
+  ctx_.RemoveFlusher(this);  // first: the poll no longer sends what this holds back
+  {
+    absl::MutexLock l(&submit_mu_);
+    for (Deferred& d : deferred_) d.hold->Release();  // never reached the host
+  }
   {
     absl::MutexLock l(&fault_watch_->mu);
     fault_watch_->events = nullptr;
@@ -320,7 +327,9 @@ Result ChannelSession::Submit(Call& call) {
   l4t::SubmitGpfifo h{};
   if (NvError e = SubmitFlagsToHost(g.flags, false, &h.flags); e != NvError::kSuccess)
     return Result::Done(e);
-  if (NvError e = HostFenceWait(g.fence, &h); e != NvError::kSuccess) return Result::Done(e);
+  bool later = false;
+  if (NvError e = HostFenceWait(g.fence, &h, &later); e != NvError::kSuccess)
+    return Result::Done(e);
   // No mapping of the space goes from the check until the host holds the job's buffers.
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
@@ -328,7 +337,10 @@ Result ChannelSession::Submit(Call& call) {
   // What the host will run, checked after the push (the agreed copies are what it got) and frozen
   // there until the host is past this submission; thawed at once unless the host takes it.
   auto hold = std::make_shared<FreezeHold>();
-  absl::Cleanup thaw = [&hold] { hold->Release(); };  // after SetFence: nothing to release
+  // After SetFence nothing to release; a submission held back took the hold.
+  absl::Cleanup thaw = [&hold] {
+    if (hold != nullptr) hold->Release();
+  };
   SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, hold);
   if (verdict.error != NvError::kSuccess) return Result::Done(verdict.error);
   if (verdict.refused) {
@@ -340,11 +352,12 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  return SubmitChecked(call, entries, hold, h);
+  return SubmitChecked(call, entries, hold, h, later);
 }
 
 Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
-                                     const std::shared_ptr<FreezeHold>& hold, l4t::SubmitGpfifo h) {
+                                     std::shared_ptr<FreezeHold>& hold, l4t::SubmitGpfifo h,
+                                     bool later) {
   auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
   const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
   const std::optional<uint32_t> own = syncpoint();
@@ -365,8 +378,19 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
                                             "or by a macro,");
     return Result::Done(NvError::kNotSupported);
   }
-  const std::vector<ch::GpfifoEntry> sent = CutEntries(entries, check_.cuts());
+  std::vector<ch::GpfifoEntry> sent = CutEntries(entries, check_.cuts());
   if (stream != 0) h.flags &= ~ch::kSuppressWfi;  // they land after the job's work is done
+  const GuestFenceCount n = GuestFenceCountOf(guest_flags, promised_value, stream);
+  if (later || !deferred_.empty()) {
+    // Held back (behind the first held one, in order) until a job on the host makes its wait's
+    // value: a SYNCPT_INCR of the guest's, or a later submission of another channel, may.
+    if (!own || !ctx_.kept().Kept(*own)) return Result::Done(NvError::kNotSupported);
+    deferred_.push_back({std::move(sent), h, std::move(hold), g.fence, *own});
+    g.fence = {*own, ctx_.kept().Submitted(*own, std::nullopt, n.made, n.promised)};
+    g.flags = 0;
+    ctx_.mirror().Expect(*own);  // the poll sends it
+    return Result::Done(NvError::kSuccess);
+  }
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
   h.gpfifo = reinterpret_cast<uint64_t>(sent.data());  // the sentry's copy of the entries
   h.num_entries = static_cast<uint32_t>(sent.size());
@@ -375,7 +399,6 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
   hold->SetFence(h.fence.id, h.fence.value);
   g.flags = 0;  // detailed_error
   if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
-    const GuestFenceCount n = GuestFenceCountOf(guest_flags, promised_value, stream);
     g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
     ctx_.mirror().Expect(*own);
   } else {
@@ -385,7 +408,7 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
   return Result::Done(NvError::kSuccess);
 }
 
-NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h) {
+NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h, bool* later) {
   if (!(h->flags & ch::kFenceWait)) return NvError::kSuccess;
   if (!sim::Syncpoints::ValidId(f.id)) return NvError::kBadParameter;
   if (!ctx_.kept().Kept(f.id)) {  // a host syncpoint the guest reads as the host's
@@ -400,13 +423,42 @@ NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h) 
   } else if (w.at) {
     h->fence = {f.id, *w.at};
   } else {
-    NVS_LOG_LIMITED(spdlog::level::warn,
-                    "host backend: FENCE_WAIT for {} on syncpoint {}, which no submitted job "
-                    "reaches; NotSupported",
-                    f.value, f.id);
-    return NvError::kNotSupported;
+    *later = true;
   }
   return NvError::kSuccess;
+}
+
+void ChannelSession::FlushDeferred() {
+  // Not when a submission of this channel is under way (perhaps on this thread, whose mirror
+  // refresh brought us here): the next poll flushes again.
+  if (!submit_mu_.TryLock()) return;
+  absl::Cleanup unlock = [this] { submit_mu_.Unlock(); };
+  while (!deferred_.empty()) {
+    Deferred& d = deferred_.front();
+    if (d.h.flags & ch::kFenceWait) {
+      bool later = false;
+      d.h.flags |= ch::kFenceWait;
+      HostFenceWait(d.wait, &d.h, &later);
+      if (later) return;
+    }
+    d.h.gpfifo = reinterpret_cast<uint64_t>(d.sent.data());
+    d.h.num_entries = static_cast<uint32_t>(d.sent.size());
+    HostCallResult r =
+        HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h, ctx_.note());
+    if (r.err == 0 && d.h.fence.id == d.own) {
+      d.hold->SetFence(d.h.fence.id, d.h.fence.value);
+      ctx_.kept().Resolve(d.own, d.h.fence.value);
+    } else {
+      // Never ran: its guest increments land at once (as a stopped simulated channel's fences).
+      NVS_LOG_LIMITED(spdlog::level::warn,
+                      "host backend: a submission held back for its fence failed on the host: {}",
+                      r.err == 0 ? "another syncpoint's fence" : strerror(r.err));
+      d.hold->Release();
+      ctx_.kept().Resolve(d.own, ctx_.kept().LastHost(d.own).value_or(0));
+    }
+    ctx_.mirror().Expect(d.own);
+    deferred_.pop_front();
+  }
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

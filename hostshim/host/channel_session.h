@@ -19,8 +19,10 @@
 // move it) and the mirror polls.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "abi/l4t/nvgpu_channel.h"
 #include "absl/synchronization/mutex.h"
@@ -68,14 +70,28 @@ class ChannelSession : public HostSession {
   Result AllocGpfifo(Call& call);
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
-  // The host call of a submission the check passed, and the guest's fence of it.
+  // The host call of a submission the check passed (or its holding back: `later`, or others are
+  // held), and the guest's fence of it. Takes `hold` when it holds the submission back.
   Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
-                       const std::shared_ptr<FreezeHold>& hold,
-                       abi::l4t::nvgpu_channel::SubmitGpfifo h);
+                       std::shared_ptr<FreezeHold>& hold, abi::l4t::nvgpu_channel::SubmitGpfifo h,
+                       bool later);
   // FENCE_WAIT for the host: a guest count of a kept syncpoint becomes the host value of the job
-  // that makes it (or no wait when reached); a host syncpoint's fence passes as it is.
-  abi::NvError HostFenceWait(const abi::channel::Fence& f,
-                             abi::l4t::nvgpu_channel::SubmitGpfifo* h);
+  // that makes it (or no wait when reached; `*later` when no job on the host makes it yet); a
+  // host syncpoint's fence passes as it is.
+  abi::NvError HostFenceWait(const abi::channel::Fence& f, abi::l4t::nvgpu_channel::SubmitGpfifo* h,
+                             bool* later);
+  // Sends the submissions held back, in order, while their waits can be named on the host (run by
+  // the mirror's poll, HostContext::AddFlusher).
+  void FlushDeferred();
+  // A submission held back until its FENCE_WAIT's value is made by a job on the host: its checked
+  // words stay frozen under its hold meanwhile.
+  struct Deferred {
+    std::vector<abi::channel::GpfifoEntry> sent;
+    abi::l4t::nvgpu_channel::SubmitGpfifo h;
+    std::shared_ptr<FreezeHold> hold;
+    abi::channel::Fence wait;  // the guest's, on a kept syncpoint
+    uint32_t own;
+  };
   // The channel's syncpoint, named by an empty job once the host channel has a gpfifo; the guest's
   // count of it starts then.
   abi::NvError ProbeSyncpoint(const Call& call);
@@ -102,6 +118,7 @@ class ChannelSession : public HostSession {
   // classes, macros) follows the submissions in the host's order. Before mu_.
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   StreamCheck check_ ABSL_GUARDED_BY(submit_mu_);
+  std::deque<Deferred> deferred_ ABSL_GUARDED_BY(submit_mu_);
   EventSet events_;
   const std::shared_ptr<HostFaultWatch> fault_watch_ = std::make_shared<HostFaultWatch>();
   mutable absl::Mutex mu_;

@@ -36,10 +36,13 @@ class GuestSyncpoints {
   void Release(uint32_t id);
   bool Kept(uint32_t id) const;
 
-  // A job went to the host with the kernel's fence `host_fence` on `id`: the guest's max grows by
-  // `promised` now, its value by `made` when the host reaches the fence. The guest's fence (the
-  // new max).
-  uint32_t Submitted(uint32_t id, uint32_t host_fence, uint32_t made, uint32_t promised);
+  // A job went to the host with the kernel's fence `host_fence` on `id` (nullopt: the sentry holds
+  // it back, Resolve names its fence once it went): the guest's max grows by `promised` now, its
+  // value by `made` when the host reaches the fence. The guest's fence (the new max).
+  uint32_t Submitted(uint32_t id, std::optional<uint32_t> host_fence, uint32_t made,
+                     uint32_t promised);
+  // The first job of `id` held back went to the host with fence `host_fence`.
+  void Resolve(uint32_t id, uint32_t host_fence);
   // The host's `id` is at `host_value`: the jobs that landed since the last call and the guest
   // increments they made (the caller moves the table by them). None for an id not kept.
   struct Landing {
@@ -50,26 +53,31 @@ class GuestSyncpoints {
   bool Pending(uint32_t id) const;
   // The `on_landed` Keep was given for `id` (empty when none).
   std::function<void()> OnLanded(uint32_t id) const;
+  // The caller moved the table by `n` of the increments Landed returned (WaitFor counts them as
+  // made in between).
+  void Applied(uint32_t id, uint32_t n);
   // The last host value Landed saw for a kept id (nullopt before the first).
   std::optional<uint32_t> LastHost(uint32_t id) const;
 
   // What a wait for guest value `value` of kept `id` means on the host.
   struct HostWait {
     bool reached = false;        // nothing to wait for
-    std::optional<uint32_t> at;  // else the host value to wait for; nullopt: no submitted job
-                                 // reaches it (only a later submission or SYNCPT_INCR could)
+    std::optional<uint32_t> at;  // else the host value to wait for; nullopt: no job on the host
+                                 // reaches it yet (a later submission, a job held back or a
+                                 // SYNCPT_INCR may)
   };
   HostWait WaitFor(uint32_t id, uint32_t value) const;
 
  private:
   struct Job {
-    uint32_t host_fence;
+    std::optional<uint32_t> host_fence;  // nullopt: held back by the sentry
     uint32_t made;
   };
   struct Point {
     std::optional<uint32_t> last_host;
     std::deque<Job> pending;  // in submission order: their host fences increase
     std::function<void()> on_landed;
+    uint32_t unapplied = 0;  // landed, the table not moved yet
   };
   sim::Syncpoints& table_;
   mutable absl::Mutex mu_;

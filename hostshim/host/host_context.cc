@@ -38,6 +38,7 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       [this] { PullGuestMemory(); });
   mirror_->SetGuestSyncpoints(&kept_);
   mirror_->SetBeforePoll([this] { PushGuestMemory(); });
+  mirror_->SetAfterPoll([this] { FlushDeferred(); });
 }
 
 absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
@@ -74,6 +75,24 @@ std::optional<uint32_t> HostContext::Read(uint32_t id) {
 HostContext::~HostContext() {
   mirror_.reset();  // their threads first
   memory_waits_.reset();
+}
+
+void HostContext::AddFlusher(const void* key, std::function<void()> flush) {
+  absl::MutexLock l(&flushers_mu_);
+  flushers_[key] = std::move(flush);
+}
+
+void HostContext::RemoveFlusher(const void* key) {
+  absl::MutexLock l(&flushers_mu_);
+  flushers_.erase(key);
+}
+
+void HostContext::FlushDeferred() {
+  // RemoveFlusher waits for this; a flush already running (this thread's, from inside a flush, or
+  // another's) is left to finish: the next poll flushes again.
+  if (!flushers_mu_.TryLock()) return;
+  for (const auto& [key, flush] : flushers_) flush();
+  flushers_mu_.Unlock();
 }
 
 abi::NvError HostContext::PushGuestMemory() {

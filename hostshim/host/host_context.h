@@ -78,6 +78,12 @@ class HostContext : private HostFences {
     guest_increments_[id] += n;
   }
 
+  // The channels' senders of the submissions they hold back (ChannelSession::FlushDeferred),
+  // run by the mirror's poll; `key` names one for RemoveFlusher, which returns once it no longer
+  // runs. Never called with a channel's submission lock held.
+  void AddFlusher(const void* key, std::function<void()> flush);
+  void RemoveFlusher(const void* key);
+
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
   abi::NvError PushGuestMemory();
@@ -104,6 +110,9 @@ class HostContext : private HostFences {
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
   // Kept after a disown (bounded by the ids the guest ever owned): more only freezes longer.
   absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
+  void FlushDeferred();
+  absl::Mutex flushers_mu_;
+  absl::flat_hash_map<const void*, std::function<void()>> flushers_ ABSL_GUARDED_BY(flushers_mu_);
   sim::Syncpoints syncpoints_;
   GuestSyncpoints kept_{syncpoints_};
   std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins

@@ -62,6 +62,9 @@ class SyncpointMirror {
   // gives the host what the guest's CPU wrote meanwhile, which the work a guest waits for may
   // itself wait on (a semaphore acquire the CPU releases), as a GPU sees the CPU's writes.
   void SetBeforePoll(std::function<void()> before_poll) { before_poll_ = std::move(before_poll); }
+  // Runs at the end of each poll, holding no lock (set once, before any guest call): the backend
+  // sends the submissions it held back whose fences can now be named.
+  void SetAfterPoll(std::function<void()> after_poll) { after_poll_ = std::move(after_poll); }
 
   // Host reads made so far (for tests and the benchmark).
   uint64_t host_reads() const { return host_reads_.load(std::memory_order_relaxed); }
@@ -74,7 +77,7 @@ class SyncpointMirror {
   ReadHost read_host_;
   std::function<void()> before_advance_;
   GuestSyncpoints* kept_ = nullptr;
-  std::function<void()> before_poll_;
+  std::function<void()> before_poll_, after_poll_;
   std::atomic<uint64_t> host_reads_{0};
   // Serialises moves of the mirror, so before_advance and the move it precedes are not
   // interleaved with another's.

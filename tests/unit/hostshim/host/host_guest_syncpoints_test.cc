@@ -51,9 +51,28 @@ TEST(HostGuestSyncpoints, AWaitIsTheHostFenceOfTheJobThatMakesTheValue) {
   EXPECT_EQ(w.at, 100u);
   EXPECT_EQ(g.WaitFor(7, 3).at, 102u);
   EXPECT_FALSE(g.WaitFor(7, 4).at.has_value()) << "no submitted job makes it";
-  table.IncrementBy(7, g.Landed(7, 100).increments);
+  const uint32_t n = g.Landed(7, 100).increments;
+  EXPECT_TRUE(g.WaitFor(7, 1).reached) << "landed, the table not moved yet: made all the same";
+  table.IncrementBy(7, n);
+  g.Applied(7, n);
   EXPECT_TRUE(g.WaitFor(7, 1).reached);
+  EXPECT_FALSE(g.WaitFor(7, 2).reached);
   EXPECT_EQ(g.WaitFor(7, 2).at, 102u);
+}
+
+TEST(HostGuestSyncpoints, AJobHeldBackLandsOnlyOnceItsFenceIsNamed) {
+  sim::Syncpoints table;
+  GuestSyncpoints g(table);
+  g.Keep(9);
+  EXPECT_EQ(g.Submitted(9, std::nullopt, 2, 2), 2u) << "the guest's fence all the same";
+  g.Submitted(9, 50, 1, 1);  // behind it
+  EXPECT_FALSE(g.WaitFor(9, 1).at.has_value()) << "its host fence is not known";
+  EXPECT_EQ(g.Landed(9, 1000).jobs, 0u) << "nothing lands past a job held back";
+  g.Resolve(9, 48);
+  EXPECT_EQ(g.WaitFor(9, 3).at, 50u);
+  const GuestSyncpoints::Landing l = g.Landed(9, 50);
+  EXPECT_EQ(l.jobs, 2u);
+  EXPECT_EQ(l.increments, 3u);
 }
 
 TEST(HostGuestSyncpoints, KeepingStartsTheValueAtTheMaxAndReleaseForgets) {
