@@ -14,9 +14,12 @@
 // the submission's answer); then the pushbuffers, as the host will read them, are held to the
 // sandbox's command-stream rules (submission_check.h). A refused submission never reaches the
 // host: the channel stops as a simulated one does (its notifier written, its error event, the
-// error queries answering the sentry's error, submits Timeout until FORCE_RESET). The host's fence
-// names the channel's syncpoint, which the guest then owns (its SYNCPT_INCR and its streams may
-// move it) and the mirror polls.
+// error queries answering the sentry's error, submits Timeout until FORCE_RESET).
+//
+// The channel's syncpoint is named by an empty job once the gpfifo is made; the guest owns it and
+// its values are the guest's count (guest_syncpoints.h): the stream's increments of it are cut out
+// of the entries the host gets and land when the host reaches the job's kernel fence; a FENCE_WAIT
+// on a guest value no job on the host makes yet holds the submission back (FlushDeferred).
 #pragma once
 
 #include <deque>
