@@ -97,6 +97,13 @@ NvError AsSession::AllocAs(Call& call, uint32_t big_page_size, uint64_t start, u
     RestoreHostFd(std::move(fd));
     return err;
   }
+  // The sentry's window first, before the guest can reserve or map anything that would steer
+  // where it goes (pushbuffer_copy.h). Without it the space serves everything but submissions.
+  if (NvError e = space_->ReservePrivateWindow(Tid(call)); e != NvError::kSuccess)
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: no room for the private pushbuffer window in the host's address "
+                    "space ({}): its channels' submissions will fail",
+                    static_cast<uint32_t>(e));
   return NvError::kSuccess;
 }
 

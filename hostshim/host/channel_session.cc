@@ -11,13 +11,13 @@
 #include "abi/l4t/nvgpu_channel.h"
 #include "absl/cleanup/cleanup.h"
 #include "hostshim/host/channel_xlate.h"
-#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_context.h"
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/submission_check.h"
 #include "hostshim/host/twin_handle.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/sim/engines/gpu_clock.h"
+#include "hostshim/sim/engines/pushbuffer.h"
 #include "hostshim/sim/memory/nvmap_device.h"
 
 namespace nvsentry::hostshim::host {
@@ -55,6 +55,12 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                          [this](uint32_t id) {
                            const std::optional<uint32_t> own = syncpoint();
                            return own && *own == id;
+                         },
+                         // Every channel's copy in the space: a channel sharing it may write the
+                         // other's.
+                         [this](uint64_t va, uint64_t size) {
+                           absl::MutexLock l(&mu_);
+                           return space_ != nullptr && space_->MeetsPrivate(va, size);
                          }}),
       events_(ctx.budget()) {
   ctx_.AddFlusher(this, [this] { FlushDeferred(); });
@@ -75,7 +81,8 @@ ChannelSession::~ChannelSession() {
   ctx_.RemoveFlusher(this);  // first: the poll no longer sends what this holds back
   {
     absl::MutexLock l(&submit_mu_);
-    for (Deferred& d : deferred_) d.hold->Release();  // never reached the host
+    for (Deferred& d : deferred_)  // never reached the host
+      if (d.span) copy_->Abandon(*d.span);
   }
   {
     absl::MutexLock l(&fault_watch_->mu);
@@ -318,7 +325,11 @@ Result ChannelSession::Submit(Call& call) {
     absl::MutexLock l(&mu_);
     if (stopped_) return Result::Done(NvError::kTimeout);  // until FORCE_RESET, as simulated
     space = space_;
-    if (reset_check_) check_.Reset();
+    if (reset_check_) {
+      check_.Reset();
+      // The host channel that fetched from the copy is gone, and its jobs with it.
+      if (copy_ != nullptr) copy_->Reset();
+    }
     reset_check_ = false;
   }
   std::span<ch::GpfifoEntry> entries;
@@ -334,15 +345,23 @@ Result ChannelSession::Submit(Call& call) {
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
-  // What the host will run, checked after the push (the agreed copies are what it got) and frozen
-  // there until the host is past this submission; thawed at once unless the host takes it.
-  auto hold = std::make_shared<FreezeHold>();
-  // After SetFence nothing to release; a submission held back took the hold.
-  absl::Cleanup thaw = [&hold] {
-    if (hold != nullptr) hold->Release();
+  // Room in the private copy for what the host will fetch, before the check: a submission the
+  // copy cannot take now leaves the check's state as it was.
+  uint64_t words = 0;
+  for (const ch::GpfifoEntry& e : entries) words += sim::pb::EntryLength(e.entry1);
+  std::optional<uint64_t> span;  // the copy's, until the host or a held submission takes it
+  if (space != nullptr && words != 0) {
+    uint64_t s = 0;
+    if (NvError e = ReserveCopy(call, space, words, &s); e != NvError::kSuccess)
+      return Result::Done(e);
+    span = s;
+  }
+  absl::Cleanup give_back = [&] {
+    if (span) copy_->Abandon(*span);
   };
-  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, hold);
-  if (verdict.error != NvError::kSuccess) return Result::Done(verdict.error);
+  // What the host will run, checked after the push (the agreed copies are what it got).
+  std::vector<uint32_t> checked;
+  SubmissionVerdict verdict = CheckSubmission(space.get(), ctx_.twins(), entries, check_, &checked);
   if (verdict.refused) {
     Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
@@ -352,11 +371,20 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  return SubmitChecked(call, entries, hold, h, later);
+  // The entries the host gets fetch from the private copy; the guest's own stay as they were
+  // (the argument goes back to it).
+  std::vector<ch::GpfifoEntry> host_entries(entries.begin(), entries.end());
+  if (span) {
+    if (NvError e = copy_->Fill(*span, checked, entries, &host_entries); e != NvError::kSuccess) {
+      span.reset();  // Fill gave the span back
+      return Result::Done(e);
+    }
+  }
+  return SubmitChecked(call, host_entries, span, h, later);
 }
 
 Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
-                                     std::shared_ptr<FreezeHold>& hold, l4t::SubmitGpfifo h,
+                                     std::optional<uint64_t>& span, l4t::SubmitGpfifo h,
                                      bool later) {
   auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
   const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
@@ -366,7 +394,7 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     if (own && id == *own && ctx_.kept().Kept(id))
       stream += n;
     else
-      ctx_.CountGuestIncrements(id, n);  // they reach the host: a fence they reach thaws nothing
+      ctx_.CountGuestIncrements(id, n);  // they reach the host: a fence they reach frees no span
   }
   // The guest's own increments never reach the host (guest_syncpoints.h): the words are cut out
   // of the entries, and they land with the kernel's increment after the job.
@@ -385,18 +413,20 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     // Held back (behind the first held one, in order) until a job on the host makes its wait's
     // value: a SYNCPT_INCR of the guest's, or a later submission of another channel, may.
     if (!own || !ctx_.kept().Kept(*own)) return Result::Done(NvError::kNotSupported);
-    deferred_.push_back({std::move(sent), h, std::move(hold), g.fence, *own});
+    deferred_.push_back({std::move(sent), h, span, g.fence, *own});
+    span.reset();  // the held submission's now
     g.fence = {*own, ctx_.kept().Submitted(*own, std::nullopt, n.made, n.promised)};
     g.flags = 0;
     ctx_.mirror().Expect(*own);  // the poll sends it
     return Result::Done(NvError::kSuccess);
   }
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
-  h.gpfifo = reinterpret_cast<uint64_t>(sent.data());  // the sentry's copy of the entries
+  h.gpfifo = reinterpret_cast<uint64_t>(sent.data());  // the sentry's entries, into the copy
   h.num_entries = static_cast<uint32_t>(sent.size());
   if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
     return Result::Done(r.nv());
-  hold->SetFence(h.fence.id, h.fence.value);
+  if (span) copy_->Fence(*span, h.fence.id, h.fence.value);  // reused once the host is past it
+  span.reset();
   g.flags = 0;  // detailed_error
   if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
     g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
@@ -406,6 +436,23 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     LearnSyncpoint(h.fence.id);
   }
   return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::ReserveCopy(const Call& call,
+                                    const std::shared_ptr<HostAddressSpace>& space, uint64_t words,
+                                    uint64_t* span) {
+  if (copy_ == nullptr) {
+    NvError err;
+    copy_ = PushbufferCopy::Make(ctx_.host_nvmap(), space, ctx_.options().budget,
+                                 call.caller ? call.caller->tid() : 0, &err);
+    if (copy_ == nullptr) return err;
+  }
+  return copy_->Reserve(
+      words,
+      [this](uint32_t id, uint32_t value, bool ask_host) {
+        return ctx_.FencePassed(id, value, ask_host);
+      },
+      span);
 }
 
 NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h, bool* later) {
@@ -446,14 +493,14 @@ void ChannelSession::FlushDeferred() {
     HostCallResult r =
         HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h, ctx_.note());
     if (r.err == 0 && d.h.fence.id == d.own) {
-      d.hold->SetFence(d.h.fence.id, d.h.fence.value);
+      if (d.span) copy_->Fence(*d.span, d.h.fence.id, d.h.fence.value);
       ctx_.kept().Resolve(d.own, d.h.fence.value);
     } else {
       // Never ran: its guest increments land at once (as a stopped simulated channel's fences).
       NVS_LOG_LIMITED(spdlog::level::warn,
                       "host backend: a submission held back for its fence failed on the host: {}",
                       r.err == 0 ? "another syncpoint's fence" : strerror(r.err));
-      d.hold->Release();
+      if (d.span) copy_->Abandon(*d.span);
       ctx_.kept().Resolve(d.own, ctx_.kept().LastHost(d.own).value_or(0));
     }
     ctx_.mirror().Expect(d.own);

@@ -12,9 +12,11 @@
 //
 // Submissions: guest memory goes to the host first (HostContext::PushGuestMemory, whose error is
 // the submission's answer); then the pushbuffers, as the host will read them, are held to the
-// sandbox's command-stream rules (submission_check.h). A refused submission never reaches the
-// host: the channel stops as a simulated one does (its notifier written, its error event, the
-// error queries answering the sentry's error, submits Timeout until FORCE_RESET).
+// sandbox's command-stream rules (submission_check.h), and the words checked are copied into the
+// channel's private copy (pushbuffer_copy.h), from which the host fetches them. A refused
+// submission never reaches the host: the channel stops as a simulated one does (its notifier
+// written, its error event, the error queries answering the sentry's error, submits Timeout until
+// FORCE_RESET).
 //
 // The channel's syncpoint is named by an empty job once the gpfifo is made; the guest owns it and
 // its values are the guest's count (guest_syncpoints.h): the stream's increments of it are cut out
@@ -31,9 +33,9 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/events.h"
-#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
+#include "hostshim/host/pushbuffer_copy.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/sim/engines/channel_engine.h"
 
@@ -74,9 +76,10 @@ class ChannelSession : public HostSession {
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
   // The host call of a submission the check passed (or its holding back: `later`, or others are
-  // held), and the guest's fence of it. Takes `hold` when it holds the submission back.
+  // held), and the guest's fence of it. Takes the private copy's `span` (resets it) when the host
+  // or a held submission has it.
   Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
-                       std::shared_ptr<FreezeHold>& hold, abi::l4t::nvgpu_channel::SubmitGpfifo h,
+                       std::optional<uint64_t>& span, abi::l4t::nvgpu_channel::SubmitGpfifo h,
                        bool later);
   // FENCE_WAIT for the host: a guest count of a kept syncpoint becomes the host value of the job
   // that makes it (or no wait when reached; `*later` when no job on the host makes it yet); a
@@ -87,12 +90,12 @@ class ChannelSession : public HostSession {
   // the mirror's poll, HostContext::AddFlusher).
   void FlushDeferred();
   // A submission held back until its FENCE_WAIT's value is made by a job on the host: its checked
-  // words stay frozen under its hold meanwhile.
+  // words wait in the private copy's span meanwhile.
   struct Deferred {
     std::vector<abi::channel::GpfifoEntry> sent;
     abi::l4t::nvgpu_channel::SubmitGpfifo h;
-    std::shared_ptr<FreezeHold> hold;
-    abi::channel::Fence wait;  // the guest's, on a kept syncpoint
+    std::optional<uint64_t> span;  // the private copy's
+    abi::channel::Fence wait;      // the guest's, on a kept syncpoint
     uint32_t own;
   };
   // The channel's syncpoint, named by an empty job once the host channel has a gpfifo; the guest's
@@ -112,6 +115,10 @@ class ChannelSession : public HostSession {
   // The host's GET_TIMEDOUT and the notifier record, for the error queries.
   abi::NvError HostError(const Call& call, HostChannelError* e);
   void LearnSyncpoint(uint32_t id);
+  // A span of the private copy for `words` words (the copy made on first use, in `space`).
+  abi::NvError ReserveCopy(const Call& call, const std::shared_ptr<HostAddressSpace>& space,
+                           uint64_t words, uint64_t* span)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // A submission the sentry refused: the channel stops (notifier, event) with `e`.
   void Stop(sim::ChannelError e);
 
@@ -133,6 +140,9 @@ class ChannelSession : public HostSession {
   // Weak: the channel's notifier must not keep a freed object (and its twin, its agreed copy and
   // its host memory) alive after its pinned_bytes went back to the guest's budget.
   std::weak_ptr<sim::NvmapObject> notifier_ ABSL_GUARDED_BY(mu_);
+  // What the host fetches: the checked words, in the sentry's own memory (pushbuffer_copy.h).
+  // Made at the first submission with an address space bound.
+  std::unique_ptr<PushbufferCopy> copy_ ABSL_GUARDED_BY(submit_mu_);
   uint64_t notifier_offset_ ABSL_GUARDED_BY(mu_) = 0;
   // What the host channel was told, for a new one after FORCE_RESET.
   bool nvmap_fd_set_ ABSL_GUARDED_BY(mu_) = false;

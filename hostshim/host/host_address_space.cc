@@ -1,5 +1,7 @@
 #include "hostshim/host/host_address_space.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -14,6 +16,8 @@ namespace as = abi::nvhost_as_gpu;
 namespace l4t = abi::l4t::nvgpu_as;
 using abi::NvError;
 using abi::l4t::L4tNode;
+
+constexpr uint32_t kAllocSpaceFixed = 1u << 0;  // NVGPU_AS_ALLOC_SPACE_FLAGS_FIXED_OFFSET
 
 NvError HostVaRegions(int fd, const HostNote& note, pid_t tid, std::span<l4t::VaRegion> out,
                       size_t* n) {
@@ -52,6 +56,14 @@ std::shared_ptr<HostAddressSpace> HostAddressSpace::Create(UniqueFd* fd, BudgetA
 
 HostAddressSpace::~HostAddressSpace() {
   absl::MutexLock l(&mu_);
+  for (const auto& [va, size] : private_) {
+    l4t::UnmapBuffer u{va};
+    Call(0, l4t::kUnmapBuffer, u);
+  }
+  if (window_ != 0) {
+    l4t::FreeSpace f{window_, 0, 0};
+    Call(0, l4t::kFreeSpace, f);
+  }
   // Nothing the guest mapped outlives its space on the host (a channel may still hold the host's
   // address space for a moment after its session let go of this one).
   for (auto& [va, m] : mappings_) {
@@ -184,7 +196,8 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
   const bool fixed = (m.arg.flags & l4t::kMapFixedOffset) != 0;
   // A fixed map over a mapping clashes, as simulated: r32.7.4 would take the same buffer at the
   // same VA as one more reference to it (L4T-AS-13), which the guest never asked for.
-  if (fixed && Overlaps(m.arg.offset, m.size)) return NvError::kBadValue;
+  if (fixed && (Overlaps(m.arg.offset, m.size) || InWindow(m.arg.offset, m.size)))
+    return NvError::kBadValue;
   if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
   // r32.7.4 maps no part of a buffer anywhere (L4T-AS-8) and answers a second anywhere map of one
   // with the first's VA (L4T-AS-13): those go at a fixed VA in a reservation of their own.
@@ -278,6 +291,87 @@ bool HostAddressSpace::Resolve(uint64_t va, uint64_t size, std::vector<Piece>* o
     size -= n;
   }
   return true;
+}
+
+bool HostAddressSpace::InWindow(uint64_t va, uint64_t size) const {
+  if (window_ == 0 || size == 0) return false;
+  const uint64_t end = va + size < va ? UINT64_MAX : va + size;
+  return va < window_ + kPrivateWindow && end > window_;
+}
+
+bool HostAddressSpace::MeetsPrivate(uint64_t va, uint64_t size) const {
+  absl::MutexLock l(&mu_);
+  return InWindow(va, size);
+}
+
+NvError HostAddressSpace::ReservePrivateWindow(pid_t tid) {
+  absl::MutexLock l(&mu_);
+  if (window_ != 0) return NvError::kSuccess;
+  std::array<l4t::VaRegion, 4> regions{};
+  size_t n = 0;
+  if (NvError e = HostVaRegions(fd_.get(), note_, tid, regions, &n); e != NvError::kSuccess)
+    return e;
+  const l4t::VaRegion* best = nullptr;  // the most room: the most places to choose from
+  for (size_t i = 0; i < n; ++i)
+    if (regions[i].page_size != 0 && (best == nullptr || regions[i].pages * regions[i].page_size >
+                                                             best->pages * best->page_size))
+      best = &regions[i];
+  if (best == nullptr || kPrivateWindow % best->page_size != 0 ||
+      best->pages < kPrivateWindow / best->page_size)
+    return NvError::kInsufficientMemory;
+  const uint64_t pages = kPrivateWindow / best->page_size;
+  const uint64_t places = best->pages - pages + 1;
+  // A fresh space holds nothing the guest made; the host's own (if any) may take a place: another.
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != sizeof r) return NvError::kInsufficientMemory;
+    as::AllocSpace a{static_cast<uint32_t>(pages), best->page_size, kAllocSpaceFixed, 0,
+                     best->offset + (r % places) * best->page_size};
+    if (Call(tid, l4t::kAllocSpace32, a).err != 0) continue;
+    window_ = a.offset_or_align;
+    window_page_ = best->page_size;
+    return NvError::kSuccess;
+  }
+  return NvError::kInsufficientMemory;
+}
+
+NvError HostAddressSpace::MapPrivate(pid_t tid, uint32_t handle, uint64_t size, uint64_t* va) {
+  absl::MutexLock l(&mu_);
+  if (window_ == 0 || size == 0 || size % window_page_ != 0 || size > kPrivateWindow)
+    return NvError::kInsufficientMemory;
+  // The first free slot of `size` bytes (slots are all one size: the channels' rings).
+  uint64_t at = window_;
+  for (const auto& [v, n] : private_) {
+    if (v - at >= size) break;
+    at = v + n;
+  }
+  if (at + size > window_ + kPrivateWindow) return NvError::kInsufficientMemory;
+  l4t::MapBufferEx m{};
+  m.flags = l4t::kMapFixedOffset | l4t::kMapDirectKindCtrl;
+  m.compr_kind = l4t::kKindInvalid;
+  m.incompr_kind = 0;  // pitch
+  m.dmabuf_fd = handle;
+  m.mapping_size = size;
+  m.offset = at;
+  if (HostCallResult r = Call(tid, l4t::kMapBufferEx, m); r.err != 0) return SpaceError(r);
+  if (m.offset != at) {  // not where asked: the host is not believed
+    l4t::UnmapBuffer u{m.offset};
+    Call(tid, l4t::kUnmapBuffer, u);
+    return NvError::kIoctlFailed;
+  }
+  private_.emplace(at, size);
+  *va = at;
+  return NvError::kSuccess;
+}
+
+void HostAddressSpace::UnmapPrivate(uint64_t va) {
+  absl::MutexLock l(&mu_);
+  if (private_.erase(va) == 0) return;
+  l4t::UnmapBuffer u{va};
+  if (HostCallResult r = Call(0, l4t::kUnmapBuffer, u); r.err != 0)
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: unmapping the private pushbuffer copy at 0x{:x}: errno {}", va,
+                    r.err);
 }
 
 size_t HostAddressSpace::mapping_count() const {

@@ -81,6 +81,20 @@ class HostAddressSpace : public sim::MappingOwner,
   };
   bool Resolve(uint64_t va, uint64_t size, std::vector<Piece>* out) const;
 
+  // The sentry's private window (pushbuffer_copy.h): kPrivateWindow bytes of VA reserved on the
+  // host at a random place in the space's largest region, before the guest can reserve or map
+  // anything in it (AsSession::AllocAs makes it with the space), so the guest cannot steer where it
+  // lies. No guest call frees it or maps into it; channels map their private copies into its
+  // slots. An error when the host has no room for it.
+  static constexpr uint64_t kPrivateWindow = uint64_t{128} << 20;
+  abi::NvError ReservePrivateWindow(pid_t tid);
+  // Maps host object `handle` (`size` bytes, the sentry's own) into a free slot of the window;
+  // InsufficientMemory when every slot is taken.
+  abi::NvError MapPrivate(pid_t tid, uint32_t handle, uint64_t size, uint64_t* va);
+  void UnmapPrivate(uint64_t va);
+  // Whether [va, va + size) meets the window (a write there would reach the sentry's copies).
+  bool MeetsPrivate(uint64_t va, uint64_t size) const;
+
   size_t mapping_count() const;
   size_t reservation_count() const;
 
@@ -138,6 +152,9 @@ class HostAddressSpace : public sim::MappingOwner,
   void Forget(absl::btree_map<uint64_t, Mapping>::iterator it, bool notify)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Whether [va, va + size) meets the private window.
+  bool InWindow(uint64_t va, uint64_t size) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const UniqueFd fd_;
   BudgetAccount* const budget_;
   const HostNote note_;
@@ -145,6 +162,9 @@ class HostAddressSpace : public sim::MappingOwner,
   mutable absl::Mutex mu_;
   absl::btree_map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   absl::btree_map<uint64_t, Reservation> reservations_ ABSL_GUARDED_BY(mu_);
+  uint64_t window_ ABSL_GUARDED_BY(mu_) = 0;  // its VA; 0: none
+  uint32_t window_page_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::btree_map<uint64_t, uint64_t> private_ ABSL_GUARDED_BY(mu_);  // va -> size, in the window
 };
 
 }  // namespace nvsentry::hostshim::host

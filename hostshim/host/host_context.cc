@@ -31,7 +31,7 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       nvmap_fd_(std::move(nvmap_fd)),
       ctrl_fd_(std::move(ctrl_fd)),
       host_nvmap_(nvmap_fd_.get()),
-      twins_(host_nvmap_, this, options.budget) {
+      twins_(host_nvmap_, options.budget) {
   memory_waits_ = std::make_unique<MemoryWaits>(host_nvmap_, [this] { PullGuestMemory(); });
   mirror_ = std::make_unique<SyncpointMirror>(
       syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },
@@ -65,8 +65,8 @@ uint64_t HostContext::GuestIncrements(uint32_t id) {
 }
 
 std::optional<uint32_t> HostContext::Read(uint32_t id) {
-  // Not through the mirror's Refresh: this runs under a twin's lock, and moving the mirror pulls
-  // every twin first. The mirror catches up at its next read.
+  // Not through the mirror's Refresh: this runs inside a submission, after its push, and moving
+  // the mirror pulls every twin first. The mirror catches up at its next read.
   absl::StatusOr<uint32_t> v = ReadHostSyncpoint(id);
   if (v.ok()) return *v;
   return std::nullopt;

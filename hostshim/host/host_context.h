@@ -12,6 +12,7 @@
 #include "hostshim/host/guest_syncpoints.h"
 #include "hostshim/host/host_call.h"
 #include "hostshim/host/host_driver.h"
+#include "hostshim/host/host_fences.h"
 #include "hostshim/host/l4t_nvmap.h"
 #include "hostshim/host/memory_waits.h"
 #include "hostshim/host/syncpoint_mirror.h"
@@ -72,7 +73,8 @@ class HostContext : private HostFences {
     return true;
   }
   // The guest is about to increment `id` `n` times itself (SYNCPT_INCR, a checked pushbuffer):
-  // counted before the host sees them, so a fence it reaches this way thaws nothing (twins.h).
+  // counted before the host sees them, so a fence it reaches this way is not passed
+  // (host_fences.h).
   void CountGuestIncrements(uint32_t id, uint64_t n) {
     absl::MutexLock l(&owned_mu_);
     guest_increments_[id] += n;
@@ -83,6 +85,11 @@ class HostContext : private HostFences {
   // runs. Never called with a channel's submission lock held.
   void AddFlusher(const void* key, std::function<void()> flush);
   void RemoveFlusher(const void* key);
+  // Whether the host is past the fence {id, value} (host_fences.h: a fence the guest reaches
+  // itself is not passed); the host is read only with `ask_host`.
+  bool FencePassed(uint32_t id, uint32_t value, bool ask_host) {
+    return host::FencePassed(*this, id, value, ask_host);
+  }
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled (its guest memory is gone).
@@ -92,8 +99,7 @@ class HostContext : private HostFences {
 
  private:
   HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd ctrl_fd);
-  // The twins' view of the host's syncpoints (their freezes thaw at fences): the mirror's table,
-  // and the host's SYNCPT_READ.
+  // The host's syncpoints for FencePassed: the mirror's table, and the host's SYNCPT_READ.
   std::optional<uint32_t> Mirrored(uint32_t id) override;
   std::optional<uint32_t> Read(uint32_t id) override;
   uint64_t GuestIncrements(uint32_t id) override;
@@ -108,7 +114,7 @@ class HostContext : private HostFences {
   sim::GpuControlState gpu_control_;
   absl::Mutex owned_mu_;
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
-  // Kept after a disown (bounded by the ids the guest ever owned): more only freezes longer.
+  // Kept after a disown (bounded by the ids the guest ever owned): more only holds a span longer.
   absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
   void FlushDeferred();
   absl::Mutex flushers_mu_;

@@ -11,11 +11,6 @@
 // overwrites a byte the other side changed and it did not, so a CPU writing one part of a page
 // while the GPU writes another part of it loses nothing. A byte both changed between two
 // agreements (a race on real hardware too) takes the last mover's value: the host's at a pull.
-//
-// Frozen bytes (frozen_ranges.h) are the exception: a push leaves them as agreed, whatever the
-// guest wrote there, until their hold thaws; the first push after that moves them. They are what
-// the sentry checked in a pushbuffer the host's GPU may still fetch. Pulls ignore freezes (the
-// host holds the agreed bytes there unless its GPU wrote them, which a pull brings as ever).
 #pragma once
 
 #include <cstdint>
@@ -23,10 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "hostshim/host/frozen_ranges.h"
 
 namespace nvsentry::hostshim::host {
 
@@ -44,7 +37,6 @@ struct SyncCounts {
   uint64_t bytes_read = 0;   // read from the side that moves
   uint64_t bytes_moved = 0;  // written to the other side
   uint64_t writes = 0;       // Write calls (runs of changed bytes)
-  uint64_t held = 0;         // changed bytes a push left behind because they are frozen
 };
 
 class ObjectMirror {
@@ -52,25 +44,13 @@ class ObjectMirror {
   // How much is read at once: bounds the scratch memory of a sync, whatever the object's size.
   static constexpr uint64_t kChunk = 1 << 20;
 
-  // Whether `hold` thawed. `ask_host`: the guest changed bytes the hold freezes, so the answer is
-  // worth a read of the host (without it, the sentry's mirror of the host's syncpoints, which may
-  // lag: a freeze then lasts longer, which is safe).
-  using ThawTest = absl::FunctionRef<bool(FreezeHold& hold, bool ask_host)>;
-
-  // `budget` (may be null) bounds the frozen ranges of every mirror that shares it.
-  explicit ObjectMirror(uint64_t size, FreezeBudget* budget = nullptr)
-      : size_(size), frozen_(budget) {}
+  explicit ObjectMirror(uint64_t size) : size_(size) {}
 
   uint64_t size() const { return size_; }
   // Whether anything was ever agreed (the first push allocates the agreed copy).
   bool agreed() const { return agreed_ != nullptr; }
 
-  // Sends the guest's changes to the host, except frozen bytes. The first push sends every byte
-  // (nothing was read from the agreed copy before it, so nothing is frozen that matters). Holds
-  // `thawed` answers for are dropped first; if the guest changed frozen bytes, their holds are
-  // asked again with ask_host and what thawed moves too.
-  absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host, ThawTest thawed);
-  // The same with no fence ever reached: only released holds thaw.
+  // Sends the guest's changes to the host. The first push sends every byte.
   absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host);
   // Brings the host's changes to the guest. Before the first push the host holds nothing the
   // guest gave it: nothing to bring.
@@ -79,26 +59,14 @@ class ObjectMirror {
   // wrote since (the sentry checks pushbuffers in it). An error before the first push or outside
   // the object.
   absl::Status ReadAgreed(uint64_t offset, std::span<uint8_t> out) const;
-  // Freezes [offset, offset + size) under `hold` until it thaws. OutOfRange outside the object;
-  // ResourceExhausted past FrozenRanges' limits once the holds `thawed` answers for are dropped.
-  absl::Status Freeze(uint64_t offset, uint64_t size, const std::shared_ptr<FreezeHold>& hold,
-                      ThawTest thawed);
-  size_t frozen_ranges() const { return frozen_.size(); }
 
  private:
-  using Interval = FrozenRanges::Interval;
-  // Reads `from` over `scan` (sorted, disjoint) chunk by chunk and writes each run of bytes that
-  // differ from the agreed copy to `to`, updating the copy, except the bytes inside `frozen`
-  // (sorted, disjoint): those are counted in `held` and the intervals of `frozen` that held any
-  // are added to `*held_in` (may be null when `frozen` is empty). On a failure the copy keeps
-  // what was not moved.
-  absl::Status Move(ObjectSide& from, ObjectSide& to, std::span<const Interval> scan,
-                    std::span<const Interval> frozen, std::vector<Interval>* held_in,
-                    SyncCounts* counts);
+  // Reads `from` chunk by chunk and writes each run of bytes that differ from the agreed copy to
+  // `to`, updating the copy. On a failure the copy keeps what was not moved.
+  absl::Status Move(ObjectSide& from, ObjectSide& to, SyncCounts* counts);
 
   uint64_t size_;
   std::unique_ptr<uint8_t[]> agreed_;
-  FrozenRanges frozen_;
 };
 
 }  // namespace nvsentry::hostshim::host

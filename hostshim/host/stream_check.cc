@@ -1,5 +1,7 @@
 #include "hostshim/host/stream_check.h"
 
+#include <algorithm>
+
 #include "abi/gpu_classes.h"
 #include "absl/cleanup/cleanup.h"
 #include "hostshim/sim/engines/methods.h"
@@ -59,7 +61,9 @@ void StreamCheck::EndCommand(size_t end) {
 
 void StreamCheck::Reset() {
   subch_class_.fill(0);
+  sem_a_ = sem_b_ = 0;
   std::fill(regs3d_.begin(), regs3d_.end(), 0);
+  regs_.clear();
   mme_.Reset();
   macro_.reset();
   params_.clear();
@@ -147,7 +151,11 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
                                    method * 4, subch));
   }
   if (cls == kClass3D) return ThreeD(method, value, last_arg);
-  return std::nullopt;  // the other classes have no method that moves a syncpoint
+  // No other class has a method that moves a syncpoint; some write memory.
+  if (cls == sim::methods::kClassI2M || cls == sim::methods::kClassCompute ||
+      cls == sim::methods::kClassDma)
+    return Other(cls, method, value);
+  return std::nullopt;
 }
 
 std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t method,
@@ -196,8 +204,109 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
       if (rules_.owns && rules_.owns(id)) waits_on_own_ = true;
       return std::nullopt;  // a wait: reading a syncpoint moves nothing
     }
+    case Index(h::kSemaphoreA): sem_a_ = value; return std::nullopt;
+    case Index(h::kSemaphoreB): sem_b_ = value; return std::nullopt;
+    case Index(h::kSemaphoreD): {
+      const uint32_t op = value & 0x1F;
+      if ((op & (h::kSemOpRelease | h::kSemOpReduction)) == 0) return std::nullopt;  // reads
+      const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
+      return Writes(kClassHost, h::kSemaphoreD, value, va, 16);
+    }
     default: return std::nullopt;
   }
+}
+
+std::optional<StreamRefusal> StreamCheck::Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                                 uint64_t va, uint64_t size) {
+  if (!rules_.reserved || !rules_.reserved(va, size)) return std::nullopt;
+  return Refuse(cls, method_byte, value,
+                fmt::format("method 0x{:X} of class 0x{:04X} writes 0x{:X} bytes at 0x{:X}, "
+                            "memory no stream may write",
+                            method_byte, cls, size, va));
+}
+
+namespace {
+
+// The bytes a block-linear surface of `width` bytes by `height` rows by `depth` slices, `layers`
+// layers, can reach: each dimension rounded up to whole blocks (`block_size`: log2 of GOBs of 64
+// bytes by 8 rows).
+uint64_t SurfaceBound(uint64_t width, uint64_t height, uint64_t depth, uint64_t layers,
+                      uint32_t block_size) {
+  namespace b = sim::methods::block_size;
+  const auto up = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  return up(width, uint64_t{64} << Bits(block_size, b::kWidthHi, b::kWidthLo)) *
+         up(height, uint64_t{8} << Bits(block_size, b::kHeightHi, b::kHeightLo)) *
+         up(std::max<uint64_t>(depth, 1),
+            uint64_t{1} << Bits(block_size, b::kDepthHi, b::kDepthLo)) *
+         (layers + 1);
+}
+
+}  // namespace
+
+std::optional<StreamRefusal> StreamCheck::Other(uint32_t cls, uint32_t method, uint32_t value) {
+  std::vector<uint32_t>& regs = regs_[cls];
+  if (regs.empty()) regs.assign(kNumMethods, 0);
+  regs[method] = value;
+  const uint32_t byte = method * 4;
+  if (cls == sim::methods::kClassDma)
+    return byte == sim::methods::dma::kLaunchDma ? DmaLaunch(regs, value) : std::nullopt;
+  return byte == sim::methods::i2m::kLaunchDma ? InlineToMemory(cls, regs, value) : std::nullopt;
+}
+
+// An inline-to-memory LAUNCH_DMA (the 3D, compute and inline-to-memory classes have the same
+// methods): its destination (a pitch range, or a block-linear surface) and its completion
+// semaphore.
+std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t cls,
+                                                         const std::vector<uint32_t>& regs,
+                                                         uint32_t value) {
+  namespace m = sim::methods::i2m;
+  const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
+  const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
+  const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
+  const uint64_t size = (value & m::kDstPitch)
+                            ? (lines == 0 ? 0 : reg(m::kPitchOut) * (lines - 1) + length)
+                            : SurfaceBound(reg(m::kDstWidth), reg(m::kDstHeight), reg(m::kDstDepth),
+                                           reg(m::kDstLayer), regs[Index(m::kDstBlockSize)]);
+  if (size != 0) {
+    if (auto r = Writes(cls, m::kLaunchDma, value, va, size)) return r;
+  }
+  if (Bits(value, m::kCompletionHi, m::kCompletionLo) == m::kCompletionReleaseSemaphore) {
+    const uint64_t sem = ((reg(m::kSemaphoreA) & 0xFF) << 32) | (reg(m::kSemaphoreB) & ~3u);
+    return Writes(cls, m::kLaunchDma, value, sem, 16);
+  }
+  return std::nullopt;
+}
+
+// The DMA class's LAUNCH_DMA: physical addressing (refused, as simulated), its destination (a pitch
+// range of lines, each of LINE_LENGTH_IN elements of up to 16 bytes with remapping, or a
+// block-linear surface) and its semaphore.
+std::optional<StreamRefusal> StreamCheck::DmaLaunch(const std::vector<uint32_t>& regs,
+                                                    uint32_t value) {
+  namespace d = sim::methods::dma;
+  constexpr uint32_t kDma = sim::methods::kClassDma;
+  const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
+  if (Bits(value, d::kTransferHi, d::kTransferLo) != 0) {
+    if (value & (d::kSrcPhysical | d::kDstPhysical))
+      return Refuse(kDma, d::kLaunchDma, value,
+                    fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
+    const uint64_t va = ((reg(d::kOffsetOutUpper) & 0xFF) << 32) | reg(d::kOffsetOutLower);
+    const uint64_t line = reg(d::kLineLengthIn) * ((value & d::kRemap) ? 16 : 1);
+    const uint64_t lines = (value & d::kMultiLine) ? reg(d::kLineCount) : 1;
+    const uint64_t size =
+        (value & d::kDstPitch)
+            ? (lines == 0 ? 0 : reg(d::kPitchOut) * (lines - 1) + line)
+            : SurfaceBound(reg(d::kDstWidth), reg(d::kDstHeight), reg(d::kDstDepth),
+                           reg(d::kDstLayer), regs[Index(d::kDstBlockSize)]);
+    if (size != 0) {
+      if (auto r = Writes(kDma, d::kLaunchDma, value, va, size)) return r;
+    }
+  }
+  const uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
+  if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
+    const uint64_t at = ((reg(d::kSemaphoreA) & 0xFF) << 32) | (reg(d::kSemaphoreB) & ~3u);
+    return Writes(kDma, d::kLaunchDma, value, at, 16);
+  }
+  return std::nullopt;
 }
 
 std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t method_byte,
@@ -235,6 +344,13 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
       return Increment(kClass3D, byte, value,
                        Bits(value, t::kSyncPointIndexHi, t::kSyncPointIndexLo));
     case t::kSetFalcon04: regs3d_[Index(t::kMmeShadowScratch)] = 1; return std::nullopt;
+    case t::kReportSemaphoreD: {
+      if ((value & 3) == t::kReportOpAcquire) return std::nullopt;  // reads
+      const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
+                          (regs3d_[Index(t::kReportSemaphoreB)] & ~3u);
+      return Writes(kClass3D, byte, value, va, 16);
+    }
+    case sim::methods::i2m::kLaunchDma: return InlineToMemory(kClass3D, regs3d_, value);
     case t::kMmeCodePointer: mme_.SetCodePointer(value); return std::nullopt;
     case t::kMmeCode:
       return mme_.LoadCode(value) ? std::nullopt : mme_error("LOAD_MME_INSTRUCTION_RAM");

@@ -5,7 +5,14 @@
 //   through the same StreamPolicy::violation the simulator calls), or one that is no GM20B class;
 // - move a syncpoint the guest does not own (the host class's SYNCPOINTB increment, the 3D class's
 //   INCREMENT_SYNC_POINT, sent directly or by a macro), or touch a wait base (SYNCPOINTB's base
-//   operations, which the simulator refuses too).
+//   operations, which the simulator refuses too);
+// - write into memory StreamRules::reserved names, where the address is in the stream: the host
+//   class's semaphore releases and reductions, the 3D class's report semaphores, the
+//   inline-to-memory destinations of the 3D, compute and inline-to-memory classes and their
+//   completion semaphores, the DMA class's destinations and semaphores. Other writes (a shader's
+//   stores, render targets, the 2D class's destinations) are not decoded (docs/security.md);
+// - copy with physical addresses (the DMA class's LAUNCH_DMA with SRC_ or DST_PHYSICAL), which
+//   the simulator refuses too.
 // Everything else (draws, copies, semaphores) is the host GPU's to run: its MMU confines it to
 // the guest's own mappings.
 //
@@ -57,6 +64,9 @@ struct StreamCut {
 struct StreamRules {
   const sim::StreamPolicy* policy = nullptr;  // null: every GM20B class may be bound
   std::function<bool(uint32_t id)> owns;      // the syncpoints a stream may increment
+  // Whether [va, va + size) meets memory no stream may write (the sentry's private pushbuffer
+  // copies: pushbuffer_copy.h); null: none.
+  std::function<bool(uint64_t va, uint64_t size)> reserved;
 };
 
 class StreamCheck {
@@ -92,13 +102,23 @@ class StreamCheck {
                                      bool last_arg);
   std::optional<StreamRefusal> HostMethod(uint32_t subch, uint32_t method, uint32_t value);
   std::optional<StreamRefusal> ThreeD(uint32_t method, uint32_t value, bool last_arg);
+  // A write of [va, va + size) by method `method_byte` of class `cls`: refused when reserved.
+  std::optional<StreamRefusal> Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
+                                      uint64_t va, uint64_t size);
+  // Methods of the inline-to-memory, compute and DMA classes: their registers, their launches.
+  std::optional<StreamRefusal> Other(uint32_t cls, uint32_t method, uint32_t value);
+  std::optional<StreamRefusal> InlineToMemory(uint32_t cls, const std::vector<uint32_t>& regs,
+                                              uint32_t value);
+  std::optional<StreamRefusal> DmaLaunch(const std::vector<uint32_t>& regs, uint32_t value);
   std::optional<StreamRefusal> Increment(uint32_t cls, uint32_t method_byte, uint32_t value,
                                          uint32_t id);
 
   StreamRules rules_;
   std::array<uint32_t, 8> subch_class_{};  // 0: nothing bound
+  uint32_t sem_a_ = 0, sem_b_ = 0;         // the host class's SEMAPHOREA/B
   uint32_t reported_ = 0;                  // classes told to StreamPolicy::bound (bit per class)
   std::vector<uint32_t> regs3d_;           // the 3D class's registers, as a macro reads them
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> regs_;  // Other's classes', by class
   sim::MacroExpander mme_;
   bool in_macro_ = false;
   std::optional<uint32_t> macro_;  // the call being collected

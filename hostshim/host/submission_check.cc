@@ -35,7 +35,7 @@ sim::ChannelError ErrorOfRefusal(const StreamRefusal& r) {
 
 SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
                                   std::span<const abi::channel::GpfifoEntry> entries,
-                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold) {
+                                  StreamCheck& check, std::vector<uint32_t>* checked_words) {
   check.BeginSubmission();
   // The budget first, from the lengths alone: nothing is read for a submission past it.
   uint64_t total = 0;
@@ -44,9 +44,8 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
     return {
         ErrorOfRefusal({0, 0, 0, "a submission of more pushbuffer words than the sentry checks"})};
   }
-  // Where each entry lies, frozen before anything is read: from here on no push changes what the
-  // check reads (and the host holds). Up to the first entry that cannot be fetched, which faults
-  // once the entries before it are checked, as the simulator would reach it.
+  // Where each entry lies, up to the first entry that cannot be fetched, which faults once the
+  // entries before it are checked, as the simulator would reach it.
   std::vector<HostAddressSpace::Piece> pieces, entry_pieces;
   std::vector<size_t> first_piece;  // of each entry in `pieces`, and one past the last
   std::optional<sim::ChannelError> fault;
@@ -65,25 +64,6 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
       fault = Unmapped(at, fmt::format("pushbuffer fetch at 0x{:X}: unmapped", at));
       break;
     }
-    for (const HostAddressSpace::Piece& p : entry_pieces) {
-      absl::Status s = twins.Freeze(*p.object, p.offset, p.size, hold);
-      if (s.code() == absl::StatusCode::kResourceExhausted) {
-        NVS_LOG_LIMITED(spdlog::level::warn,
-                        "host backend: a submission refused: {} (the guest rewrites or keeps "
-                        "pushbuffers the host has not finished); InsufficientMemory",
-                        std::string(s.message()));
-        return {std::nullopt, abi::NvError::kInsufficientMemory};
-      }
-      if (!s.ok()) {
-        // A mapping always has a twin that was filled when it was made: not expected.
-        NVS_LOG_LIMITED(spdlog::level::warn,
-                        "host backend: pushbuffer at 0x{:X}: its object's host copy: {}", va,
-                        s.ToString());
-        fault = Unmapped(va, "pushbuffer fetch: the object's host copy is unknown");
-        break;
-      }
-    }
-    if (fault) break;
     pieces.insert(pieces.end(), entry_pieces.begin(), entry_pieces.end());
   }
   // The entries before the fault, if any, as the host would run them.
@@ -102,7 +82,7 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
     for (size_t k = first_piece[i]; k < first_piece[i + 1]; ++k) {
       const HostAddressSpace::Piece& p = pieces[k];
       if (absl::Status s = twins.ReadAgreed(*p.object, p.offset, {out, p.size}); !s.ok()) {
-        // Frozen a moment ago, so the twin was there: not expected either.
+        // A mapping always has a twin that was filled when it was made: not expected.
         NVS_LOG_LIMITED(spdlog::level::warn,
                         "host backend: pushbuffer at 0x{:X}: its object's host copy: {}",
                         sim::pb::EntryVa(e.entry0, e.entry1), s.ToString());
@@ -112,6 +92,8 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
       out += p.size;
     }
     if (auto r = check.Segment(words)) return {ErrorOfRefusal(*r)};
+    if (checked_words != nullptr)
+      checked_words->insert(checked_words->end(), words.begin(), words.end());
   }
   if (fault) return {std::move(fault)};
   return {};

@@ -5,20 +5,17 @@
 // mappings is refused as the simulator answers it: an MMU fault (a read, unmapped) at its first
 // byte no mapping holds. Call after HostContext::PushGuestMemory.
 //
-// Every entry's bytes are frozen in their twins under the submission's hold (freeze_hold.h)
-// before any is read: what is checked is what the host's GPU fetches, whatever the guest writes
-// and whatever later pushes happen until the host is past the submission. A submission that would
-// take more frozen ranges than the guest may hold answers InsufficientMemory before anything is
-// checked (the check's state, which follows the host channel's, is untouched).
+// The words checked are gathered for the channel's private copy (pushbuffer_copy.h), which is what
+// the host fetches: whatever the guest or its GPU writes into its own buffers after the check
+// changes nothing the host runs.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "abi/devices/channel.h"
 #include "abi/nverror.h"
-#include "hostshim/host/freeze_hold.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/host/twins.h"
@@ -29,17 +26,16 @@ namespace nvsentry::hostshim::host {
 struct SubmissionVerdict {
   // The error the channel stops with (as sim::ChannelEngine reports it).
   std::optional<sim::ChannelError> refused;
-  // Or the submission's answer, the channel untouched (the freeze limits).
-  abi::NvError error = abi::NvError::kSuccess;
-  bool ok() const { return !refused && error == abi::NvError::kSuccess; }
+  bool ok() const { return !refused; }
 };
 
 // Whether the entries may reach the host. `space` may be null (no address space bound: every
-// fetch faults). The bytes read stay frozen under `hold` whatever the verdict: the caller releases
-// it unless the host takes the submission.
+// fetch faults). The words checked, every entry's in order, are appended to `*checked_words`
+// (may be null): what the host is to fetch.
 SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
                                   std::span<const abi::channel::GpfifoEntry> entries,
-                                  StreamCheck& check, const std::shared_ptr<FreezeHold>& hold);
+                                  StreamCheck& check,
+                                  std::vector<uint32_t>* checked_words = nullptr);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.

@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "hostshim/sim/sync/syncpoints.h"
 
 namespace nvsentry::hostshim::host {
 namespace {
@@ -62,10 +61,10 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
     return absl::ResourceExhaustedError("open_fds: each host object is an fd of the sentry's");
   absl::StatusOr<uint32_t> handle = host_.Make(object->size(), attr);
   if (!handle.ok()) return handle.status();
-  auto twin = std::make_shared<Twin>(object, *handle, object->size(), &freeze_budget_);
+  auto twin = std::make_shared<Twin>(object, *handle, object->size());
   twin->fd_charge = std::move(fd_charge);  // held as long as the twin
   SyncCounts c;
-  if (absl::Status s = SyncOne(*twin, *object, Direction::kPush, &c, nullptr); !s.ok()) {
+  if (absl::Status s = SyncOne(*twin, *object, Direction::kPush, &c); !s.ok()) {
     host_.Free(*handle);
     return s;
   }
@@ -78,41 +77,17 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
   return *handle;
 }
 
-absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c,
-                            HostReads* reads) {
+absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c) {
   GuestSide guest(object);
   HostSide host(host_, t.handle);
   absl::MutexLock l(&t.mu);
-  absl::StatusOr<SyncCounts> r = d == Direction::kPush
-                                     ? t.mirror.Push(guest, host,
-                                                     [&](FreezeHold& hold, bool ask_host) {
-                                                       return Thawed(hold, ask_host, reads);
-                                                     })
-                                     : t.mirror.Pull(guest, host);
+  absl::StatusOr<SyncCounts> r =
+      d == Direction::kPush ? t.mirror.Push(guest, host) : t.mirror.Pull(guest, host);
   if (!r.ok()) return r.status();
   c->bytes_read += r->bytes_read;
   c->bytes_moved += r->bytes_moved;
   c->writes += r->writes;
-  c->held += r->held;
   return absl::OkStatus();
-}
-
-bool Twins::Thawed(FreezeHold& hold, bool ask_host, HostReads* reads) {
-  return hold.Thawed([&](uint32_t id, uint32_t value) {
-    if (fences_ == nullptr) return false;
-    // The guest's own increments read after the value: every one that moved it is counted.
-    const auto past = [&](std::optional<uint32_t> v) {
-      if (!v) return false;
-      const uint64_t own = fences_->GuestIncrements(id);
-      return own < kMaxGuestIncrements &&
-             sim::SyncptReached(*v, value + static_cast<uint32_t>(own));
-    };
-    if (past(fences_->Mirrored(id))) return true;
-    if (!ask_host || reads == nullptr) return false;
-    auto [it, fresh] = reads->try_emplace(id);
-    if (fresh) it->second = fences_->Read(id);
-    return past(it->second);
-  });
 }
 
 absl::StatusOr<TwinCounts> Twins::PushAll() { return SyncAll(Direction::kPush); }
@@ -127,11 +102,10 @@ absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
     for (auto& [_, t] : twins_) all.push_back(t);
   }
   TwinCounts counts;
-  HostReads reads;
   for (const std::shared_ptr<Twin>& t : all) {
     std::shared_ptr<sim::NvmapObject> object = t->object.lock();
     if (object == nullptr) continue;  // freed: Sweep drops it
-    absl::Status s = SyncOne(*t, *object, d, &counts.moved, &reads);
+    absl::Status s = SyncOne(*t, *object, d, &counts.moved);
     if (!s.ok()) {
       // The guest's memory behind a live object went away (it unmapped what the object names):
       // the twin keeps what it last held, as a real nvmap's pinned pages outlive the guest's
@@ -159,17 +133,6 @@ absl::Status Twins::ReadAgreed(const sim::NvmapObject& object, uint64_t offset,
   if (twin == nullptr) return absl::NotFoundError("no twin");
   absl::MutexLock l(&twin->mu);
   return twin->mirror.ReadAgreed(offset, out);
-}
-
-absl::Status Twins::Freeze(const sim::NvmapObject& object, uint64_t offset, uint64_t size,
-                           const std::shared_ptr<FreezeHold>& hold) {
-  std::shared_ptr<Twin> twin = Find(object);
-  if (twin == nullptr) return absl::NotFoundError("no twin");
-  // The lock a push holds over the twin: a push either finished before (the check then reads
-  // what it moved) or starts after and leaves the bytes.
-  absl::MutexLock l(&twin->mu);
-  return twin->mirror.Freeze(offset, size, hold,
-                             [&](FreezeHold& h, bool) { return Thawed(h, false, nullptr); });
 }
 
 void Twins::Sweep() {

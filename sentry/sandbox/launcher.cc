@@ -42,6 +42,7 @@
 #include "sentry/sandbox/host_backend_check.h"
 #include "sentry/sandbox/host_nodes.h"
 #include "sentry/sandbox/identity.h"
+#include "sentry/sandbox/kernel_check.h"
 #include "sentry/sandbox/output_file.h"
 #include "spdlog/spdlog.h"
 
@@ -671,6 +672,10 @@ int RunSandbox(const RunOptions& options, GuestRun& run) {
   const std::shared_ptr<proxy::GuestConfig>& guest = run.guest;
   const std::shared_ptr<FrameRecorder>& frames = run.frames;
   spdlog::info("the guest runs as {}", DescribeIdentity(run.identity));
+  if (absl::Status s = JudgeKernel(ProbeKernel()); !s.ok()) {
+    fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
+    return kSandboxFailed;
+  }
   // The host backend's nodes, before anything of the guest runs.
   if (guest->policy.rules().GpuOnHost())
     if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, run.identity); !s.ok()) {

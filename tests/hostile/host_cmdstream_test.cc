@@ -3,8 +3,9 @@
 // a simulated Jetson (`nvsentry fake-l4t`, which itself runs whatever reaches it) and under the
 // simulated GPU, and answers the same, key by key: a pushbuffer's SET_OBJECT of a class the policy
 // refuses, and its increments of a syncpoint another host client holds, never reach the host.
-// And the words the host's GPU fetches are the words the sentry checked, whatever the guest writes
-// after the check (the freeze: docs/security.md). Needs root (the fake's FUSE mount).
+// And the words the host's GPU fetches are the words the sentry checked, whatever the guest or its
+// GPU writes after the check (the private copy: docs/security.md). Needs root (the fake's FUSE
+// mount).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -120,8 +121,8 @@ TEST_F(HostCommandStream, IncrementsOfAnotherHostClientsSyncpointNeverReachTheHo
 
 // The guest submits a semaphore release held behind a fence of its second channel, rewrites its
 // words to increment the other client's syncpoint 2, and submits on the second channel (pushing
-// its memory to the host; that job opens the fence). Before the freeze the host's GPU fetched the
-// rewrite: syncpoint 2 at 2, the semaphore never released.
+// its memory to the host; that job opens the fence). Before the freeze (since replaced by the
+// private copy) the host's GPU fetched the rewrite: syncpoint 2 at 2, the semaphore never released.
 TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
   ExpectTheCheckedWordsRan({});
 }
@@ -129,9 +130,55 @@ TEST_F(HostCommandStream, APushbufferRewrittenAfterItsCheckRunsAsChecked) {
 // The same, the guest having first moved the held submission's syncpoint to its fence itself
 // (SYNCPT_INCR of its own channel's syncpoint, which it may): the host is not done with the
 // submission for that. Before the freeze counted the guest's own increments, the forged fence
-// thawed the words and the rewrite ran.
+// thawed the words and the rewrite ran; the private copy's spans are held to the same count.
 TEST_F(HostCommandStream, AFenceTheGuestReachesItselfThawsNothing) {
   ExpectTheCheckedWordsRan({"forge"});
+}
+
+// The GPU itself rewrites a checked pushbuffer between its check and its fetch (issue 27, item 5):
+// S1, held behind a fence of the guest's second channel, releases semaphores over S2's pushbuffer,
+// turning the semaphore release the check read into two increments of the other client's
+// syncpoint 2; S2 follows S1 on the same channel; then the fence opens. The policy allows the 3D
+// class only. The host fetches the sentry's own copy of what it checked (docs/security.md,
+// "Command stream"): S1's releases land in the guest's buffer (rewritten=1), S2 runs as checked.
+// Before the private copy the host's GPU fetched the rewritten words: syncpoint 2 at 2.
+TEST_F(HostCommandStream, APushbufferTheGpuRewritesAfterItsCheckRunsAsChecked) {
+  std::vector<int> victim;
+  for (int i = 0; i < 4; ++i) {
+    victim.push_back(open(Node("nvhost-gpu").c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_GE(victim.back(), 0);
+  }
+  RunResult host = RunSandboxed({Policy("gpu_rewrite_host",
+                                        "[ioctls.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX]\n"
+                                        "fields.class_num = { one_of = [0xB197] }\n" +
+                                            std::string(kGpuOnHost)),
+                                 "--host-dev-dir=" + dir_},
+                                {CMDSTREAM_GUEST_BIN, "gpu-rewrite", "2"});
+  ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
+  auto kv = ParseKeyValues(host.out);
+  EXPECT_EQ(kv["rewritten"], "1") << "S1's releases did not land: " << host.out;
+  EXPECT_EQ(kv["semaphore"], "0x600D") << "the checked words did not run: " << host.out;
+  EXPECT_EQ(kv["syncpoint"], "0") << host.out;
+  EXPECT_EQ(kv["info32"], "0") << host.out;
+  EXPECT_EQ(HostSyncpoint(2), 0u) << "the GPU-written words ran on the host";
+  for (int fd : victim) close(fd);
+}
+
+// The private window's address is not secret from a guest that probes its address space (fixed
+// ALLOC_SPACEs fail where they meet it: docs/security.md says so, with the number of probes), but a
+// write into it whose address is in the stream is refused: the guest finds the window's end in
+// about 21 probes, releases a semaphore into its last 16 bytes, and the channel stops with the
+// host class's refusal, never reaching the host.
+TEST_F(HostCommandStream, AStreamWriteIntoThePrivateWindowTheGuestFoundIsRefused) {
+  RunResult host =
+      RunSandboxed({Policy("window_host", std::string(kGpuOnHost)), "--host-dev-dir=" + dir_},
+                   {CMDSTREAM_GUEST_BIN, "window-write"});
+  ASSERT_EQ(host.exit_code, 0) << host.out << host.err;
+  auto kv = ParseKeyValues(host.out);
+  EXPECT_LE(std::stoi(kv["probes"]), 24) << host.out;
+  EXPECT_EQ(kv["info32"], "32") << host.out;
+  EXPECT_EQ(kv["error_info5"], "0xB06F") << host.out;
+  EXPECT_NE(host.err.find("memory no stream may write"), std::string::npos) << host.err;
 }
 
 // The host backend's own nodes under --host-dev-dir are the sentry's to open, never the guest's:

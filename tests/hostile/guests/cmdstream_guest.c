@@ -14,12 +14,21 @@
  *                                    memory to a host backend) reaches the fence. With `forge`
  *                                    the guest first moves the held submission's own syncpoint to
  *                                    its fence with SYNCPT_INCR, as if the host had finished it
+ *   cmdstream_guest gpu-rewrite ID   the GPU itself rewrites a checked pushbuffer before its fetch:
+ *                                    a submission held behind a fence of a second channel
+ *                                    releases semaphores over the words of the next submission
+ *                                    (a semaphore release when checked), making them two
+ *                                    SYNCPOINTB increments of ID; then the fence opens
+ *   cmdstream_guest window-write     finds the host backend's private window by probing its
+ *                                    address space with fixed ALLOC_SPACEs, then releases a
+ *                                    semaphore into it (probes, window_end: where it ends)
  *
  * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
- * semaphore (what the rewrite mode's semaphore holds), and what the channel reports: status and
- * info32 of GET_ERROR_NOTIFICATION, error_type and error_info1..5 of GET_ERROR_INFO. Exit 0 once
- * everything ran (the verdict is the test's). */
+ * semaphore (what the rewrite modes' semaphore holds), rewritten (gpu-rewrite: 1 when the
+ * guest's copy of the second pushbuffer holds the increments afterwards), and what the channel
+ * reports: status and info32 of GET_ERROR_NOTIFICATION, error_type and error_info1..5 of
+ * GET_ERROR_INFO. Exit 0 once everything ran (the verdict is the test's). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +221,110 @@ static int rewrite(uint32_t id, int forge) {
   return 0;
 }
 
+/* The GPU rewrites a pushbuffer between its check and its fetch: S1, held behind a fence of the
+ * second channel, releases semaphores whose payloads are the words of two SYNCPOINTB increments
+ * of `id`, at the GPU address of S2's pushbuffer; S2, submitted after S1 on the same channel,
+ * holds a semaphore release of 0x600D when it is checked. The second channel's next job opens the
+ * fence: S1 runs, then the GPU fetches S2. */
+static int gpu_rewrite(uint32_t id) {
+  struct gpu g;
+  open_gpu(&g);
+  uint32_t other;
+  const char* step;
+  must("the second channel", nvc_make_channel(&nv, g.nvmap, g.as, 64, &other, &step));
+  uint32_t* s1 = pages(4096);
+  uint32_t* s2 = pages(4096);
+  uint32_t* other_push = pages(4096);
+  uint32_t* sem = pages(4096);
+  const uint64_t s1_va = map(&g, s1, 4096), s2_va = map(&g, s2, 4096);
+  const uint64_t other_va = map(&g, other_push, 4096), sem_va = map(&g, sem, 4096);
+  struct nvgpu_fence gate = nop(other, other_push, other_va);
+  wait_fence(&g, gate);
+  struct nvc_push good = {0}, evil = {0}, writer = {0};
+  nvc_push_incr(&good, 0, 0x10, 4, (uint32_t)(sem_va >> 32), (uint32_t)sem_va, 0x600Du,
+                2u | (1u << 24));
+  nvc_push_inline(&good, 0, 0x08, 0);
+  nvc_push_incr(&evil, 0, 0x70, 2, 0u, (id << 8) | 1u);
+  nvc_push_incr(&evil, 0, 0x70, 2, 0u, (id << 8) | 1u);
+  if (good.count != 6 || evil.count != 6) {
+    fprintf(stderr, "cmdstream_guest: pushbuffers of %u and %u words\n", good.count, evil.count);
+    return 1;
+  }
+  /* S1: one 4-byte semaphore release per word of S2. */
+  for (uint32_t i = 0; i < 6; i++) {
+    const uint64_t at = s2_va + 4 * i;
+    nvc_push_incr(&writer, 0, 0x10, 4, (uint32_t)(at >> 32), (uint32_t)at, evil.words[i],
+                  2u | (1u << 24));
+  }
+  memcpy(s1, writer.words, writer.count * 4);
+  struct nvgpu_gpfifo_entry e1 = nvc_gpfifo_entry(s1_va, writer.count);
+  struct nvgpu_fence f1 = {gate.id, gate.value + 1};
+  must("SUBMIT_GPFIFO (S1, held)",
+       nvc_submit(&nv, g.ch, &e1, 1, NVGPU_SUBMIT_FENCE_WAIT | NVGPU_SUBMIT_FENCE_GET, &f1));
+  memcpy(s2, good.words, 24);
+  struct nvgpu_gpfifo_entry e2 = nvc_gpfifo_entry(s2_va, 6);
+  struct nvgpu_fence f2 = {0, 0};
+  must("SUBMIT_GPFIFO (S2)", nvc_submit(&nv, g.ch, &e2, 1, NVGPU_SUBMIT_FENCE_GET, &f2));
+  wait_fence(&g, nop(other, other_push, other_va)); /* opens the fence */
+  wait_fence(&g, f2);
+  printf("semaphore=0x%X\n", sem[0]);
+  printf("rewritten=%d\n", memcmp(s2, evil.words, 24) == 0);
+  struct nvhost_id_value v = {id, 0};
+  must("SYNCPT_READ", nvc_ioctl(&nv, g.ctrl, NVHOST_CTRL_SYNCPT_READ, &v));
+  printf("syncpoint=%u\n", v.value);
+  report(g.ch);
+  free(good.words);
+  free(evil.words);
+  free(writer.words);
+  return 0;
+}
+
+/* The sentry's private window (where the host backend keeps its copies of checked pushbuffers)
+ * found by probing: fixed ALLOC_SPACEs of [x, end of the largest region) fail while they meet it,
+ * so a binary search finds its end (nothing else lies at the top of a fresh space). Then a
+ * semaphore release into it, whose address is in the stream. */
+static int window_write(void) {
+  struct gpu g;
+  open_gpu(&g);
+  struct {
+    uint64_t buf_addr;
+    uint32_t buf_size, reserved;
+    struct {
+      uint64_t offset;
+      uint32_t page_size, reserved;
+      uint64_t pages;
+    } r[2];
+  } v;
+  memset(&v, 0, sizeof v);
+  v.buf_size = sizeof v.r;
+  must("GET_VA_REGIONS", nvc_ioctl(&nv, g.as, 0xC0404108u, &v));
+  int big = v.r[1].pages * v.r[1].page_size > v.r[0].pages * v.r[0].page_size;
+  const uint64_t page = v.r[big].page_size, top = v.r[big].offset + v.r[big].pages * page;
+  uint64_t lo = v.r[big].offset, hi = top; /* [hi, top) reservable; [lo, top) not */
+  int probes = 0;
+  while (hi - lo > page) {
+    const uint64_t mid = lo + (hi - lo) / page / 2 * page;
+    struct nvgpu_as_alloc_space a = {(uint32_t)((top - mid) / page), (uint32_t)page, 1, 0, mid};
+    probes++;
+    if (nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &a) == 0) {
+      struct nvgpu_as_free_space f = {mid, a.pages, (uint32_t)page};
+      must("FREE_SPACE", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &f));
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  printf("probes=%d\nwindow_end=0x%llX\n", probes, (unsigned long long)hi);
+  void* push = pages(4096);
+  const uint64_t push_va = map(&g, push, 4096);
+  const uint64_t at = hi - 16; /* the window's last 16 bytes */
+  struct nvc_push pb = {0};
+  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(at >> 32), (uint32_t)at, 0xBADu, 2u | (1u << 24));
+  run(&g, &pb, push, push_va);
+  free(pb.words);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "bind-dma") == 0)
     return bind_dma((uint32_t)strtoul(argv[2], NULL, 0));
@@ -220,6 +333,11 @@ int main(int argc, char** argv) {
   if ((argc == 3 || (argc == 4 && strcmp(argv[3], "forge") == 0)) &&
       strcmp(argv[1], "rewrite") == 0)
     return rewrite((uint32_t)strtoul(argv[2], NULL, 0), argc == 4);
-  fprintf(stderr, "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID [forge]\n");
+  if (argc == 2 && strcmp(argv[1], "window-write") == 0) return window_write();
+  if (argc == 3 && strcmp(argv[1], "gpu-rewrite") == 0)
+    return gpu_rewrite((uint32_t)strtoul(argv[2], NULL, 0));
+  fprintf(stderr,
+          "usage: cmdstream_guest bind-dma BYTES | incr ID COUNT | rewrite ID [forge] | "
+          "gpu-rewrite ID | window-write\n");
   return 2;
 }

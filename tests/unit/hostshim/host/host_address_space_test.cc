@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hostshim/budget.h"
+#include "hostshim/host/pushbuffer_copy.h"
 
 namespace {
 
@@ -80,9 +81,33 @@ int Serve(FakeAs& f, unsigned long code, void* arg) {
       return 0;
     }
     case 0xC0184102: {  // ALLOC_SPACE {pages, page_size, flags, pad, offset/align}
+      const uint64_t size = uint64_t{u32(0)} * u32(4);
+      if (u32(8) & 1) {  // FIXED_OFFSET: where asked, unless it meets an area
+        const uint64_t at = u64(16);
+        for (const auto& [va, n] : f.areas)
+          if (at < va + n && va < at + size) return EINVAL;
+        f.areas[at] = size;
+        return 0;
+      }
       const uint64_t va = 0x10'0000'0000 + f.areas.size() * 0x1000'0000;
-      f.areas[va] = uint64_t{u32(0)} * u32(4);
+      f.areas[va] = size;
       put64(16, va);
+      return 0;
+    }
+    case 0xC0104108: {  // GET_VA_REGIONS {buf_addr, buf_size}: gm20b's two regions, 64 KiB big
+      const uint64_t regions[2][3] = {
+          {0x400'0000, 0x1000, (uint64_t{56} << 30) / 0x1000},
+          {uint64_t{56} << 30, 0x10000, (uint64_t{72} << 30) / 0x10000}};
+      auto* out = reinterpret_cast<uint8_t*>(u64(0));
+      for (size_t i = 0; i < 2 && (i + 1) * 24 <= u32(8); ++i) {
+        memcpy(out + 24 * i, &regions[i][0], 8);
+        const uint32_t page = static_cast<uint32_t>(regions[i][1]), zero = 0;
+        memcpy(out + 24 * i + 8, &page, 4);
+        memcpy(out + 24 * i + 12, &zero, 4);
+        memcpy(out + 24 * i + 16, &regions[i][2], 8);
+      }
+      const uint32_t full = 48;
+      memcpy(b + 8, &full, 4);
       return 0;
     }
     case 0xC0104103: {  // FREE_SPACE {offset, ...}: r32.7.4 unmaps what is inside
@@ -302,6 +327,93 @@ TEST_F(HostAddressSpaceTest, TheSpacesEndUnmapsWhatIsLeftAndGivesTheBudgetBack) 
   EXPECT_EQ(budget_.used(BudgetKind::kMappings), 0u);
   EXPECT_EQ(budget_.used(BudgetKind::kAddressSpaces), 0u);
   (void)kMapEx;
+}
+
+// The sentry's private window (pushbuffer_copy.h): reserved at a random place of the largest
+// region, page-aligned; no guest fixed map goes into it; slots for the channels' copies, one after
+// another, until it is full; freed with the space.
+TEST_F(HostAddressSpaceTest, ThePrivateWindowIsTheSentrysAlone) {
+  ASSERT_EQ(space_->ReservePrivateWindow(0), NvError::kSuccess);
+  ASSERT_EQ(fake_.areas.size(), 1u);
+  const auto [window, size] = *fake_.areas.begin();
+  EXPECT_EQ(size, HostAddressSpace::kPrivateWindow);
+  EXPECT_GE(window, uint64_t{56} << 30) << "the big-page region, the larger";
+  EXPECT_LE(window + size, uint64_t{128} << 30);
+  EXPECT_EQ(window % 0x10000, 0u);
+  EXPECT_TRUE(space_->MeetsPrivate(window + size - 1, 1));
+  EXPECT_TRUE(space_->MeetsPrivate(window - 4, 16));
+  EXPECT_FALSE(space_->MeetsPrivate(window - 16, 16));
+  EXPECT_FALSE(space_->MeetsPrivate(window + size, 0x1000));
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  uint64_t va = 0;
+  EXPECT_EQ(space_->Map(0, obj, MapOf(obj, window + 0x10000), &va), NvError::kBadValue);
+  // Slots.
+  constexpr uint64_t kSlot = PushbufferCopy::kBytes;
+  std::vector<uint64_t> slots;
+  for (uint64_t i = 0; i < HostAddressSpace::kPrivateWindow / kSlot; ++i) {
+    ASSERT_EQ(space_->MapPrivate(0, 500 + static_cast<uint32_t>(i), kSlot, &va), NvError::kSuccess);
+    EXPECT_EQ(va, window + i * kSlot);
+    slots.push_back(va);
+  }
+  EXPECT_EQ(space_->MapPrivate(0, 900, kSlot, &va), NvError::kInsufficientMemory);
+  space_->UnmapPrivate(slots[3]);
+  EXPECT_FALSE(fake_.maps.contains(slots[3]));
+  ASSERT_EQ(space_->MapPrivate(0, 901, kSlot, &va), NvError::kSuccess);
+  EXPECT_EQ(va, slots[3]);
+  EXPECT_EQ(space_->mapping_count(), 0u) << "none of them is the guest's";
+  space_.reset();
+  EXPECT_TRUE(fake_.areas.empty()) << "the window outlived its space";
+  EXPECT_TRUE(fake_.maps.empty());
+}
+
+TEST_F(HostAddressSpaceTest, AFixedGuestReservationWhereTheWindowLiesIsRefused) {
+  ASSERT_EQ(space_->ReservePrivateWindow(0), NvError::kSuccess);
+  const uint64_t window = fake_.areas.begin()->first;
+  abi::nvhost_as_gpu::AllocSpace a{16, 0x10000, 1, 0, window + 0x100000};
+  EXPECT_NE(space_->AllocSpace(0, &a), NvError::kSuccess);
+  EXPECT_EQ(space_->reservation_count(), 0u);
+}
+
+// A host nvmap that counts what it makes.
+class CountingNvmap : public HostNvmap {
+ public:
+  absl::StatusOr<uint32_t> Make(uint64_t, const sim::NvmapObject::Attributes&) override {
+    ++live;
+    return 7;
+  }
+  absl::Status Read(uint32_t, uint64_t, std::span<uint8_t>) override { return absl::OkStatus(); }
+  absl::Status Write(uint32_t, uint64_t, std::span<const uint8_t>) override {
+    return absl::OkStatus();
+  }
+  void Free(uint32_t) override { --live; }
+  int live = 0;
+};
+
+// Each channel's copy is host memory spent for the guest: charged to its pinned_bytes while it
+// lives, given back with it or when the copy cannot be made.
+TEST_F(HostAddressSpaceTest, APrivateCopyIsChargedToPinnedBytes) {
+  abi::Budgets small;
+  small.pinned_bytes = PushbufferCopy::kBytes - 1;
+  auto tight = std::make_shared<BudgetAccount>(small);
+  CountingNvmap nvmap;
+  NvError err;
+  EXPECT_EQ(PushbufferCopy::Make(nvmap, space_, tight, 0, &err), nullptr);
+  EXPECT_EQ(err, NvError::kInsufficientMemory);
+  EXPECT_EQ(nvmap.live, 0) << "the host was asked past the budget";
+  auto roomy = std::make_shared<BudgetAccount>(abi::Budgets{});
+  // No window yet: the host's object goes back, and the charge.
+  EXPECT_EQ(PushbufferCopy::Make(nvmap, space_, roomy, 0, &err), nullptr);
+  EXPECT_EQ(nvmap.live, 0);
+  EXPECT_EQ(roomy->used(BudgetKind::kPinnedBytes), 0u);
+  ASSERT_EQ(space_->ReservePrivateWindow(0), NvError::kSuccess);
+  std::unique_ptr<PushbufferCopy> copy = PushbufferCopy::Make(nvmap, space_, roomy, 0, &err);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(roomy->used(BudgetKind::kPinnedBytes), PushbufferCopy::kBytes);
+  EXPECT_TRUE(space_->MeetsPrivate(copy->va(), 4));
+  copy.reset();
+  EXPECT_EQ(nvmap.live, 0);
+  EXPECT_EQ(roomy->used(BudgetKind::kPinnedBytes), 0u);
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ class HostStreamCheck : public ::testing::Test {
   sim::StreamPolicy policy_;
   bool audit_ = false;
   std::vector<uint32_t> violations_, bound_;
-  StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }}};
+  StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }, nullptr}};
 };
 
 TEST_F(HostStreamCheck, SetObjectOfAClassThePolicyRefusesIsRefusedThroughItsAction) {
@@ -144,6 +144,102 @@ TEST_F(HostStreamCheck, WhatTheHostMightReadOtherwiseIsRefused) {
   EXPECT_FALSE(Run({Cmd(7, 0, 0, 0), Inc(0, 0x74, 1), (kOthers << 8) | 1}));
   // NOPs and an immediate SYNCPOINTB wait.
   EXPECT_FALSE(Run({0, Imm(0, 0x08, 0), Imm(0, 0x74, kOwned << 8)}));
+}
+
+// Writes into memory no stream may write (the sentry's private pushbuffer copies), where the
+// address is in the stream: refused with the method that would write; the same writes elsewhere,
+// and reads there, pass.
+TEST_F(HostStreamCheck, WritesIntoReservedMemoryWhoseAddressIsInTheStreamAreRefused) {
+  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+  StreamCheck check(StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
+  const auto run = [&](const std::vector<uint32_t>& words) {
+    check.BeginSubmission();
+    return check.Segment(words);
+  };
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  const uint64_t in = kBase + 0x100, below = kBase - 16, after = kBase + kSize;
+  // The host class's semaphore: a release, a reduction; the last 16 bytes before the window meet
+  // it not; a 4-byte release 4 bytes short of it is refused all the same (16 bytes assumed).
+  constexpr uint32_t kRelease = 2 | (1u << 24), kReduction = 0x10, kAcquire = 1;
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 0x600D, kRelease}), 0xB06F, 0x1C, kRelease);
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 1, kReduction}), 0xB06F, 0x1C, kReduction);
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(kBase - 4), lo(kBase - 4), 1, kRelease}), 0xB06F, 0x1C,
+                kRelease);
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(below), lo(below), 0x600D, kRelease}));
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(after), lo(after), 0x600D, kRelease}));
+  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(in), lo(in), 0, kAcquire}));
+  // The 3D class's report semaphore (REPORT_SEMAPHORE_D's operation 1:0: 1 acquire).
+  ASSERT_FALSE(run({Inc(0, 0x000, 1), 0xB197}));
+  ExpectRefused(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 0}), 0xB197, 0x1B0C, 0);
+  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 1}));  // acquire: a read
+  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(after), lo(after), 1, 0}));
+  // Inline-to-memory: a pitch destination of 4 lines of 16 bytes, 256 apart, ending in the
+  // window; the same one line lower passes.
+  const uint64_t rows = kBase - 3 * 256 - 8;
+  ExpectRefused(run({Inc(0, 0x180, 5), 16, 4, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}),
+                0xB197, 0x1B0, 1);
+  EXPECT_FALSE(run({Inc(0, 0x180, 5), 16, 3, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}));
+  // Its completion semaphore (LAUNCH_DMA COMPLETION 5:4 = 2).
+  EXPECT_TRUE(run({Inc(0, 0x180, 5), 16, 1, hi(after), lo(after), 256, Inc(0, 0x1DC, 3), hi(in),
+                   lo(in), 7, Inc(0, 0x1B0, 1), 1 | (2 << 4)}));
+  // A block-linear destination: bounded by its size in whole blocks (one 64 x 8 GOB here).
+  const uint64_t bl = kBase - 512;
+  EXPECT_FALSE(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 64, 8, 1,
+                    Inc(0, 0x1B0, 1), 0}));
+  ExpectRefused(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 65, 8, 1,
+                     Inc(0, 0x1B0, 1), 0}),
+                0xB197, 0x1B0, 0);
+}
+
+// The DMA class's copies and semaphores, and the inline-to-memory methods of the compute class:
+// the same refusal into reserved memory; and a copy with physical addresses, refused whatever its
+// address, as the simulator refuses it.
+TEST_F(HostStreamCheck, OtherClassesWritesIntoReservedMemoryAndPhysicalCopiesAreRefused) {
+  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+  policy_.classes = {0xB197, 0xB0B5, 0xB1C0};
+  StreamCheck check(StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
+  const auto run = [&](const std::vector<uint32_t>& words) {
+    check.BeginSubmission();
+    return check.Segment(words);
+  };
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  ASSERT_FALSE(run({Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xB1C0}));
+  // A pitch copy of 4 lines of 256 bytes, 4096 apart, whose last line ends in the window; the same
+  // copy of 3 lines passes; one line only when MULTI_LINE is clear.
+  constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
+  const uint64_t dst = kBase - 3 * 4096 - 128;
+  const auto copy = [&](uint32_t lines, uint32_t launch) {
+    return run(
+        {Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, lines, Inc(4, 0x300, 1), launch});
+  };
+  ExpectRefused(copy(4, kPitchCopy), 0xB0B5, 0x300, kPitchCopy);
+  EXPECT_FALSE(copy(3, kPitchCopy));
+  EXPECT_FALSE(copy(4, kPitchCopy & ~(1u << 9)));
+  // Remapped elements count up to 16 bytes each: 256 of them from 4 KiB short of the window reach
+  // it.
+  const uint64_t near = kBase - 4000;
+  ExpectRefused(run({Inc(4, 0x408, 6), hi(near), lo(near), 0, 0, 256, 1, Inc(4, 0x300, 1),
+                     2 | (1u << 7) | (1u << 8) | (1u << 10)}),
+                0xB0B5, 0x300, 2 | (1u << 7) | (1u << 8) | (1u << 10));
+  // Its semaphore (LAUNCH_DMA SEMAPHORE_TYPE 4:3 = 1), with no copy (TRANSFER 0).
+  const uint64_t in = kBase + 64;
+  ExpectRefused(run({Inc(4, 0x240, 3), hi(in), lo(in), 1, Inc(4, 0x300, 1), 1u << 3}), 0xB0B5,
+                0x300, 1u << 3);
+  // Physical addressing: refused anywhere.
+  const uint64_t far = kBase + kSize + 0x10000;
+  ExpectRefused(run({Inc(4, 0x408, 6), hi(far), lo(far), 0, 0, 16, 1, Inc(4, 0x300, 1),
+                     kPitchCopy | (1u << 13)}),
+                0xB0B5, 0x300, kPitchCopy | (1u << 13));
+  // The compute class's inline-to-memory: a pitch line into the window.
+  ExpectRefused(run({Inc(5, 0x180, 5), 16, 1, hi(in), lo(in), 16, Inc(5, 0x1B0, 1), 1}), 0xB1C0,
+                0x1B0, 1);
+  EXPECT_FALSE(run({Inc(5, 0x180, 5), 16, 1, hi(far), lo(far), 16, Inc(5, 0x1B0, 1), 1}));
 }
 
 TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {

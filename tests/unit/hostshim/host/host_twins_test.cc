@@ -35,20 +35,6 @@ class FakeHostNvmap : public HostNvmap {
   bool refuse = false;
 };
 
-// The host's syncpoints: what the sentry's mirror shows and what the host holds.
-class FakeFences : public HostFences {
- public:
-  std::optional<uint32_t> Mirrored(uint32_t id) override { return mirror[id]; }
-  std::optional<uint32_t> Read(uint32_t id) override {
-    ++reads;
-    return host[id];
-  }
-  uint64_t GuestIncrements(uint32_t id) override { return own[id]; }
-  std::map<uint32_t, uint32_t> mirror, host;
-  std::map<uint32_t, uint64_t> own;
-  int reads = 0;
-};
-
 class HostTwinsTest : public ::testing::Test {
  protected:
   HostTwinsTest() : budget_(abi::Budgets{}), nvmap_(&budget_, 0, 1) {
@@ -131,7 +117,7 @@ TEST_F(HostTwinsTest, EachTwinIsChargedToOpenFds) {
   auto account = std::make_shared<BudgetAccount>(b);
   uint32_t h1 = 0, h2 = 0;
   auto a = Object(&h1), c = Object(&h2);
-  Twins twins(host_, nullptr, account);
+  Twins twins(host_, account);
   ASSERT_TRUE(twins.HandleOf(a).ok());
   EXPECT_EQ(account->used(BudgetKind::kOpenFds), 1u);
   EXPECT_EQ(twins.HandleOf(c).status().code(), absl::StatusCode::kResourceExhausted);
@@ -180,105 +166,6 @@ TEST_F(HostTwinsTest, GuestMemoryGoneUnderOneObjectLeavesTheOthersMoving) {
   ASSERT_TRUE(pushed.ok()) << pushed.status();
   EXPECT_EQ(pushed->skipped, 1u);
   EXPECT_EQ(host_.objects.at(*ha)[1], 0x77);
-}
-
-// The words a check read stay what the host holds until the host's GPU is past the submission,
-// whatever the guest writes and however many pushes come; then the rewrite moves.
-TEST_F(HostTwinsTest, FrozenBytesReachTheHostOnlyOnceTheFenceIsReached) {
-  uint32_t gh = 0;
-  for (int i = 0; i < 6; ++i) mem_[0x100 + i] = static_cast<uint8_t>(0x10 + i);  // checked words
-  auto obj = Object(&gh);
-  FakeFences fences;
-  Twins twins(host_, &fences);
-  auto h = twins.HandleOf(obj);
-  ASSERT_TRUE(h.ok());
-  auto hold = std::make_shared<FreezeHold>();
-  ASSERT_TRUE(twins.Freeze(*obj, 0x100, 6, hold).ok());
-  EXPECT_EQ(twins.frozen_ranges(), 1u);
-  hold->SetFence(3, 7);  // the host took the submission
-  fences.mirror[3] = fences.host[3] = 6;
-  memset(mem_ + 0x100, 0xEE, 6);  // the rewrite
-  mem_[0x200] = 1;
-  for (int push = 0; push < 2; ++push) {
-    auto pushed = twins.PushAll();
-    ASSERT_TRUE(pushed.ok());
-    EXPECT_EQ(pushed->moved.held, 6u);
-    EXPECT_EQ(host_.objects.at(*h)[0x100], 0x10) << "the rewrite reached the host";
-    EXPECT_EQ(host_.objects.at(*h)[0x105], 0x15);
-    EXPECT_EQ(host_.objects.at(*h)[0x200], 1);
-    uint8_t agreed[6];
-    ASSERT_TRUE(twins.ReadAgreed(*obj, 0x100, agreed).ok());
-    EXPECT_EQ(agreed[0], 0x10) << "a later check would read the rewrite";
-  }
-  EXPECT_EQ(fences.reads, 2) << "one host read per push that found frozen bytes changed";
-  fences.host[3] = 9;  // the host is past it; the mirror lags
-  auto pushed = twins.PushAll();
-  ASSERT_TRUE(pushed.ok());
-  EXPECT_EQ(pushed->moved.held, 0u);
-  EXPECT_EQ(host_.objects.at(*h)[0x100], 0xEE);
-  EXPECT_EQ(twins.frozen_ranges(), 0u);
-}
-
-// Two submissions in flight over the same words: the bytes stay until the later one is done.
-TEST_F(HostTwinsTest, OverlappingFreezesHoldUntilTheLastThaws) {
-  uint32_t gh = 0;
-  auto obj = Object(&gh);
-  FakeFences fences;
-  Twins twins(host_, &fences);
-  auto h = twins.HandleOf(obj);
-  ASSERT_TRUE(h.ok());
-  auto first = std::make_shared<FreezeHold>(), second = std::make_shared<FreezeHold>();
-  ASSERT_TRUE(twins.Freeze(*obj, 0, 64, first).ok());
-  ASSERT_TRUE(twins.Freeze(*obj, 32, 64, second).ok());
-  first->SetFence(1, 2);
-  second->SetFence(2, 2);
-  mem_[40] = 5;
-  fences.mirror[1] = 2;  // the first is done
-  ASSERT_TRUE(twins.PushAll().ok());
-  EXPECT_EQ(host_.objects.at(*h)[40], 0);
-  fences.mirror[2] = 2;
-  ASSERT_TRUE(twins.PushAll().ok());
-  EXPECT_EQ(host_.objects.at(*h)[40], 5);
-}
-
-// The guest may increment its own channel's syncpoint (SYNCPT_INCR, its pushbuffers): a fence it
-// reaches that way says nothing of the host's work, so what it froze stays until the syncpoint is
-// past the fence by those increments too.
-TEST_F(HostTwinsTest, AFenceReachedByTheGuestsOwnIncrementsThawsNothing) {
-  uint32_t gh = 0;
-  auto obj = Object(&gh);
-  FakeFences fences;
-  Twins twins(host_, &fences);
-  auto h = twins.HandleOf(obj);
-  ASSERT_TRUE(h.ok());
-  auto hold = std::make_shared<FreezeHold>();
-  ASSERT_TRUE(twins.Freeze(*obj, 0, 8, hold).ok());
-  hold->SetFence(4, 10);
-  fences.own[4] = 2;
-  fences.mirror[4] = fences.host[4] = 10;  // the guest's two, not the host's
-  mem_[0] = 1;
-  ASSERT_TRUE(twins.PushAll().ok());
-  EXPECT_EQ(host_.objects.at(*h)[0], 0) << "a fence the guest forged thawed the words";
-  fences.host[4] = 12;
-  ASSERT_TRUE(twins.PushAll().ok());
-  EXPECT_EQ(host_.objects.at(*h)[0], 1);
-  // Past kMaxGuestIncrements of its own, a fence cannot be compared: frozen for good.
-  auto late = std::make_shared<FreezeHold>();
-  ASSERT_TRUE(twins.Freeze(*obj, 0, 8, late).ok());
-  late->SetFence(5, 1);
-  fences.own[5] = Twins::kMaxGuestIncrements;
-  fences.mirror[5] = fences.host[5] = 0x7FFFFFFF;
-  mem_[0] = 2;
-  ASSERT_TRUE(twins.PushAll().ok());
-  EXPECT_EQ(host_.objects.at(*h)[0], 1);
-}
-
-TEST_F(HostTwinsTest, AFreezeNeedsATwin) {
-  uint32_t gh = 0;
-  auto obj = Object(&gh);
-  Twins twins(host_);
-  EXPECT_EQ(twins.Freeze(*obj, 0, 4, std::make_shared<FreezeHold>()).code(),
-            absl::StatusCode::kNotFound);
 }
 
 }  // namespace
