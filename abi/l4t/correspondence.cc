@@ -494,8 +494,10 @@ const Correspondence kRows[] = {
      kCode | kPointer | kSemantics,
      "entries read at `gpfifo` (the guest's follow the header); guest memory pushed first; "
      "FENCE_GET always (the guest gets a fence, as simulated, and the sentry learns the "
-     "channel's syncpoint); SYNC_FENCE never (fence.id would name an fd of the sentry's); the "
-     "guest's increment-by-value bit 8 answers NotSupported (the host tracks its syncpoint's max)"},
+     "channel's syncpoint); SYNC_FENCE never (fence.id would name an fd of the sentry's); "
+     "increment-by-value (bit 8) never: the stream's increments of the channel's syncpoint are cut "
+     "out of the entries and counted by the sentry, the guest's fence is its own count (docs/"
+     "host-passthrough.md, Guest syncpoints)"},
     {kGpu,
      g::channel::kAllocObjCtx,
      kForward,
@@ -566,9 +568,9 @@ const Correspondence kRows[] = {
      {Ch(nvgpu_channel::kAllocGpfifoEx)},
      kCode | kSemantics,
      "same 32 bytes, entries only (flags and in-flight jobs 0); the host returns no fence and "
-     "r32.7.4 has no call that names a gm20b channel's syncpoint before its first submission "
-     "(GET_USER_SYNCPOINT makes another, and only with NVGPU_SUPPORT_USER_SYNCPOINT): the fence "
-     "is {0, 0}, already reached"},
+     "names a gm20b channel's syncpoint only in a submission's fence (GET_USER_SYNCPOINT is "
+     "gv11b's): an empty FENCE_GET submission names it, and the guest's fence is {that "
+     "syncpoint, the guest's max of it}"},
     {kGpu,
      g::channel::kSubmitGpfifoRetry,
      kForward,

@@ -12,6 +12,7 @@
 #include "abi/l4t/nvhost_ctrl.h"
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
+#include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 namespace {
@@ -168,7 +169,17 @@ void ServeCtrl(L4tCall& c) {
   switch (c.desc.code) {
     case hc::kSyncptRead: return ForwardSame(c, kCtrl, gc::kSyncptRead);
     case hc::kSyncptReadMax: return ForwardSame(c, kCtrl, gc::kSyncptReadMax);
-    case hc::kSyncptIncr: return ForwardSame(c, kCtrl, gc::kSyncptIncr);
+    case hc::kSyncptIncr: {
+      // A channel's syncpoint is host-managed: at its max r32.7.4 drops a CPU increment and
+      // answers 0 (L4T-SYNC-10).
+      const uint32_t id = c.As<hc::SyncptIncr>().id;
+      sim::Syncpoints& sp = c.state.gpu.syncpoints();
+      if (sim::Syncpoints::ValidId(id) && sp.Allocated(id) && sp.Read(id) == sp.ReadMax(id)) {
+        spdlog::warn("fake-l4t: SYNCPT_INCR of channel syncpoint {} at its max: dropped", id);
+        return c.Answer(0);
+      }
+      return ForwardSame(c, kCtrl, gc::kSyncptIncr);
+    }
     case hc::kSyncptWait:
       if (WaitsOnSyncpointZero(c)) return;
       return ForwardSame(c, kCtrl, gc::kSyncptWait, true);

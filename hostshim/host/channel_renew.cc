@@ -86,7 +86,10 @@ NvError ChannelSession::Renew(const Call& call) {
   {
     // The old channel's syncpoint goes back to the host with it.
     absl::MutexLock l(&mu_);
-    if (syncpoint_) ctx_.DisownSyncpoint(*syncpoint_);
+    if (syncpoint_) {
+      ctx_.kept().Release(*syncpoint_);
+      ctx_.DisownSyncpoint(*syncpoint_);
+    }
     syncpoint_.reset();
   }
   if (NvError e = ReplaySetup(call); e != NvError::kSuccess) return e;
@@ -122,8 +125,10 @@ NvError ChannelSession::ReplaySetup(const Call& call) {
     if (NvError e = TwinHandle(ctx_.twins(), notifier, &n.mem); e != NvError::kSuccess) return e;
     if ((r = HostOf(call, l4t::kSetErrorNotifier, n)).err != 0) return r.nv();
   }
-  if (ring.num_entries != 0 && (r = HostOf(call, l4t::kAllocGpfifoEx, ring)).err != 0)
-    return r.nv();
+  if (ring.num_entries != 0) {
+    if ((r = HostOf(call, l4t::kAllocGpfifoEx, ring)).err != 0) return r.nv();
+    if (NvError e = ProbeSyncpoint(call); e != NvError::kSuccess) return e;
+  }
   if (obj.class_num != 0 && (r = HostOf(call, l4t::kAllocObjCtx, obj)).err != 0) return r.nv();
   return NvError::kSuccess;
 }

@@ -62,13 +62,39 @@ ChannelSession::ChannelSession(HostContext& ctx, const abi::DeviceDesc& device, 
                            absl::MutexLock l(&mu_);
                            return space_ != nullptr && space_->MeetsPrivate(va, size);
                          }}),
-      events_(ctx.budget()) {}
+      events_(ctx.budget()) {
+  ctx_.AddFlusher(this, [this] { FlushDeferred(); });
+}
+
+void HostFaultWatch::Landed() {
+  absl::MutexLock l(&mu);
+  if (events == nullptr || signalled) return;
+  l4t::U32Arg t{};
+  if (HostIoctlOf(channel_fd, abi::l4t::L4tNode::kNvhostGpu, l4t::kGetTimedout, t).err != 0 ||
+      t.value == 0)
+    return;
+  signalled = true;
+  events->Signal(sim::kEventErrorNotifier);
+}
 
 ChannelSession::~ChannelSession() {
+  ctx_.RemoveFlusher(this);  // first: the poll no longer sends what this holds back
+  {
+    absl::MutexLock l(&submit_mu_);
+    for (Deferred& d : deferred_)  // never reached the host
+      if (d.span) copy_->Abandon(*d.span);
+  }
+  {
+    absl::MutexLock l(&fault_watch_->mu);
+    fault_watch_->events = nullptr;
+  }
   // The host may give the syncpoint to another client once the channel closes (after this body):
   // the guest's SYNCPT_INCR must not reach it then.
   absl::MutexLock l(&mu_);
-  if (syncpoint_) ctx_.DisownSyncpoint(*syncpoint_);
+  if (syncpoint_) {
+    ctx_.kept().Release(*syncpoint_);
+    ctx_.DisownSyncpoint(*syncpoint_);
+  }
 }
 
 std::optional<uint32_t> ChannelSession::syncpoint() const {
@@ -199,12 +225,38 @@ Result ChannelSession::AllocGpfifo(Call& call) {
     absl::MutexLock l(&mu_);
     ring_entries_ = h.num_entries;
   }
+  if (NvError e = ProbeSyncpoint(call); e != NvError::kSuccess) return Result::Done(e);
   if (ex) {
-    // r32.7.4 answers no fence and no call names a gm20b channel's syncpoint before its first
-    // submission: {0, 0}, a fence already reached (the correspondence row).
-    ArgAs<ch::AllocGpfifoEx>(call.arg).fence = {};
+    // The channel's syncpoint and the guest's max of it, as the simulated channel answers.
+    const uint32_t id = syncpoint().value_or(0);
+    ArgAs<ch::AllocGpfifoEx>(call.arg).fence = {id, ctx_.syncpoints().ReadMax(id)};
   }
   return Result::Done(NvError::kSuccess);
+}
+
+NvError ChannelSession::ProbeSyncpoint(const Call& call) {
+  // r32.7.4 makes the channel's syncpoint with its gpfifo and names it only in a submission's
+  // fence (L4T-CH-15): an empty job with FENCE_GET names it now, and counts in the kernel's books
+  // as any job does. The guest's count of it starts here (guest_syncpoints.h).
+  l4t::GpfifoEntry none{};
+  l4t::SubmitGpfifo h{reinterpret_cast<uint64_t>(&none), 0, ch::kFenceGet, {}};
+  if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0) return r.nv();
+  if (!sim::Syncpoints::ValidId(h.fence.id) || h.fence.id == 0) {
+    NVS_LOG_LIMITED(spdlog::level::warn, "host backend: the host's channel names syncpoint {}",
+                    h.fence.id);
+    return NvError::kNotSupported;
+  }
+  LearnSyncpoint(h.fence.id);
+  {
+    absl::MutexLock l(&fault_watch_->mu);
+    fault_watch_->channel_fd = host_fd();
+    fault_watch_->events = &events_;
+    fault_watch_->signalled = false;
+  }
+  ctx_.kept().Keep(h.fence.id, [w = std::weak_ptr<HostFaultWatch>(fault_watch_)] {
+    if (std::shared_ptr<HostFaultWatch> watch = w.lock()) watch->Landed();
+  });
+  return NvError::kSuccess;
 }
 
 Result ChannelSession::AllocObjCtx(Call& call) {
@@ -231,7 +283,10 @@ void ChannelSession::LearnSyncpoint(uint32_t id) {
   }
   {
     absl::MutexLock l(&mu_);
-    if (syncpoint_ && *syncpoint_ != id) ctx_.DisownSyncpoint(*syncpoint_);
+    if (syncpoint_ && *syncpoint_ != id) {
+      ctx_.kept().Release(*syncpoint_);
+      ctx_.DisownSyncpoint(*syncpoint_);
+    }
     syncpoint_ = id;
   }
   ctx_.OwnSyncpoint(id);
@@ -280,34 +335,29 @@ Result ChannelSession::Submit(Call& call) {
   std::span<ch::GpfifoEntry> entries;
   if (!call.arrays.empty()) entries = call.Array<ch::GpfifoEntry>(0);
   if (entries.size() != g.num_entries) return Result::Done(NvError::kCountMismatch);
-  uint32_t flags;
-  if (NvError e = SubmitFlagsToHost(g.flags, &flags); e != NvError::kSuccess) {
-    NVS_LOG_LIMITED(spdlog::level::warn,
-                    "host backend: SUBMIT_GPFIFO flags 0x{:x}: increment-by-value has no L4T "
-                    "counterpart; NotSupported",
-                    g.flags);
-    return Result::Done(e);
-  }
   l4t::SubmitGpfifo h{};
-  if (flags & ch::kFenceWait) {
-    if (!sim::Syncpoints::ValidId(g.fence.id)) return Result::Done(NvError::kBadParameter);
-    h.fence = {g.fence.id, g.fence.value};
-  }
+  if (NvError e = SubmitFlagsToHost(g.flags, false, &h.flags); e != NvError::kSuccess)
+    return Result::Done(e);
+  bool later = false;
+  if (NvError e = HostFenceWait(g.fence, &h, &later); e != NvError::kSuccess)
+    return Result::Done(e);
   // No mapping of the space goes from the check until the host holds the job's buffers.
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job.
   if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
   // Room in the private copy for what the host will fetch, before the check: a submission the
   // copy cannot take now leaves the check's state as it was.
-  uint64_t words = 0, span = 0;
+  uint64_t words = 0;
   for (const ch::GpfifoEntry& e : entries) words += sim::pb::EntryLength(e.entry1);
-  const bool copied = space != nullptr && words != 0;
-  if (copied) {
-    if (NvError e = ReserveCopy(call, space, words, &span); e != NvError::kSuccess)
+  std::optional<uint64_t> span;  // the copy's, until the host or a held submission takes it
+  if (space != nullptr && words != 0) {
+    uint64_t s = 0;
+    if (NvError e = ReserveCopy(call, space, words, &s); e != NvError::kSuccess)
       return Result::Done(e);
+    span = s;
   }
   absl::Cleanup give_back = [&] {
-    if (copied) copy_->Abandon(span);
+    if (span) copy_->Abandon(*span);
   };
   // What the host will run, checked after the push (the agreed copies are what it got).
   std::vector<uint32_t> checked;
@@ -316,33 +366,75 @@ Result ChannelSession::Submit(Call& call) {
     Stop(std::move(*verdict.refused));
     // A fence already reached, as the simulated channel releases a stopped channel's fences.
     const std::optional<uint32_t> id = syncpoint();
-    absl::StatusOr<uint32_t> value = id ? ctx_.mirror().Refresh(*id) : 0u;
-    g.fence = {id.value_or(0), value.value_or(0)};
+    if (id) ctx_.mirror().Refresh(*id).IgnoreError();
+    g.fence = {id.value_or(0), id ? ctx_.syncpoints().Read(*id) : 0};
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  // The stream's own increments, before they can run: a fence they reach frees no span.
-  for (const auto& [id, n] : check_.increments()) ctx_.CountGuestIncrements(id, n);
   // The entries the host gets fetch from the private copy; the guest's own stay as they were
   // (the argument goes back to it).
   std::vector<ch::GpfifoEntry> host_entries(entries.begin(), entries.end());
-  if (copied) {
-    if (NvError e = copy_->Fill(span, checked, entries, &host_entries); e != NvError::kSuccess) {
-      std::move(give_back).Cancel();  // Fill gave the span back
+  if (span) {
+    if (NvError e = copy_->Fill(*span, checked, entries, &host_entries); e != NvError::kSuccess) {
+      span.reset();  // Fill gave the span back
       return Result::Done(e);
     }
   }
+  return SubmitChecked(call, host_entries, span, h, later);
+}
+
+Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
+                                     std::optional<uint64_t>& span, l4t::SubmitGpfifo h,
+                                     bool later) {
+  auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
+  const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
+  const std::optional<uint32_t> own = syncpoint();
+  uint64_t stream = 0;
+  for (const auto& [id, n] : check_.increments()) {
+    if (own && id == *own && ctx_.kept().Kept(id))
+      stream += n;
+    else
+      ctx_.CountGuestIncrements(id, n);  // they reach the host: a fence they reach frees no span
+  }
+  // The guest's own increments never reach the host (guest_syncpoints.h): the words are cut out
+  // of the entries, and they land with the kernel's increment after the job.
+  if (!check_.cuttable() || check_.waits_on_own()) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: a submission {} the channel's own syncpoint; NotSupported",
+                    check_.waits_on_own() ? "waits in its pushbuffer on"
+                                          : "increments, in a command shared with other methods "
+                                            "or by a macro,");
+    return Result::Done(NvError::kNotSupported);
+  }
+  std::vector<ch::GpfifoEntry> sent = CutEntries(entries, check_.cuts());
+  if (stream != 0) h.flags &= ~ch::kSuppressWfi;  // they land after the job's work is done
+  const GuestFenceCount n = GuestFenceCountOf(guest_flags, promised_value, stream);
+  if (later || !deferred_.empty()) {
+    // Held back (behind the first held one, in order) until a job on the host makes its wait's
+    // value: a SYNCPT_INCR of the guest's, or a later submission of another channel, may.
+    if (!own || !ctx_.kept().Kept(*own)) return Result::Done(NvError::kNotSupported);
+    deferred_.push_back({std::move(sent), h, span, g.fence, *own});
+    span.reset();  // the held submission's now
+    g.fence = {*own, ctx_.kept().Submitted(*own, std::nullopt, n.made, n.promised)};
+    g.flags = 0;
+    ctx_.mirror().Expect(*own);  // the poll sends it
+    return Result::Done(NvError::kSuccess);
+  }
   static_assert(sizeof(ch::GpfifoEntry) == sizeof(l4t::GpfifoEntry));
-  h.gpfifo = reinterpret_cast<uint64_t>(host_entries.data());
-  h.num_entries = g.num_entries;
-  h.flags = flags;
+  h.gpfifo = reinterpret_cast<uint64_t>(sent.data());  // the sentry's entries, into the copy
+  h.num_entries = static_cast<uint32_t>(sent.size());
   if (HostCallResult r = HostOf(call, l4t::kSubmitGpfifo, h); r.err != 0)
     return Result::Done(r.nv());
-  std::move(give_back).Cancel();
-  if (copied) copy_->Fence(span, h.fence.id, h.fence.value);  // reused once the host is past it
-  g.fence = {h.fence.id, h.fence.value};
+  if (span) copy_->Fence(*span, h.fence.id, h.fence.value);  // reused once the host is past it
+  span.reset();
   g.flags = 0;  // detailed_error
-  LearnSyncpoint(h.fence.id);
+  if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
+    g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
+    ctx_.mirror().Expect(*own);
+  } else {
+    g.fence = {h.fence.id, h.fence.value};
+    LearnSyncpoint(h.fence.id);
+  }
   return Result::Done(NvError::kSuccess);
 }
 
@@ -361,6 +453,59 @@ NvError ChannelSession::ReserveCopy(const Call& call,
         return ctx_.FencePassed(id, value, ask_host);
       },
       span);
+}
+
+NvError ChannelSession::HostFenceWait(const ch::Fence& f, l4t::SubmitGpfifo* h, bool* later) {
+  if (!(h->flags & ch::kFenceWait)) return NvError::kSuccess;
+  if (!sim::Syncpoints::ValidId(f.id)) return NvError::kBadParameter;
+  if (!ctx_.kept().Kept(f.id)) {  // a host syncpoint the guest reads as the host's
+    h->fence = {f.id, f.value};
+    return NvError::kSuccess;
+  }
+  // A guest count: the host value of the job that makes it.
+  ctx_.mirror().Refresh(f.id).IgnoreError();
+  const GuestSyncpoints::HostWait w = ctx_.kept().WaitFor(f.id, f.value);
+  if (w.reached) {
+    h->flags &= ~ch::kFenceWait;
+  } else if (w.at) {
+    h->fence = {f.id, *w.at};
+  } else {
+    *later = true;
+  }
+  return NvError::kSuccess;
+}
+
+void ChannelSession::FlushDeferred() {
+  // Not when a submission of this channel is under way (perhaps on this thread, whose mirror
+  // refresh brought us here): the next poll flushes again.
+  if (!submit_mu_.TryLock()) return;
+  absl::Cleanup unlock = [this] { submit_mu_.Unlock(); };
+  while (!deferred_.empty()) {
+    Deferred& d = deferred_.front();
+    if (d.h.flags & ch::kFenceWait) {
+      bool later = false;
+      d.h.flags |= ch::kFenceWait;
+      HostFenceWait(d.wait, &d.h, &later);
+      if (later) return;
+    }
+    d.h.gpfifo = reinterpret_cast<uint64_t>(d.sent.data());
+    d.h.num_entries = static_cast<uint32_t>(d.sent.size());
+    HostCallResult r =
+        HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h, ctx_.note());
+    if (r.err == 0 && d.h.fence.id == d.own) {
+      if (d.span) copy_->Fence(*d.span, d.h.fence.id, d.h.fence.value);
+      ctx_.kept().Resolve(d.own, d.h.fence.value);
+    } else {
+      // Never ran: its guest increments land at once (as a stopped simulated channel's fences).
+      NVS_LOG_LIMITED(spdlog::level::warn,
+                      "host backend: a submission held back for its fence failed on the host: {}",
+                      r.err == 0 ? "another syncpoint's fence" : strerror(r.err));
+      if (d.span) copy_->Abandon(*d.span);
+      ctx_.kept().Resolve(d.own, ctx_.kept().LastHost(d.own).value_or(0));
+    }
+    ctx_.mirror().Expect(d.own);
+    deferred_.pop_front();
+  }
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

@@ -16,13 +16,20 @@
 // channel's private copy (pushbuffer_copy.h), from which the host fetches them. A refused
 // submission never reaches the host: the channel stops as a simulated one does (its notifier
 // written, its error event, the error queries answering the sentry's error, submits Timeout until
-// FORCE_RESET). The host's fence names the channel's syncpoint, which the guest then owns (its
-// SYNCPT_INCR and its streams may move it) and the mirror polls.
+// FORCE_RESET).
+//
+// The channel's syncpoint is named by an empty job once the gpfifo is made; the guest owns it and
+// its values are the guest's count (guest_syncpoints.h): the stream's increments of it are cut out
+// of the entries the host gets and land when the host reaches the job's kernel fence; a FENCE_WAIT
+// on a guest value no job on the host makes yet holds the submission back (FlushDeferred).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
+#include "abi/l4t/nvgpu_channel.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/events.h"
@@ -35,6 +42,17 @@
 namespace nvsentry::hostshim::host {
 
 struct HostChannelError;
+
+// What the mirror's thread uses of a channel when its jobs land (guest_syncpoints.h): whether the
+// host channel failed (GET_TIMEDOUT), and then the error event, as the simulated channel signals
+// it when it fails. `events` goes null when the session ends (before its host fd closes).
+struct HostFaultWatch {
+  absl::Mutex mu;
+  int channel_fd ABSL_GUARDED_BY(mu) = -1;
+  EventSet* events ABSL_GUARDED_BY(mu) = nullptr;
+  bool signalled ABSL_GUARDED_BY(mu) = false;  // once per host channel
+  void Landed();
+};
 
 class ChannelSession : public HostSession {
  public:
@@ -57,6 +75,32 @@ class ChannelSession : public HostSession {
   Result AllocGpfifo(Call& call);
   Result AllocObjCtx(Call& call);
   Result Submit(Call& call);
+  // The host call of a submission the check passed (or its holding back: `later`, or others are
+  // held), and the guest's fence of it. Takes the private copy's `span` (resets it) when the host
+  // or a held submission has it.
+  Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
+                       std::optional<uint64_t>& span, abi::l4t::nvgpu_channel::SubmitGpfifo h,
+                       bool later);
+  // FENCE_WAIT for the host: a guest count of a kept syncpoint becomes the host value of the job
+  // that makes it (or no wait when reached; `*later` when no job on the host makes it yet); a
+  // host syncpoint's fence passes as it is.
+  abi::NvError HostFenceWait(const abi::channel::Fence& f, abi::l4t::nvgpu_channel::SubmitGpfifo* h,
+                             bool* later);
+  // Sends the submissions held back, in order, while their waits can be named on the host (run by
+  // the mirror's poll, HostContext::AddFlusher).
+  void FlushDeferred();
+  // A submission held back until its FENCE_WAIT's value is made by a job on the host: its checked
+  // words wait in the private copy's span meanwhile.
+  struct Deferred {
+    std::vector<abi::channel::GpfifoEntry> sent;
+    abi::l4t::nvgpu_channel::SubmitGpfifo h;
+    std::optional<uint64_t> span;  // the private copy's
+    abi::channel::Fence wait;      // the guest's, on a kept syncpoint
+    uint32_t own;
+  };
+  // The channel's syncpoint, named by an empty job once the host channel has a gpfifo; the guest's
+  // count of it starts then.
+  abi::NvError ProbeSyncpoint(const Call& call);
   Result SetErrorNotifier(Call& call);
   Result Wait(Call& call);
   Result ErrorQuery(Call& call);
@@ -84,7 +128,9 @@ class ChannelSession : public HostSession {
   // classes, macros) follows the submissions in the host's order. Before mu_.
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   StreamCheck check_ ABSL_GUARDED_BY(submit_mu_);
+  std::deque<Deferred> deferred_ ABSL_GUARDED_BY(submit_mu_);
   EventSet events_;
+  const std::shared_ptr<HostFaultWatch> fault_watch_ = std::make_shared<HostFaultWatch>();
   mutable absl::Mutex mu_;
   std::shared_ptr<HostAddressSpace> space_ ABSL_GUARDED_BY(mu_);
   std::optional<uint32_t> syncpoint_ ABSL_GUARDED_BY(mu_);

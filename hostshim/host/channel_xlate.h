@@ -5,24 +5,45 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "abi/devices/channel.h"
 #include "abi/l4t/nvgpu_channel.h"
 #include "abi/nverror.h"
+#include "hostshim/host/stream_check.h"
 #include "hostshim/sim/engines/channel_engine.h"
 
 namespace nvsentry::hostshim::host {
 
-// SUBMIT_GPFIFO's flag bit 8 (increment by value; the entries increment the channel's syncpoint
-// themselves): the L4T kernel tracks its channel syncpoint's max itself, and increments it does
-// not know of would put the syncpoint past its max. NotSupported on the host.
+// SUBMIT_GPFIFO's flag bit 8 (increment by value): the guest's entries increment the channel's
+// syncpoint themselves, `fence.value` times, and the guest's max grows by that (the simulated
+// channel's). L4T has no such bit (r32.7.4 ignores it: L4T-CH-10); the guest's count is the
+// sentry's (guest_syncpoints.h).
 inline constexpr uint32_t kSubmitIncrementByValue = 1u << 8;
 
-// SUBMIT_GPFIFO's flags for the host. FENCE_GET always (the guest gets a fence either way, as
-// from the simulated channel, and the sentry learns the channel's syncpoint from it);
-// FENCE_WAIT, HW_FORMAT (the same two words) and SUPPRESS_WFI as the guest asked. Never
-// SYNC_FENCE (the host would take fence.id for an fd of the sentry's) or any other bit.
-abi::NvError SubmitFlagsToHost(uint32_t guest_flags, uint32_t* host_flags);
+// SUBMIT_GPFIFO's flags for the host. FENCE_GET always (the kernel's fence says when the job, and
+// so the guest's increments in it, is done); FENCE_WAIT and HW_FORMAT (the same two words) as the
+// guest asked; SUPPRESS_WFI as asked unless `own_increments`: the guest's increments land at the
+// kernel's increment, which must wait for the job's work first. Never SYNC_FENCE (the host would
+// take fence.id for an fd of the sentry's), increment by value or any other bit. BadParameter for
+// FENCE_WAIT with increment by value (as simulated: one fence word cannot be both).
+abi::NvError SubmitFlagsToHost(uint32_t guest_flags, bool own_increments, uint32_t* host_flags);
+
+// What a submission does to the guest's count of its channel's syncpoint (the simulated
+// channel's): FENCE_GET adds a wait-for-idle and two increments of the channel's own; increment by
+// value promises `fence_value` more. `made`: those two and the `stream` increments the check
+// counted in the entries; `promised`: what the max grows by.
+struct GuestFenceCount {
+  uint32_t made = 0, promised = 0;
+};
+GuestFenceCount GuestFenceCountOf(uint32_t guest_flags, uint32_t fence_value, uint64_t stream);
+
+// The entries without the words `cuts` names (StreamCut, in entry and word order): each entry
+// with cuts becomes the pieces between them (none for a piece of no words), each piece an entry
+// of the same flags at its own address and length.
+std::vector<abi::channel::GpfifoEntry> CutEntries(
+    std::span<const abi::channel::GpfifoEntry> entries, std::span<const StreamCut> cuts);
 
 // ALLOC_GPFIFO(_EX, _EX2): 1 to 65536 entries; a power of two for the _EX forms, rounded up to one
 // for the plain form (as simulated). The host's ALLOC_GPFIFO_EX with the entries only: the

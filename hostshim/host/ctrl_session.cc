@@ -22,6 +22,30 @@ NvError CtrlSession::Refresh(const Call& call, uint32_t id) {
   return NvError::kSuccess;
 }
 
+Result CtrlSession::Increment(Call& call) {
+  auto& a = ArgAs<g::SyncptIncr>(call.arg);
+  if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
+  if (ctx_.kept().Kept(a.id)) {
+    // The guest's count only: r32.7.4 drops a CPU increment of a channel's syncpoint that is
+    // at its max and lets one below it complete a job early (L4T-SYNC-10).
+    ctx_.syncpoints().Increment(a.id);
+    return Result::Done(NvError::kSuccess);
+  }
+  HostCallResult res;
+  if (!ctx_.IncrementOwned(a.id, [&] {
+        l4t::SyncptIncr r{a.id};
+        res = HostOf(call, l4t::kSyncptIncr, r);
+      })) {
+    NVS_LOG_LIMITED(spdlog::level::warn,
+                    "host backend: SYNCPT_INCR of syncpoint {}, which no channel of the guest "
+                    "owns, refused (it would move a fence outside the sandbox)",
+                    a.id);
+    return Result::Done(NvError::kAccessDenied);
+  }
+  if (res.err != 0) return Result::Done(res.nv());
+  return Result::Done(Refresh(call, a.id));
+}
+
 Result CtrlSession::Ioctl(Call& call) {
   switch (call.desc.code) {
     case g::kSyncptRead: {
@@ -31,35 +55,24 @@ Result CtrlSession::Ioctl(Call& call) {
       if (HostCallResult res = HostOf(call, l4t::kSyncptRead, r); res.err != 0)
         return Result::Done(res.nv());
       ctx_.mirror().Observe(a.id, r.value);
-      a.value = r.value;
+      // A kept syncpoint answers the guest's count, which the host's value moved (above).
+      a.value = ctx_.kept().Kept(a.id) ? ctx_.syncpoints().Read(a.id) : r.value;
       return Result::Done(NvError::kSuccess);
     }
     case g::kSyncptReadMax: {
       auto& a = ArgAs<g::SyncptIdValue>(call.arg);
       if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
+      if (ctx_.kept().Kept(a.id)) {  // the guest's promises, not the kernel's
+        a.value = ctx_.syncpoints().ReadMax(a.id);
+        return Result::Done(NvError::kSuccess);
+      }
       l4t::SyncptRead r{a.id, 0};
       if (HostCallResult res = HostOf(call, l4t::kSyncptReadMax, r); res.err != 0)
         return Result::Done(res.nv());
       a.value = r.value;
       return Result::Done(NvError::kSuccess);
     }
-    case g::kSyncptIncr: {
-      auto& a = ArgAs<g::SyncptIncr>(call.arg);
-      if (!sim::Syncpoints::ValidId(a.id)) return Result::Done(NvError::kBadParameter);
-      HostCallResult res;
-      if (!ctx_.IncrementOwned(a.id, [&] {
-            l4t::SyncptIncr r{a.id};
-            res = HostOf(call, l4t::kSyncptIncr, r);
-          })) {
-        NVS_LOG_LIMITED(spdlog::level::warn,
-                        "host backend: SYNCPT_INCR of syncpoint {}, which no channel of the guest "
-                        "owns, refused (it would move a fence outside the sandbox)",
-                        a.id);
-        return Result::Done(NvError::kAccessDenied);
-      }
-      if (res.err != 0) return Result::Done(res.nv());
-      return Result::Done(Refresh(call, a.id));
-    }
+    case g::kSyncptIncr: return Increment(call);
     case g::kSyncptWait:
     case g::kSyncptWaitEx:
     case g::kSyncptWaitEvent:

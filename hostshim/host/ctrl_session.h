@@ -23,6 +23,8 @@ class CtrlSession : public HostSession {
  private:
   // Reads `id` on the host (traced for `call`) and moves the mirror to it.
   abi::NvError Refresh(const Call& call, uint32_t id);
+  // SYNCPT_INCR: a kept syncpoint's guest count, or an owned host syncpoint.
+  Result Increment(Call& call);
   sim::CtrlDevice sim_;
 };
 

@@ -36,6 +36,9 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
   mirror_ = std::make_unique<SyncpointMirror>(
       syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },
       [this] { PullGuestMemory(); });
+  mirror_->SetGuestSyncpoints(&kept_);
+  mirror_->SetBeforePoll([this] { PushGuestMemory(); });
+  mirror_->SetAfterPoll([this] { FlushDeferred(); });
 }
 
 absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
@@ -49,10 +52,13 @@ absl::StatusOr<uint32_t> HostContext::ReadHostSyncpoint(uint32_t id) {
 
 std::optional<uint32_t> HostContext::Mirrored(uint32_t id) {
   if (!sim::Syncpoints::ValidId(id)) return std::nullopt;
+  // A kept syncpoint's table value is the guest's count: the host's is the last one seen.
+  if (kept_.Kept(id)) return kept_.LastHost(id);
   return syncpoints_.Read(id);
 }
 
 uint64_t HostContext::GuestIncrements(uint32_t id) {
+  if (kept_.Kept(id)) return 0;  // the guest's increments of it never reach the host
   absl::MutexLock l(&owned_mu_);
   auto it = guest_increments_.find(id);
   return it == guest_increments_.end() ? 0 : it->second;
@@ -69,6 +75,24 @@ std::optional<uint32_t> HostContext::Read(uint32_t id) {
 HostContext::~HostContext() {
   mirror_.reset();  // their threads first
   memory_waits_.reset();
+}
+
+void HostContext::AddFlusher(const void* key, std::function<void()> flush) {
+  absl::MutexLock l(&flushers_mu_);
+  flushers_[key] = std::move(flush);
+}
+
+void HostContext::RemoveFlusher(const void* key) {
+  absl::MutexLock l(&flushers_mu_);
+  flushers_.erase(key);
+}
+
+void HostContext::FlushDeferred() {
+  // RemoveFlusher waits for this; a flush already running (this thread's, from inside a flush, or
+  // another's) is left to finish: the next poll flushes again.
+  if (!flushers_mu_.TryLock()) return;
+  for (const auto& [key, flush] : flushers_) flush();
+  flushers_mu_.Unlock();
 }
 
 abi::NvError HostContext::PushGuestMemory() {

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/host/guest_syncpoints.h"
 #include "hostshim/host/host_call.h"
 #include "hostshim/host/host_driver.h"
 #include "hostshim/host/host_fences.h"
@@ -35,6 +36,8 @@ class HostContext : private HostFences {
   Twins& twins() { return twins_; }
   sim::Syncpoints& syncpoints() { return syncpoints_; }
   SyncpointMirror& mirror() { return *mirror_; }
+  // The guest's count of its channels' syncpoints (guest_syncpoints.h).
+  GuestSyncpoints& kept() { return kept_; }
   MemoryWaits& memory_waits() { return *memory_waits_; }
   HostNvmap& host_nvmap() { return host_nvmap_; }
   sim::ModuleMutexes& mutexes() { return mutexes_; }
@@ -77,6 +80,11 @@ class HostContext : private HostFences {
     guest_increments_[id] += n;
   }
 
+  // The channels' senders of the submissions they hold back (ChannelSession::FlushDeferred),
+  // run by the mirror's poll; `key` names one for RemoveFlusher, which returns once it no longer
+  // runs. Never called with a channel's submission lock held.
+  void AddFlusher(const void* key, std::function<void()> flush);
+  void RemoveFlusher(const void* key);
   // Whether the host is past the fence {id, value} (host_fences.h: a fence the guest reaches
   // itself is not passed); the host is read only with `ask_host`.
   bool FencePassed(uint32_t id, uint32_t value, bool ask_host) {
@@ -108,7 +116,11 @@ class HostContext : private HostFences {
   absl::flat_hash_set<uint32_t> owned_ ABSL_GUARDED_BY(owned_mu_);
   // Kept after a disown (bounded by the ids the guest ever owned): more only holds a span longer.
   absl::flat_hash_map<uint32_t, uint64_t> guest_increments_ ABSL_GUARDED_BY(owned_mu_);
+  void FlushDeferred();
+  absl::Mutex flushers_mu_;
+  absl::flat_hash_map<const void*, std::function<void()>> flushers_ ABSL_GUARDED_BY(flushers_mu_);
   sim::Syncpoints syncpoints_;
+  GuestSyncpoints kept_{syncpoints_};
   std::unique_ptr<MemoryWaits> memory_waits_;  // its poll thread uses the twins
   std::unique_ptr<SyncpointMirror> mirror_;    // last: its poll thread uses the rest
 };

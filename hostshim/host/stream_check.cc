@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "abi/gpu_classes.h"
+#include "absl/cleanup/cleanup.h"
 #include "hostshim/sim/engines/methods.h"
 #include "hostshim/sim/engines/pushbuffer.h"
 #include "hostshim/sim/sync/syncpoints.h"
@@ -41,6 +42,21 @@ StreamCheck::StreamCheck(StreamRules rules) : rules_(std::move(rules)), regs3d_(
 void StreamCheck::BeginSubmission() {
   words_ = steps_ = 0;
   increments_.clear();
+  segment_ = 0;
+  cuts_.clear();
+  cuttable_ = true;
+  waits_on_own_ = false;
+}
+
+void StreamCheck::EndCommand(size_t end) {
+  if (command_increments_) {
+    if (command_other_)
+      cuttable_ = false;
+    else
+      cuts_.push_back(
+          {segment_, static_cast<uint32_t>(command_begin_), static_cast<uint32_t>(end)});
+  }
+  command_increments_ = command_other_ = false;
 }
 
 void StreamCheck::Reset() {
@@ -60,13 +76,16 @@ std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> word
   }
   words_ += words.size();
   macro_.reset();  // a call whose command ran past its segment never runs (as simulated)
+  absl::Cleanup next = [this] { ++segment_; };  // EndCommand names this entry meanwhile
+  command_increments_ = command_other_ = false;
   Cursor cur;
   for (size_t i = 0; i < words.size(); ++i) {
     const uint32_t w = words[i];
     if (cur.remaining != 0) {
       const bool last = cur.remaining == 1;
-      if (auto r = Write(cur.subch, cur.method, w, last)) return r;
+      if (auto r = Written(cur.subch, cur.method, w, last)) return r;
       --cur.remaining;
+      if (cur.remaining == 0) EndCommand(i + 1);
       if (cur.mode == sim::pb::kModeInc) {
         cur.method = (cur.method + 1) & (kNumMethods - 1);
       } else if (cur.mode == sim::pb::kModeIncOnce) {
@@ -77,6 +96,7 @@ std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> word
     }
     const uint32_t mode = sim::pb::WordMode(w);
     const uint32_t subch = sim::pb::WordSubchannel(w);
+    command_begin_ = i;
     switch (mode) {
       case sim::pb::kModeInc:
       case sim::pb::kModeNonInc:
@@ -84,8 +104,9 @@ std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> word
         cur = {sim::pb::WordMethod(w), sim::pb::WordCount(w), subch, mode};
         break;
       case sim::pb::kModeImmediate:
-        if (auto r = Write(subch, sim::pb::WordMethod(w), sim::pb::WordImmediate(w), true))
+        if (auto r = Written(subch, sim::pb::WordMethod(w), sim::pb::WordImmediate(w), true))
           return r;
+        EndCommand(i + 1);
         break;
       case sim::pb::kModeLegacyInc:
         // Word 0 is the NOP; tertiary ops 1..3 set subdevice masks.
@@ -108,6 +129,17 @@ std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> word
                     cur.method * 4, cur.remaining));
   }
   return std::nullopt;
+}
+
+std::optional<StreamRefusal> StreamCheck::Written(uint32_t subch, uint32_t method, uint32_t value,
+                                                  bool last_arg) {
+  wrote_ = Wrote::kOther;
+  std::optional<StreamRefusal> r = Write(subch, method, value, last_arg);
+  if (wrote_ == Wrote::kOwnIncrement)
+    command_increments_ = true;
+  else if (wrote_ == Wrote::kOther)
+    command_other_ = true;
+  return r;
 }
 
 std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method, uint32_t value,
@@ -154,6 +186,7 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
       }
       return std::nullopt;
     }
+    case Index(h::kSyncpointA): wrote_ = Wrote::kSyncpointA; return std::nullopt;
     case Index(h::kSyncpointB): {
       const uint32_t id = Bits(value, h::kSyncptIndexHi, h::kSyncptIndexLo);
       const uint32_t op = value & 3;
@@ -167,6 +200,8 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
         return Refuse(kClassHost, h::kSyncpointB, value,
                       fmt::format("SYNCPOINTB 0x{:08X}: no syncpoint {}", value, id));
       }
+      // A wait on an owned syncpoint names the guest's count, which the host's value is not.
+      if (rules_.owns && rules_.owns(id)) waits_on_own_ = true;
       return std::nullopt;  // a wait: reading a syncpoint moves nothing
     }
     case Index(h::kSemaphoreA): sem_a_ = value; return std::nullopt;
@@ -288,6 +323,10 @@ std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t metho
                               method_byte, cls, value, id));
   }
   ++increments_[id];
+  if (in_macro_)
+    cuttable_ = false;  // inside the macro's own words
+  else
+    wrote_ = Wrote::kOwnIncrement;
   return std::nullopt;
 }
 

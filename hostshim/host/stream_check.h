@@ -52,6 +52,15 @@ struct StreamRefusal {
   std::string what;
 };
 
+// The words of one GPFIFO entry of the submission (`entry`, its index) that make an increment of
+// a syncpoint the guest owns and nothing else: whole commands of the host class's SYNCPOINTA and
+// SYNCPOINTB increments, or of the 3D class's INCREMENT_SYNC_POINT. The channel passes the host
+// the entries without them (docs/host-passthrough.md, "Guest syncpoints").
+struct StreamCut {
+  size_t entry = 0;
+  uint32_t begin = 0, end = 0;  // words [begin, end) of the entry
+};
+
 struct StreamRules {
   const sim::StreamPolicy* policy = nullptr;  // null: every GM20B class may be bound
   std::function<bool(uint32_t id)> owns;      // the syncpoints a stream may increment
@@ -72,6 +81,13 @@ class StreamCheck {
   std::optional<StreamRefusal> Segment(std::span<const uint32_t> words);
   // The syncpoint increments this submission's words make (of syncpoints the guest owns), by id.
   const absl::flat_hash_map<uint32_t, uint64_t>& increments() const { return increments_; }
+  // Where those increments are, when every one of them is a command of its own (cuttable()).
+  const std::vector<StreamCut>& cuts() const { return cuts_; }
+  // False when an increment of an owned syncpoint shares its command with another method or is
+  // sent by a macro: the words cannot be cut out.
+  bool cuttable() const { return cuttable_; }
+  // Whether the words wait (SYNCPOINTB) on a syncpoint the guest owns.
+  bool waits_on_own() const { return waits_on_own_; }
   // FORCE_RESET: nothing bound, no registers, no macros.
   void Reset();
 
@@ -79,6 +95,9 @@ class StreamCheck {
   struct Cursor {
     uint32_t method = 0, remaining = 0, subch = 0, mode = 0;
   };
+  // Write, noting what the command wrote (for cuts()).
+  std::optional<StreamRefusal> Written(uint32_t subch, uint32_t method, uint32_t value,
+                                       bool last_arg);
   std::optional<StreamRefusal> Write(uint32_t subch, uint32_t method, uint32_t value,
                                      bool last_arg);
   std::optional<StreamRefusal> HostMethod(uint32_t subch, uint32_t method, uint32_t value);
@@ -106,6 +125,15 @@ class StreamCheck {
   std::vector<uint32_t> params_;
   uint64_t words_ = 0, steps_ = 0;                      // this submission's
   absl::flat_hash_map<uint32_t, uint64_t> increments_;  // this submission's
+  // The command being decoded: where it began, whether it incremented an owned syncpoint and
+  // whether it wrote any other method (SYNCPOINTA aside).
+  enum class Wrote { kOther, kSyncpointA, kOwnIncrement };
+  void EndCommand(size_t end);
+  size_t segment_ = 0, command_begin_ = 0;
+  Wrote wrote_ = Wrote::kOther;
+  bool command_increments_ = false, command_other_ = false;
+  std::vector<StreamCut> cuts_;  // this submission's
+  bool cuttable_ = true, waits_on_own_ = false;
 };
 
 }  // namespace nvsentry::hostshim::host

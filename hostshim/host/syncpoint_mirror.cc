@@ -32,9 +32,26 @@ absl::StatusOr<uint32_t> SyncpointMirror::Refresh(uint32_t id) {
 }
 
 void SyncpointMirror::Advance(uint32_t id, uint32_t host_value) {
+  if (kept_ != nullptr && kept_->Kept(id)) {
+    // The guest's count moves by what its landed jobs made, not to the host's value. The moves
+    // add up in any order; what matters is that the pull comes first.
+    GuestSyncpoints::Landing landed;
+    {
+      absl::MutexLock l(&advance_mu_);
+      landed = kept_->Landed(id, host_value);
+      if (landed.jobs == 0) return;
+      if (before_advance_) before_advance_();
+      if (std::function<void()> on_landed = kept_->OnLanded(id)) on_landed();
+    }
+    // What was held back for these jobs goes to the host before a guest waiting for them goes on
+    // (as a GPU-side wait would let it run as soon as they end).
+    if (after_poll_) after_poll_();
+    if (landed.increments != 0) mirror_.IncrementBy(id, landed.increments);
+    kept_->Applied(id, landed.increments);
+    return;
+  }
   absl::MutexLock l(&advance_mu_);
-  const uint32_t have = mirror_.Read(id);
-  const uint32_t ahead = host_value - have;
+  const uint32_t ahead = host_value - mirror_.Read(id);
   // Host syncpoints only move forward; a value "behind" the mirror (by the wrap-safe comparison)
   // is a stale read that lost a race with a newer one.
   if (ahead == 0 || static_cast<int32_t>(ahead) < 0) return;
@@ -63,17 +80,20 @@ void SyncpointMirror::PollLoop() {
     std::vector<uint32_t> ids(watched_.begin(), watched_.end());
     bool moved = false;
     mu_.Unlock();
+    if (before_poll_) before_poll_();
     std::vector<uint32_t> idle;
     for (uint32_t id : ids) {
       const uint32_t before = mirror_.Read(id);
       absl::StatusOr<uint32_t> v = Refresh(id);
       if (v.ok() && *v != before) moved = true;
-      if (!mirror_.Waiting(id)) idle.push_back(id);
+      // A kept syncpoint is polled until its jobs landed too: their end may signal an event.
+      if (!mirror_.Waiting(id) && !(kept_ != nullptr && kept_->Pending(id))) idle.push_back(id);
     }
+    if (after_poll_) after_poll_();
     mu_.Lock();
     // Nothing parked there any more: stop polling it (a new park watches it again).
     for (uint32_t id : idle)
-      if (!mirror_.Waiting(id)) watched_.erase(id);
+      if (!mirror_.Waiting(id) && !(kept_ != nullptr && kept_->Pending(id))) watched_.erase(id);
     interval = moved ? kMinPoll : std::min(interval * 2, kMaxPoll);
     if (!stopping_ && !fresh_) wake_.WaitWithTimeout(&mu_, interval);
   }

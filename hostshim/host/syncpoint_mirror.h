@@ -10,6 +10,10 @@
 // Before the mirror moves past what the host reached, `before_advance` runs: the backend brings
 // what the GPU wrote into guest memory there, so a guest that sees a fence reached also sees the
 // memory the work behind it wrote (docs/host-passthrough.md, "Memory").
+//
+// The syncpoints of the guest's channels are kept (guest_syncpoints.h): their table values are
+// the guest's count, which moves by the guest increments that landed at the host's value, not to
+// the host's value itself.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "hostshim/host/guest_syncpoints.h"
 #include "hostshim/sim/sync/syncpoints.h"
 
 namespace nvsentry::hostshim::host {
@@ -51,6 +56,16 @@ class SyncpointMirror {
   // Work went to the host that will move `id` (a submission's fence): poll it fast again.
   void Expect(uint32_t id) { Watch(id); }
 
+  // The guest's kept syncpoints (set once, before any guest call; outlives this).
+  void SetGuestSyncpoints(GuestSyncpoints* kept) { kept_ = kept; }
+  // Runs at each poll, before the host is read (set once, before any guest call): the backend
+  // gives the host what the guest's CPU wrote meanwhile, which the work a guest waits for may
+  // itself wait on (a semaphore acquire the CPU releases), as a GPU sees the CPU's writes.
+  void SetBeforePoll(std::function<void()> before_poll) { before_poll_ = std::move(before_poll); }
+  // Runs at the end of each poll, holding no lock (set once, before any guest call): the backend
+  // sends the submissions it held back whose fences can now be named.
+  void SetAfterPoll(std::function<void()> after_poll) { after_poll_ = std::move(after_poll); }
+
   // Host reads made so far (for tests and the benchmark).
   uint64_t host_reads() const { return host_reads_.load(std::memory_order_relaxed); }
 
@@ -61,6 +76,8 @@ class SyncpointMirror {
   sim::Syncpoints& mirror_;
   ReadHost read_host_;
   std::function<void()> before_advance_;
+  GuestSyncpoints* kept_ = nullptr;
+  std::function<void()> before_poll_, after_poll_;
   std::atomic<uint64_t> host_reads_{0};
   // Serialises moves of the mirror, so before_advance and the move it precedes are not
   // interleaved with another's.

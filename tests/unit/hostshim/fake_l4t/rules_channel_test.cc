@@ -6,6 +6,7 @@
 
 #include "abi/l4t/nvgpu_as.h"
 #include "abi/l4t/nvgpu_channel.h"
+#include "abi/l4t/nvhost_ctrl.h"
 #include "abi/l4t/nvmap.h"
 #include "tests/unit/hostshim/fake_l4t/fake_jetson_harness.h"
 
@@ -13,6 +14,7 @@ namespace nvsentry::hostshim::fake_l4t {
 namespace {
 
 namespace hch = abi::l4t::nvgpu_channel;
+namespace hc = abi::l4t::nvhost_ctrl;
 
 TEST_F(FakeL4tChannelRules, L4T_CH_4_GetTimedoutIsZeroOnAWorkingChannel) {
   const uint64_t ch = Channel(true, 32);
@@ -125,6 +127,29 @@ TEST_F(FakeL4tChannelRules, L4T_CH_13_ZcullBindSeparateBufferNeedsAnAddress) {
   EXPECT_EQ(Call(ch, hch::kZcullBind, &z), 0);
   z = {0, 1, 0};
   EXPECT_EQ(Call(ch, hch::kZcullBind, &z), 0);
+}
+
+// An empty submission is a job: its FENCE_GET fence names the channel's syncpoint, at the max the
+// kernel raised by its own two increments (L4T-CH-15); once reached, a CPU increment of that
+// host-managed syncpoint is dropped and answers 0 (L4T-SYNC-10).
+TEST_F(FakeL4tChannelRules, L4T_CH_15_AndSync10_AnEmptyJobNamesTheSyncpointWhichTheCpuCannotPass) {
+  const uint64_t ch = Channel(true, 32);
+  entries_.assign(1, entry_);  // not read: zero entries
+  hch::SubmitGpfifo s{reinterpret_cast<uint64_t>(entries_.data()), 0, 1u << 1, {}};
+  ASSERT_EQ(Call(ch, hch::kSubmitGpfifo, &s), 0);
+  ASSERT_NE(s.fence.id, 0u);
+  const uint64_t ctrl = Open(L4tNode::kNvhostCtrl);
+  hc::SyncptRead max{s.fence.id, 0};
+  ASSERT_EQ(Call(ctrl, hc::kSyncptReadMax, &max), 0);
+  EXPECT_EQ(max.value, s.fence.value);
+  hc::SyncptWaitEx w{s.fence.id, s.fence.value, 5000, 0};
+  ASSERT_EQ(Call(ctrl, hc::kSyncptWaitEx, &w), 0);
+  hc::SyncptIncr incr{s.fence.id};
+  EXPECT_EQ(Call(ctrl, hc::kSyncptIncr, &incr), 0);
+  hc::SyncptRead r{s.fence.id, 0};
+  ASSERT_EQ(Call(ctrl, hc::kSyncptRead, &r), 0);
+  EXPECT_EQ(r.value, s.fence.value) << "the increment past the max was dropped";
+  fake_.Release(ctrl);
 }
 
 }  // namespace

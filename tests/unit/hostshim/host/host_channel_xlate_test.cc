@@ -15,15 +15,57 @@ using abi::NvError;
 
 TEST(HostChannelXlate, SubmitAlwaysGetsAFenceAndNeverASyncFenceFd) {
   uint32_t h = 0;
-  ASSERT_EQ(SubmitFlagsToHost(0x0, &h), NvError::kSuccess);
+  ASSERT_EQ(SubmitFlagsToHost(0x0, false, &h), NvError::kSuccess);
   EXPECT_EQ(h, 0x2u);
-  ASSERT_EQ(SubmitFlagsToHost(0x2, &h), NvError::kSuccess);
+  ASSERT_EQ(SubmitFlagsToHost(0x2, false, &h), NvError::kSuccess);
   EXPECT_EQ(h, 0x2u);
-  ASSERT_EQ(SubmitFlagsToHost(0x1 | 0x4 | 0x10, &h), NvError::kSuccess);
+  ASSERT_EQ(SubmitFlagsToHost(0x1 | 0x4 | 0x10, false, &h), NvError::kSuccess);
   EXPECT_EQ(h, 0x17u);
-  ASSERT_EQ(SubmitFlagsToHost(0x8 | 0x20 | 0x40 | 0x8000'0000, &h), NvError::kSuccess);
+  ASSERT_EQ(SubmitFlagsToHost(0x8 | 0x20 | 0x40 | 0x8000'0000, false, &h), NvError::kSuccess);
   EXPECT_EQ(h, 0x2u) << "SYNC_FENCE, SKIP_BUFFER_REFCOUNTING and unknown bits never pass";
-  EXPECT_EQ(SubmitFlagsToHost(0x100 | 0x2, &h), NvError::kNotSupported) << "increment by value";
+  // Increment by value (libnx's 0x104): the guest's count is the sentry's; the bit never passes.
+  ASSERT_EQ(SubmitFlagsToHost(0x100 | 0x4, false, &h), NvError::kSuccess);
+  EXPECT_EQ(h, 0x6u);
+  EXPECT_EQ(SubmitFlagsToHost(0x100 | 0x1, false, &h), NvError::kBadParameter)
+      << "one fence word cannot be a wait and a count (as simulated)";
+  // The guest's own increments land at the kernel's increment: its wait for idle stays.
+  ASSERT_EQ(SubmitFlagsToHost(0x10 | 0x4, true, &h), NvError::kSuccess);
+  EXPECT_EQ(h, 0x6u);
+}
+
+TEST(HostChannelXlate, TheGuestsCountIsTheSimulatedChannels) {
+  GuestFenceCount c = GuestFenceCountOf(0x104, 3, 3);  // libnx: three increments, said so
+  EXPECT_EQ(c.made, 3u);
+  EXPECT_EQ(c.promised, 3u);
+  c = GuestFenceCountOf(0x2, 0, 0);  // FENCE_GET: wait for idle and two increments
+  EXPECT_EQ(c.made, 2u);
+  EXPECT_EQ(c.promised, 2u);
+  c = GuestFenceCountOf(0x4, 9, 1);  // no promise: the max stays, the value still moves
+  EXPECT_EQ(c.made, 1u);
+  EXPECT_EQ(c.promised, 0u);
+}
+
+TEST(HostChannelXlate, CutEntriesLeavesThePiecesAroundTheCuts) {
+  // entry1: VA 39:32 in 7:0, flags in 9:8 and 31, length in 30:10.
+  const abi::channel::GpfifoEntry a{0x0010'0000u, 0x12u | (1u << 9) | (10u << 10)};
+  const abi::channel::GpfifoEntry b{0x0020'0000u, 0x12u | (4u << 10)};
+  const std::vector<abi::channel::GpfifoEntry> in = {a, b};
+  const std::vector<StreamCut> cuts = {{0, 2, 5}, {0, 9, 10}, {1, 0, 4}};
+  const std::vector<abi::channel::GpfifoEntry> out = CutEntries(in, cuts);
+  ASSERT_EQ(out.size(), 2u) << "b is all cut; a keeps words 0..1 and 5..8";
+  EXPECT_EQ(out[0].entry0, 0x0010'0000u);
+  EXPECT_EQ(out[0].entry1, 0x12u | (1u << 9) | (2u << 10));
+  EXPECT_EQ(out[1].entry0, 0x0010'0000u + 5 * 4);
+  EXPECT_EQ(out[1].entry1, 0x12u | (1u << 9) | (4u << 10));
+  EXPECT_EQ(CutEntries(in, {}).size(), 2u);
+  // A piece past 4 GiB of the low word carries into the VA's high byte.
+  const abi::channel::GpfifoEntry c{0xFFFF'FFF8u, 0x01u | (4u << 10)};
+  const std::vector<StreamCut> c_cuts = {{0, 0, 2}};
+  const std::vector<abi::channel::GpfifoEntry> c_out =
+      CutEntries(std::vector<abi::channel::GpfifoEntry>{c}, c_cuts);
+  ASSERT_EQ(c_out.size(), 1u);
+  EXPECT_EQ(c_out[0].entry0, 0u);
+  EXPECT_EQ(c_out[0].entry1, 0x02u | (2u << 10));
 }
 
 TEST(HostChannelXlate, AllocGpfifoPassesEntriesOnly) {

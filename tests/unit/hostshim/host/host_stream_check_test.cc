@@ -256,5 +256,43 @@ TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {
   EXPECT_TRUE(outcomes.contains(true));
 }
 
+// The increments of owned syncpoints are commands of their own or not: only then can the channel
+// cut their words out of what the host fetches (docs/host-passthrough.md, "Guest syncpoints").
+TEST_F(HostStreamCheck, OwnIncrementCommandsAreCutWhereTheyStand) {
+  check_.BeginSubmission();
+  // Entry 0: 3D bound, a libnx-style SYNCPOINTA/B pair (words 2..4), a NOP, an immediate 3D
+  // INCREMENT_SYNC_POINT (word 6). Entry 1: deko3d's INCREMENT_SYNC_POINT command (words 0..1).
+  EXPECT_FALSE(check_.Segment(std::vector<uint32_t>{Inc(0, 0x000, 1), 0xB197, Inc(0, 0x070, 2), 0u,
+                                                    (kOwned << 8) | 1u, Imm(0, 0x008, 0),
+                                                    Imm(0, 0x2C8, kOwned)}));
+  EXPECT_FALSE(check_.Segment(
+      std::vector<uint32_t>{Inc(0, 0x2C8, 1), kOwned | (1u << 20), Inc(0, 0x1B00, 1), 7u}));
+  EXPECT_TRUE(check_.cuttable());
+  EXPECT_FALSE(check_.waits_on_own());
+  ASSERT_EQ(check_.cuts().size(), 3u);
+  EXPECT_EQ(check_.cuts()[0].entry, 0u);
+  EXPECT_EQ(check_.cuts()[0].begin, 2u);
+  EXPECT_EQ(check_.cuts()[0].end, 5u);
+  EXPECT_EQ(check_.cuts()[1].begin, 6u);
+  EXPECT_EQ(check_.cuts()[1].end, 7u);
+  EXPECT_EQ(check_.cuts()[2].entry, 1u);
+  EXPECT_EQ(check_.cuts()[2].begin, 0u);
+  EXPECT_EQ(check_.cuts()[2].end, 2u);
+}
+
+TEST_F(HostStreamCheck, AnIncrementSharingItsCommandOrWaitingOnItsOwnSyncpointIsSaid) {
+  // SYNCPOINTB's increment after a NOP in one incrementing command (0x070..0x078: A, B, WFI).
+  EXPECT_FALSE(Run({Inc(0, 0x070, 3), 0u, (kOwned << 8) | 1u, 0u}));
+  EXPECT_FALSE(check_.cuttable());
+  EXPECT_TRUE(check_.cuts().empty());
+  // A wait (operation 0) on the owned syncpoint names the guest's count.
+  EXPECT_FALSE(Run({Inc(0, 0x070, 2), 3u, kOwned << 8}));
+  EXPECT_TRUE(check_.cuttable());
+  EXPECT_TRUE(check_.waits_on_own());
+  // ... and one on another syncpoint is the host's to read.
+  EXPECT_FALSE(Run({Inc(0, 0x070, 2), 3u, kOthers << 8}));
+  EXPECT_FALSE(check_.waits_on_own());
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::host
