@@ -36,17 +36,20 @@ bool Served(L4tNode node) {
   return false;
 }
 
-// r32.7's open of nvhost-as-gpu makes an address space with the default big page size: the
-// sim's ALLOC_AS with big_page_size 0.
-abi::NvError MakeAddressSpace(DeviceBackend& as) {
+}  // namespace
+
+abi::NvError MakeAddressSpace(DeviceBackend& as, uint32_t big_page_size) {
   abi::NvError result = abi::NvError::kSuccess;
   SelfCaller caller;
-  GuestCallSpec g{abi::DeviceId::kNvhostAsGpu, abi::nvhost_as_gpu::kAllocAs,
-                  Bytes(abi::nvhost_as_gpu::AllocAs{})};
+  abi::nvhost_as_gpu::AllocAs a{};
+  a.big_page_size = big_page_size;
+  GuestCallSpec g{abi::DeviceId::kNvhostAsGpu, abi::nvhost_as_gpu::kAllocAs, Bytes(a)};
   RunGuestCall(as, std::move(g), caller,
                [&](abi::NvError err, std::span<uint8_t>) { result = err; });
   return result;
 }
+
+namespace {
 
 // r32.7's open of nvhost-tsg-gpu makes a TSG (L4T-TSG-6); the sim has none: it is the fake's.
 std::shared_ptr<Session> MakeTsgSession() {
@@ -86,7 +89,9 @@ int64_t FakeJetson::Open(L4tNode node) {
       state_->gpu.Open(abi::Device(GuestDevice(node)), refused);
   if (backend == nullptr) return -ErrnoOf(refused);
   if (node == L4tNode::kNvhostAsGpu) {
-    if (abi::NvError e = MakeAddressSpace(*backend); e != abi::NvError::kSuccess)
+    // GM20B's default, 64 KiB (L4T-AS-1), not the sim's 128 KiB.
+    if (abi::NvError e = MakeAddressSpace(*backend, kL4tDefaultBigPageSize);
+        e != abi::NvError::kSuccess)
       return -ErrnoOf(e);
   }
   auto s = std::make_shared<Session>();

@@ -46,9 +46,11 @@ l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
   h.on_board_video_memory_size = g.on_board_video_memory_size;
   h.num_tpc_per_gpc = g.num_tpc_per_gpc;
   h.bus_type = g.bus_type;
-  h.big_page_size = g.big_page_size;
+  // GM20B's default big page is 64 KiB (L4T-AS-1, L4T-CTRL-2), and the first page-table level's
+  // low bit with it 26; the sim's default is 128 KiB (27).
+  h.big_page_size = kL4tDefaultBigPageSize;
   h.compression_page_size = g.compression_page_size;
-  h.pde_coverage_bit_count = g.pde_coverage_bit_count;
+  h.pde_coverage_bit_count = 26;
   h.available_big_page_sizes = g.available_big_page_sizes;
   // Then another order.
   h.flags = kL4tCharacteristicsFlags;

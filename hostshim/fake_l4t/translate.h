@@ -33,11 +33,15 @@ inline constexpr uint64_t kL4tCharacteristicsFlags = (1u << 0) | (1u << 1) | (1u
                                                      (1u << 8) | (1u << 18) | (1u << 23) |
                                                      (1u << 24);
 
+// GM20B's default big page size (L4T-AS-1): an address space made by opening nvhost-as-gpu, or
+// by ALLOC_AS with big_page_size 0, has it; 128 KiB only by ALLOC_AS asking for it (L4T-CTRL-11).
+inline constexpr uint32_t kL4tDefaultBigPageSize = 0x10000;
+
 // The guest's 0xA0-byte characteristics in r32.7.4's 256-byte layout, with r32.7.4's own values
 // where the ABIs differ (L4T-CTRL-2, -3): its flags, the last ioctl numbers of each node, the
-// batch and register-operation limits. Other members the guest lacks are 0 (the PCI and VBIOS
-// ids, the preemption modes, ...). The big page size stays the sim's, which is the fake's
-// address spaces' (docs/host-passthrough.md).
+// batch and register-operation limits, GM20B's 64 KiB default big page and its
+// pde_coverage_bit_count 26 (the fake's address spaces get it at their open: L4T-AS-1). Other
+// members the guest lacks are 0 (the PCI and VBIOS ids, the preemption modes, ...).
 abi::l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
     const abi::nvhost_ctrl_gpu::GpuCharacteristics& g);
 

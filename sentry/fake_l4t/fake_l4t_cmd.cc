@@ -14,6 +14,7 @@
 #include "hostshim/fake_l4t/fake_jetson.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/fake_l4t/fake_l4t_fs.h"
+#include "sentry/fake_l4t/fake_l4t_program.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -34,6 +35,22 @@ void SetUpLog(const std::string& level) {
   fflush(stdout);
   spdlog::default_logger()->flush();
   _exit(status);
+}
+
+// `-- PROGRAM`: serves it, then leaves with its status once its files are released.
+[[noreturn]] void ServeProgramAndLeave(const FakeL4tOptions& o, FakeL4tFs& fs,
+                                       hostshim::fake_l4t::FakeJetson& fake) {
+  std::thread([&fs] {
+    const int rc = fs.Serve();
+    spdlog::debug("fake-l4t: the filesystem ended ({})", rc);
+  }).detach();
+  const int status = ServeProgram(o.dir, fs.dev(), fake, o.program);
+  // FUSE releases come after the last close returns: give them time to arrive.
+  for (int i = 0; i < 1000 && fake.session_count() != 0; ++i) usleep(10000);
+  fprintf(stderr, "%s\n", fake.Status().c_str());
+  if (umount2(o.dir.c_str(), MNT_DETACH) != 0)
+    spdlog::warn("fake-l4t: unmounting {}: {}", o.dir, strerror(errno));
+  Leave(status);
 }
 
 }  // namespace
@@ -69,6 +86,7 @@ int RunFakeL4t(const FakeL4tOptions& o) {
     fprintf(stderr, "nvsentry fake-l4t: %s\n", std::string(fs.status().message()).c_str());
     return 1;
   }
+  if (!o.program.empty()) ServeProgramAndLeave(o, **fs, *fake);
   std::thread([fs = fs->get(), fd = ended.get()] {
     const int rc = fs->Serve();
     spdlog::info("fake-l4t: the filesystem ended ({})", rc);
