@@ -33,8 +33,7 @@ set(allowed_sentry/process abi hostshim sentry/process)
 set(allowed_sentry/devfs abi hostshim sentry/process sentry/devfs)
 set(allowed_sentry/core abi policy ${all_hostshim} proxy sentry/process sentry/devfs sentry/core)
 set(allowed_sentry/sandbox ${allowed_sentry/core} sentry/sandbox)
-set(allowed_sentry/fake_l4t abi ${all_hostshim} sentry/process sentry/devfs sentry/core
-  sentry/fake_l4t)
+set(allowed_sentry/fake_l4t abi ${all_hostshim} sentry/process sentry/devfs sentry/fake_l4t)
 set(allowed_sentry/cmd ${allowed_sentry/sandbox} sentry/fake_l4t sentry/cmd)
 
 # The room of a path relative to ROOT (a source file, or an included header), or "" if none.
