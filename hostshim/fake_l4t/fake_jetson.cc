@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
+#include "hostshim/sim/memory/nvmap.h"
 #include "hostshim/rate_limited_log.h"
 #include "spdlog/spdlog.h"
 
@@ -147,6 +148,11 @@ void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L
 size_t FakeJetson::session_count() const {
   absl::MutexLock l(&state_->mu);
   return state_->sessions.size();
+}
+
+bool FakeJetson::HoldsNothing() const {
+  return session_count() == 0 && state_->memory.count() == 0 && ParkedGuestCalls() == 0 &&
+         state_->gpu.nvmap().object_count() == 0;
 }
 
 std::string FakeJetson::Status() const {

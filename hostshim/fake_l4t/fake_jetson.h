@@ -49,6 +49,9 @@ class FakeJetson {
   // calls, and the sim's own status.
   std::string Status() const;
   size_t session_count() const;
+  // No session open, no nvmap object, none of the fake's memory, no parked call (what the sim
+  // frees may go after the last session closes).
+  bool HoldsNothing() const;
 
  private:
   std::unique_ptr<FakeState> state_;

@@ -45,8 +45,9 @@ void SetUpLog(const std::string& level) {
     spdlog::debug("fake-l4t: the filesystem ended ({})", rc);
   }).detach();
   const int status = ServeProgram(o.dir, fs.dev(), fake, o.program);
-  // FUSE releases come after the last close returns: give them time to arrive.
-  for (int i = 0; i < 1000 && fake.session_count() != 0; ++i) usleep(10000);
+  // FUSE releases come after the last close returns, and the sim frees some objects after that:
+  // give them time.
+  for (int i = 0; i < 1000 && !fake.HoldsNothing(); ++i) usleep(10000);
   fprintf(stderr, "%s\n", fake.Status().c_str());
   if (umount2(o.dir.c_str(), MNT_DETACH) != 0)
     spdlog::warn("fake-l4t: unmounting {}: {}", o.dir, strerror(errno));

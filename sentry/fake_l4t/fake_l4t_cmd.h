@@ -3,8 +3,8 @@
 // DIR) or until DIR is unmounted. Needs root. Standard output gets "fake-l4t: ready DIR" once the
 // files answer, and the fake's status line at each SIGUSR1; the log goes to standard error.
 // With `-- PROGRAM [ARGS]` it runs PROGRAM instead (sentry/fake_l4t/fake_l4t_program.h), calls
-// that return fds included, prints no ready line, and when PROGRAM ends waits (at most 10 s) for
-// its files' releases, prints its status line on standard error, unmounts DIR and exits with
+// that return fds included, prints no ready line, and when PROGRAM ends waits (at most 10 s) until
+// the fake holds nothing, prints its status line on standard error, unmounts DIR and exits with
 // PROGRAM's status.
 #pragma once
 

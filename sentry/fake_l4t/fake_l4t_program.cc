@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <thread>
 
 #include "abi/ioctl_code.h"
 #include "hostshim/unique_fd.h"
@@ -80,17 +82,22 @@ bool IsStopSignal(int sig) {
   return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-// Serves every stop of every tracee until `child` ends; its wait status.
-int Trace(pid_t child, const TracedServer& server) {
+// Serves every stop of every tracee until none is left; `child`'s wait status goes to `ended` when
+// it ends (its threads and children may outlive it, holding files, and must not stay stopped).
+void Trace(pid_t child, const TracedServer& server, std::promise<int>& ended) {
+  bool child_ended = false;
   for (;;) {
     int st = 0;
     const pid_t pid = waitpid(-1, &st, __WALL);
     if (pid < 0) {
       if (errno == EINTR) continue;
-      return 1 << 8;  // ECHILD: nothing left to trace, and the child's end was missed
+      break;  // ECHILD: nothing left to trace
     }
     if (WIFEXITED(st) || WIFSIGNALED(st)) {
-      if (pid == child) return st;
+      if (pid == child && !child_ended) {
+        child_ended = true;
+        ended.set_value(st);
+      }
       continue;
     }
     if (!WIFSTOPPED(st)) continue;
@@ -109,29 +116,22 @@ int Trace(pid_t child, const TracedServer& server) {
       ptrace(PTRACE_CONT, pid, 0, sig);  // a signal: delivered as without the fake
     }
   }
+  if (!child_ended) ended.set_value(1 << 8);  // its end was missed: exit status 1
 }
 
-}  // namespace
-
-int ServeProgram(const std::string& dir, dev_t dev, FakeJetson& fake,
-                 const std::vector<std::string>& argv) {
-  std::vector<sock_filter> prog;
-  if (!BuildFilter(&prog)) {
-    fprintf(stderr, "nvsentry fake-l4t: cannot build the seccomp filter (libseccomp)\n");
-    return 1;
-  }
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
+// Forks PROGRAM under the filter and attaches to it before it execs: its pid, or -1 (said on
+// standard error).
+pid_t StartTraced(const std::vector<sock_filter>& prog, std::vector<char*>& cargv,
+                  const char* name) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     perror("nvsentry fake-l4t: socketpair");
-    return 1;
+    return -1;
   }
   const pid_t child = fork();
   if (child < 0) {
     perror("nvsentry fake-l4t: fork");
-    return 1;
+    return -1;
   }
   if (child == 0) {
     close(sv[0]);
@@ -148,15 +148,42 @@ int ServeProgram(const std::string& dir, dev_t dev, FakeJetson& fake,
     if (ptrace(PTRACE_SEIZE, child, 0, options) != 0) err = errno;
   }
   if (err != 0) {
-    fprintf(stderr, "nvsentry fake-l4t: cannot serve %s: %s\n", argv[0].c_str(), strerror(err));
+    fprintf(stderr, "nvsentry fake-l4t: cannot serve %s: %s\n", name, strerror(err));
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
-    return 1;
+    return -1;
   }
   const char go = 1;
   (void)!write(report.get(), &go, 1);
-  const TracedServer server{dir, dev, fake};
-  return ExitStatus(Trace(child, server));
+  return child;
+}
+
+}  // namespace
+
+int ServeProgram(const std::string& dir, dev_t dev, FakeJetson& fake,
+                 const std::vector<std::string>& argv) {
+  std::vector<sock_filter> prog;
+  if (!BuildFilter(&prog)) {
+    fprintf(stderr, "nvsentry fake-l4t: cannot build the seccomp filter (libseccomp)\n");
+    return 1;
+  }
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  // The tracer is one thread (ptrace requests come from the thread that attached): it starts
+  // PROGRAM, and serves it and whatever it starts until all have ended.
+  auto* ended = new std::promise<int>;  // both live on with the tracer
+  auto* server = new TracedServer{dir, dev, fake};
+  std::future<int> status = ended->get_future();
+  std::thread([server, cargv = std::move(cargv), prog = std::move(prog), ended]() mutable {
+    const pid_t child = StartTraced(prog, cargv, cargv[0]);
+    if (child < 0) {
+      ended->set_value(1 << 8);
+      return;
+    }
+    Trace(child, *server, *ended);
+  }).detach();
+  return ExitStatus(status.get());
 }
 
 }  // namespace nvsentry::sentry

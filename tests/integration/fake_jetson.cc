@@ -33,7 +33,8 @@ void FakeJetsonTest::TearDown() {
   rmdir(dir_.c_str());
 }
 
-RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms) {
+RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms,
+                       const std::vector<std::string>& extra_env) {
   char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return {};
   const std::string dir = tmpl;
@@ -42,7 +43,7 @@ RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms) 
     for (size_t at; (at = a.find("{DIR}")) != std::string::npos;) a.replace(at, 5, dir);
     argv.push_back(std::move(a));
   }
-  RunResult r = RunProgram({argv, {}, timeout_ms});
+  RunResult r = RunProgram({argv, extra_env, timeout_ms});
   struct stat st {
   }, parent{};
   EXPECT_EQ(stat(dir.c_str(), &st), 0);

@@ -23,9 +23,11 @@ class FakeJetsonTest : public ::testing::Test {
 };
 
 // `nvsentry fake-l4t DIR -- PROGRAM...` on a fresh directory: `program` with every "{DIR}" in it
-// replaced by DIR. The fake's status line after PROGRAM (on its standard error) is in `err`; DIR
-// is checked to be unmounted afterwards, and removed. Needs root (the caller skips otherwise).
-RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms = 120000);
+// replaced by DIR, `extra_env` in its environment. The fake's status line after PROGRAM (on its
+// standard error) is in `err`; DIR is checked to be unmounted afterwards, and removed. Needs root
+// (the caller skips otherwise).
+RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms = 120000,
+                       const std::vector<std::string>& extra_env = {});
 
 // The fake's status line once nothing is open and nothing is held (up to the pinned bytes' limit).
 inline constexpr char kFakeHoldsNothing[] =
