@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
-#include "hostshim/sim/memory/nvmap.h"
 #include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/memory/nvmap.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::fake_l4t {
