@@ -69,7 +69,9 @@ int64_t AddSession(FakeState& state, std::shared_ptr<Session> s) {
 
 }  // namespace
 
-FakeJetson::FakeJetson() : state_(std::make_unique<FakeState>()) {}
+FakeJetson::FakeJetson(uint32_t default_big_page_size) : state_(std::make_unique<FakeState>()) {
+  state_->default_big_page_size = default_big_page_size;
+}
 
 FakeJetson::~FakeJetson() {
   // Sessions first: they free their objects through the sim, which must still be there.
@@ -90,8 +92,8 @@ int64_t FakeJetson::Open(L4tNode node) {
       state_->gpu.Open(abi::Device(GuestDevice(node)), refused);
   if (backend == nullptr) return -ErrnoOf(refused);
   if (node == L4tNode::kNvhostAsGpu) {
-    // GM20B's default, 64 KiB (L4T-AS-1), not the sim's 128 KiB.
-    if (abi::NvError e = MakeAddressSpace(*backend, kL4tDefaultBigPageSize);
+    // GM20B's default, 64 KiB (L4T-AS-1), unless the fake was made with the sim's 128 KiB.
+    if (abi::NvError e = MakeAddressSpace(*backend, state_->default_big_page_size);
         e != abi::NvError::kSuccess)
       return -ErrnoOf(e);
   }

@@ -64,6 +64,7 @@ struct Session {
 
 struct FakeState {
   sim::Gpu gpu;
+  uint32_t default_big_page_size = 0x10000;  // an opened address space's (FakeJetson's)
   NvmapMemory memory;
   mutable absl::Mutex mu;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Session>> sessions ABSL_GUARDED_BY(mu);

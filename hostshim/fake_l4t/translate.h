@@ -39,11 +39,13 @@ inline constexpr uint32_t kL4tDefaultBigPageSize = 0x10000;
 
 // The guest's 0xA0-byte characteristics in r32.7.4's 256-byte layout, with r32.7.4's own values
 // where the ABIs differ (L4T-CTRL-2, -3): its flags, the last ioctl numbers of each node, the
-// batch and register-operation limits, GM20B's 64 KiB default big page and its
-// pde_coverage_bit_count 26 (the fake's address spaces get it at their open: L4T-AS-1). Other
-// members the guest lacks are 0 (the PCI and VBIOS ids, the preemption modes, ...).
+// batch and register-operation limits, and the default big page `big_page_size` the fake's
+// opened address spaces have (GM20B's 64 KiB, L4T-AS-1; 128 KiB, the sim's, over FUSE alone) with
+// its pde_coverage_bit_count (26 for 64 KiB, 27 for 128 KiB). Other members the guest lacks are 0
+// (the PCI and VBIOS ids, the preemption modes, ...).
 abi::l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
-    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g);
+    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g,
+    uint32_t big_page_size = kL4tDefaultBigPageSize);
 
 // SUBMIT_GPFIFO's L4T flags as the sim's: the bits are the same (FENCE_WAIT, FENCE_GET,
 // HW_FORMAT, SUPPRESS_WFI; SKIP_BUFFER_REFCOUNTING changes nothing here), and r32.7.4 ignores the

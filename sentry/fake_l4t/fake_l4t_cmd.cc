@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "hostshim/fake_l4t/fake_jetson.h"
+#include "hostshim/fake_l4t/translate.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/fake_l4t/fake_l4t_fs.h"
 #include "sentry/fake_l4t/fake_l4t_program.h"
@@ -81,7 +82,10 @@ int RunFakeL4t(const FakeL4tOptions& o) {
     return 1;
   }
 
-  auto* fake = new hostshim::fake_l4t::FakeJetson();  // lives until the process leaves
+  // GM20B's 64 KiB default big page where PROGRAM can get 128 KiB from ALLOC_AS; over FUSE alone,
+  // where ALLOC_AS cannot hand out its fd, the sim's 128 KiB, which the suite's guests ask for.
+  auto* fake = new hostshim::fake_l4t::FakeJetson(
+      o.program.empty() ? 0x20000 : hostshim::fake_l4t::kL4tDefaultBigPageSize);  // lives on
   absl::StatusOr<std::unique_ptr<FakeL4tFs>> fs = FakeL4tFs::Mount(o.dir, *fake);
   if (!fs.ok()) {
     fprintf(stderr, "nvsentry fake-l4t: %s\n", std::string(fs.status().message()).c_str());

@@ -15,8 +15,9 @@
  * `l4t_client --fds DIR` (run under `nvsentry fake-l4t DIR -- l4t_client --fds DIR`) also asks for
  * the calls that return fds, as r32.7.4 hands them out (docs/host-abi.md L4T-NODE-7): ctrl-gpu
  * ALLOC_AS with big pages of 128 KiB, 64 KiB and the default (64 KiB on GM20B, L4T-AS-1), OPEN_TSG
- * and OPEN_CHANNEL, and sets a channel up on those fds alone. Without --fds, ALLOC_AS must answer
- * ENOTTY (the FUSE-only fake cannot hand out an fd).
+ * and OPEN_CHANNEL, and sets a channel up on those fds alone, and expects GM20B's 64 KiB default.
+ * Without --fds, ALLOC_AS must answer ENOTTY (the FUSE-only fake cannot hand out an fd) and the
+ * default is the sim's 128 KiB.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -324,7 +325,11 @@ int main(int argc, char** argv) {
   uint32_t big_page, pde_bits;
   memcpy(&big_page, chars + 40, 4);
   memcpy(&pde_bits, chars + 48, 4);
-  expect(big_page == 0x10000 && pde_bits == 26, "GET_CHARACTERISTICS: GM20B's 64 KiB big pages");
+  /* GM20B's 64 KiB default (L4T-AS-1); the FUSE-only fake keeps the sim's 128 KiB, since its
+   * clients cannot get 128 KiB from ALLOC_AS. */
+  const uint32_t default_big = fds ? 0x10000 : 0x20000;
+  expect(big_page == default_big && pde_bits == (fds ? 26u : 27u),
+         "GET_CHARACTERISTICS: the default big page size");
   struct nvgpu_gpu_get_characteristics bad = {sizeof chars, BAD_POINTER};
   expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, &bad, EFAULT,
                "GET_CHARACTERISTICS at a bad pointer");
@@ -336,7 +341,7 @@ int main(int argc, char** argv) {
   if (ioctl(as, NVGPU_AS_IOCTL_GET_VA_REGIONS, &va) != 0) fail("GET_VA_REGIONS");
   printf("as: regions at 0x%llx (%u) and 0x%llx (%u)\n", (unsigned long long)regions[0].offset,
          regions[0].page_size, (unsigned long long)regions[1].offset, regions[1].page_size);
-  expect(regions[1].page_size == 0x10000, "an opened address space has 64 KiB big pages");
+  expect(regions[1].page_size == default_big, "an opened address space has the default big pages");
   struct buffer sema = make_buffer(nvmap, as, 4096);
   struct buffer push = make_buffer(nvmap, as, 4096);
   printf("as: semaphore at 0x%llx, pushbuffer at 0x%llx\n", (unsigned long long)sema.gpu,

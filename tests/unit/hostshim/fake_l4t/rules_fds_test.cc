@@ -129,5 +129,26 @@ TEST_F(FakeL4tFdRules, L4T_NODE_7_OpenTsgAndOpenChannelHandOutATsgAndAChannel) {
   fake_.Release(gpu);
 }
 
+// The fake made for FUSE alone keeps the sim's 128 KiB (its clients cannot get it otherwise).
+TEST(FakeL4tDefault, AFakeFor128KiBOpensAndReports128KiB) {
+  FakeJetson fake(0x20000);
+  MemCaller caller;
+  const uint64_t gpu = static_cast<uint64_t>(fake.Open(L4tNode::kNvhostCtrlGpu));
+  hg::GpuCharacteristics c{};
+  hg::GetCharacteristics gc{sizeof c, reinterpret_cast<uint64_t>(&c)};
+  auto r = std::make_shared<Recorded>();
+  fake.Ioctl(gpu,
+             {hg::kGetCharacteristics,
+              {reinterpret_cast<const uint8_t*>(&gc), sizeof gc},
+              reinterpret_cast<uint64_t>(&gc),
+              sizeof gc,
+              caller},
+             r);
+  ASSERT_EQ(r->Err(), 0);
+  EXPECT_EQ(c.big_page_size, 0x20000u);
+  EXPECT_EQ(c.pde_coverage_bit_count, 27u);
+  fake.Release(gpu);
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::fake_l4t
