@@ -51,6 +51,9 @@ class L4tCaller {
     (void)cloexec;
     return -EOPNOTSUPP;
   }
+  // A new eventfd of the caller's (a sync-file-like fence fd: readable once the fake writes to
+  // it): the fake's copy, which PlaceFd then hands out (its number), or -errno.
+  virtual int MakeEventFd() { return -EOPNOTSUPP; }
 };
 
 // Answers one request exactly once. Send after an earlier Send (or after the request was

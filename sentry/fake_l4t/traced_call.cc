@@ -1,6 +1,7 @@
 #include "sentry/fake_l4t/traced_call.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,17 +71,25 @@ class TracedCaller : public FakeL4tCaller {
     const int64_t fd = Inject(SYS_openat, {static_cast<uint64_t>(AT_FDCWD), at, O_RDWR, 0});
     if (fd < 0) return static_cast<int>(fd);
     caller_fd_ = static_cast<int>(fd);
-    const UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, TgidOf(tid_), 0)));
-    UniqueFd copy(pidfd ? static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), caller_fd_, 0))
-                        : -1);
-    if (!copy) return -errno;
-    const int64_t h = IdentifyDeviceFile(copy.get());
-    if (h <= 0) return h < 0 ? static_cast<int>(h) : -EIO;
+    const int copy = CopyOfCallerFd();
+    if (copy < 0) return copy;
+    const int64_t h = IdentifyDeviceFile(copy);
+    if (h <= 0) {
+      close(copy);
+      return h < 0 ? static_cast<int>(h) : -EIO;
+    }
     *session = static_cast<uint64_t>(h);
-    copy_ = dup(copy.get());  // the fake closes its fd; PlaceFd knows it by this one's file
-    return copy.Release();
+    return copy;
   }
-  // The fd is the caller's already (OpenNode); a close-on-exec one is not asked for yet.
+  // A new eventfd made by the caller itself (eventfd2 in its place); the fake gets a copy.
+  int MakeEventFd() override {
+    if (caller_fd_ >= 0) return -EBUSY;  // one fd per call
+    const int64_t fd = Inject(SYS_eventfd2, {0, EFD_CLOEXEC, 0, 0});
+    if (fd < 0) return static_cast<int>(fd);
+    caller_fd_ = static_cast<int>(fd);
+    return CopyOfCallerFd();
+  }
+  // The fd is the caller's already (OpenNode, MakeEventFd); close-on-exec is not asked for yet.
   int PlaceFd(int fd, bool cloexec) override {
     (void)cloexec;
     if (caller_fd_ < 0 || copy_ < 0 || !SameFile(fd, copy_)) return -EBADF;
@@ -101,6 +110,15 @@ class TracedCaller : public FakeL4tCaller {
   }
 
  private:
+  // The fake's copy of caller_fd_ (and copy_, by which PlaceFd knows it), or -errno.
+  int CopyOfCallerFd() {
+    const UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, TgidOf(tid_), 0)));
+    UniqueFd copy(pidfd ? static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), caller_fd_, 0))
+                        : -1);
+    if (!copy) return -errno;
+    copy_ = dup(copy.get());
+    return copy.Release();
+  }
   static bool SameFile(int a, int b) {
     struct stat sa {
     }, sb{};

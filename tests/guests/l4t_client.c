@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ struct nvhost_ctrl_syncpt_waitex_args {
 #define NVGPU_TSG_IOCTL_BIND_CHANNEL 0x40045401u
 #define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
+#define NVGPU_SUBMIT_GPFIFO_FLAGS_SYNC_FENCE (1u << 3)
 struct nvgpu_gpu_get_characteristics {
   uint64_t buf_size, buf_addr;
 };
@@ -414,6 +416,21 @@ int main(int argc, char** argv) {
   nvmap_rw(nvmap, NVMAP_IOC_READ, sema.handle, &got, 0, 4, 4, 4, 1, "READ semaphore");
   expect(got == sequence, "the semaphore does not hold the sequence");
   printf("fence reached (value %u); semaphore 0x%08X\n", w.value, got);
+
+  /* 6b. With --fds: the same pushbuffer again with SYNC_FENCE, its fence an fd that polls
+   * readable once reached (L4T-CH-10, L4T-NODE-7). */
+  if (fds) {
+    struct nvgpu_submit_gpfifo_args again = {
+        (uint64_t)(uintptr_t)&entry,
+        1,
+        NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET | NVGPU_SUBMIT_GPFIFO_FLAGS_SYNC_FENCE,
+        {0, 0}};
+    if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &again) != 0) fail("SUBMIT_GPFIFO SYNC_FENCE");
+    struct pollfd p = {(int)again.fence.id, POLLIN, 0};
+    expect(poll(&p, 1, 10000) == 1 && (p.revents & POLLIN), "the fence fd is not readable");
+    close((int)again.fence.id);
+    printf("SYNC_FENCE: fence fd polled readable\n");
+  }
 
   /* 7. Refusals. */
   struct nvhost_ctrl_syncpt_waitex_args never = {sub.fence.id, sub.fence.value + 1000, 20, 0};

@@ -112,7 +112,8 @@ TEST_F(FakeL4t, OverFuseAloneAllocAsAnswersEnotty) {
 
 // `nvsentry fake-l4t DIR -- PROGRAM`: the calls that return fds return them (L4T-NODE-7):
 // ALLOC_AS with 128 KiB, 64 KiB and the default (64 KiB: L4T-AS-1, CTRL-11) big pages, OPEN_TSG,
-// OPEN_CHANNEL, and a channel set up on those fds alone; all freed when the client ends.
+// OPEN_CHANNEL, and a channel set up on those fds alone; SUBMIT_GPFIFO with SYNC_FENCE's fence fd
+// polls readable (L4T-CH-10); all freed when the client ends.
 TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
   if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
   RunResult r = RunUnderFake({L4T_CLIENT_BIN, "--fds", "{DIR}"});
@@ -121,7 +122,8 @@ TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
        {"ALLOC_AS(131072): fd with big pages of 131072",
         "ALLOC_AS(65536): fd with big pages of 65536", "ALLOC_AS(0): fd with big pages of 65536",
         "ALLOC_AS of 192 KiB pages: Invalid argument as expected",
-        "fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG", "l4t_client: ok"})
+        "fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG",
+        "SYNC_FENCE: fence fd polled readable", "l4t_client: ok"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.err.find(kFakeHoldsNothing), std::string::npos) << r.err;
 }
