@@ -51,6 +51,8 @@ abi::l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
 // HW_FORMAT, SUPPRESS_WFI; SKIP_BUFFER_REFCOUNTING changes nothing here), and r32.7.4 ignores the
 // bits it does not define (L4T-CH-10), so they never reach the sim. SYNC_FENCE with FENCE_WAIT or
 // FENCE_GET (a sync_file fd, which the fake can neither read nor make) is EINVAL; 0 otherwise.
+// (A caller that takes fds gets FENCE_GET with SYNC_FENCE's fence fd: serve_channel.cc clears
+// SYNC_FENCE before asking here.)
 int SubmitFlagsToGuest(uint32_t l4t_flags, uint32_t* guest_flags);
 
 // MAP_BUFFER_EX's flags and kinds as the sim's: DIRECT_KIND_CTRL is required (EINVAL without it,
