@@ -4,6 +4,8 @@
 // as `nvsentry fake-l4t DIR -- PROGRAM` does with a real fd.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +40,12 @@ class FdCaller : public MemCaller {
     fds[next_] = last_;
     return next_++;
   }
+  // The eventfd is this process's (`event`, kept for the test to poll); the fake gets a dup.
+  int MakeEventFd() override {
+    event = eventfd(0, EFD_CLOEXEC);
+    return event < 0 ? -errno : dup(event);
+  }
+  int event = -1;
 
  private:
   FakeJetson& fake_;
@@ -127,6 +135,27 @@ TEST_F(FakeL4tFdRules, L4T_NODE_7_OpenTsgAndOpenChannelHandOutATsgAndAChannel) {
   fake_.Release(ch);
   fake_.Release(tsg);
   fake_.Release(gpu);
+}
+
+TEST_F(FakeL4tFdRules, L4T_CH_10_SyncFenceAnswersAFenceFdReadableOnceReached) {
+  const uint64_t as = Open(L4tNode::kNvhostAsGpu);
+  const uint64_t ch = BoundChannel(as);
+  hc::AllocGpfifoEx gp{};
+  gp.num_entries = 128;
+  ASSERT_EQ(Call(ch, hc::kAllocGpfifoEx, &gp), 0);
+  constexpr uint32_t kFenceGet = 1u << 1, kSyncFence = 1u << 3;
+  hc::SubmitGpfifo fuse{0, 0, kFenceGet | kSyncFence, {}};
+  EXPECT_EQ(Call(ch, hc::kSubmitGpfifo, &fuse), EINVAL);  // no fd for a FUSE caller
+  hc::SubmitGpfifo sub{0, 0, kFenceGet | kSyncFence, {}};
+  ASSERT_EQ(CallTakingFds(ch, hc::kSubmitGpfifo, &sub), 0);
+  EXPECT_GE(static_cast<int>(sub.fence.id), 100);  // the caller's fd, not a syncpoint id
+  ASSERT_GE(fd_caller_.event, 0);
+  pollfd p{fd_caller_.event, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 10000), 1);
+  EXPECT_TRUE(p.revents & POLLIN);
+  close(fd_caller_.event);
+  fake_.Release(ch);
+  fake_.Release(as);
 }
 
 // The fake made for FUSE alone keeps the sim's 128 KiB (its clients cannot get it otherwise).
