@@ -9,6 +9,7 @@
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
 #include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/memory/nvmap.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::fake_l4t {
@@ -36,17 +37,20 @@ bool Served(L4tNode node) {
   return false;
 }
 
-// r32.7's open of nvhost-as-gpu makes an address space with the default big page size: the
-// sim's ALLOC_AS with big_page_size 0.
-abi::NvError MakeAddressSpace(DeviceBackend& as) {
+}  // namespace
+
+abi::NvError MakeAddressSpace(DeviceBackend& as, uint32_t big_page_size) {
   abi::NvError result = abi::NvError::kSuccess;
   SelfCaller caller;
-  GuestCallSpec g{abi::DeviceId::kNvhostAsGpu, abi::nvhost_as_gpu::kAllocAs,
-                  Bytes(abi::nvhost_as_gpu::AllocAs{})};
+  abi::nvhost_as_gpu::AllocAs a{};
+  a.big_page_size = big_page_size;
+  GuestCallSpec g{abi::DeviceId::kNvhostAsGpu, abi::nvhost_as_gpu::kAllocAs, Bytes(a)};
   RunGuestCall(as, std::move(g), caller,
                [&](abi::NvError err, std::span<uint8_t>) { result = err; });
   return result;
 }
+
+namespace {
 
 // r32.7's open of nvhost-tsg-gpu makes a TSG (L4T-TSG-6); the sim has none: it is the fake's.
 std::shared_ptr<Session> MakeTsgSession() {
@@ -65,7 +69,9 @@ int64_t AddSession(FakeState& state, std::shared_ptr<Session> s) {
 
 }  // namespace
 
-FakeJetson::FakeJetson() : state_(std::make_unique<FakeState>()) {}
+FakeJetson::FakeJetson(uint32_t default_big_page_size) : state_(std::make_unique<FakeState>()) {
+  state_->default_big_page_size = default_big_page_size;
+}
 
 FakeJetson::~FakeJetson() {
   // Sessions first: they free their objects through the sim, which must still be there.
@@ -86,7 +92,9 @@ int64_t FakeJetson::Open(L4tNode node) {
       state_->gpu.Open(abi::Device(GuestDevice(node)), refused);
   if (backend == nullptr) return -ErrnoOf(refused);
   if (node == L4tNode::kNvhostAsGpu) {
-    if (abi::NvError e = MakeAddressSpace(*backend); e != abi::NvError::kSuccess)
+    // GM20B's default, 64 KiB (L4T-AS-1), unless the fake was made with the sim's 128 KiB.
+    if (abi::NvError e = MakeAddressSpace(*backend, state_->default_big_page_size);
+        e != abi::NvError::kSuccess)
       return -ErrnoOf(e);
   }
   auto s = std::make_shared<Session>();
@@ -142,6 +150,11 @@ void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L
 size_t FakeJetson::session_count() const {
   absl::MutexLock l(&state_->mu);
   return state_->sessions.size();
+}
+
+bool FakeJetson::HoldsNothing() const {
+  return session_count() == 0 && state_->memory.count() == 0 && ParkedGuestCalls() == 0 &&
+         state_->gpu.nvmap().object_count() == 0;
 }
 
 std::string FakeJetson::Status() const {

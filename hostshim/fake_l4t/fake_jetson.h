@@ -7,10 +7,11 @@
 // this is the part without a kernel interface, so it is unit-tested with an in-memory caller.
 //
 // Semantics (docs/host-passthrough.md, "The simulated Jetson"): opening nvhost-as-gpu makes an
-// address space with the default big page size, opening nvhost-gpu a channel (unusable until a
-// TSG's BIND_CHANNEL), opening nvhost-tsg-gpu a TSG; nvmap handles are
-// the sim's object ids, counted per open and freed when the open closes; objects are backed by
-// this process's memory. Calls that return new fds (ALLOC_AS, OPEN_CHANNEL, OPEN_TSG, GET_FD,
+// address space with the default big page size (the constructor's), opening nvhost-gpu a channel
+// (unusable until a TSG's BIND_CHANNEL), opening nvhost-tsg-gpu a TSG; nvmap handles are the sim's
+// object ids, counted per open and freed when the open closes; objects are backed by this process's
+// memory. ALLOC_AS, OPEN_TSG and OPEN_CHANNEL return a new fd through L4tCaller::OpenNode and
+// PlaceFd (ENOTTY where the caller cannot take one); the other calls that return fds (GET_FD,
 // POLL_FD_CREATE, SYNC_FENCE_CREATE, EVENT_ID_CTRL) and the rest the fake does not serve answer
 // ENOTTY with a log line; unknown codes as r32.7.4 answers them (L4T-NODE-2: EINVAL outside an
 // nvgpu node's limits, else ENOTTY); a short argument EINVAL; a bad user pointer EFAULT. Where
@@ -30,7 +31,10 @@ struct FakeState;
 
 class FakeJetson {
  public:
-  FakeJetson();
+  // `default_big_page_size`: the big pages of an address space made by opening nvhost-as-gpu, and
+  // GET_CHARACTERISTICS' big_page_size: GM20B's 64 KiB (L4T-AS-1), or 128 KiB (the sim's) for
+  // clients that cannot get 128 KiB otherwise (ALLOC_AS returns an fd; over FUSE alone it cannot).
+  explicit FakeJetson(uint32_t default_big_page_size = 0x10000);
   ~FakeJetson();
   FakeJetson(const FakeJetson&) = delete;
   FakeJetson& operator=(const FakeJetson&) = delete;
@@ -49,6 +53,9 @@ class FakeJetson {
   // calls, and the sim's own status.
   std::string Status() const;
   size_t session_count() const;
+  // No session open, no nvmap object, none of the fake's memory, no parked call (what the sim
+  // frees may go after the last session closes).
+  bool HoldsNothing() const;
 
  private:
   std::unique_ptr<FakeState> state_;

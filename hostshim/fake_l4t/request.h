@@ -6,9 +6,12 @@
 
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <span>
+
+#include "abi/l4t/nodes.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 
@@ -31,6 +34,26 @@ class L4tCaller {
   virtual bool Transfer(std::span<const CallerPiece> pieces, bool to_caller) = 0;
   // The fake's session behind the caller's fd `fd` (a file of the fake's own mount), or 0.
   virtual uint64_t SessionOf(int32_t fd) = 0;
+
+  // What a call that returns a new fd needs (L4T-NODE-7); a caller that cannot take fds (FUSE's
+  // restricted ioctls: the server cannot place one) answers -EOPNOTSUPP and the call ENOTTY.
+  // A new open of `node` by the fake itself (a session made as the caller's own open would make
+  // it): the fake's fd of it, and the session in `*session`; or -errno.
+  virtual int OpenNode(abi::l4t::L4tNode node, uint64_t* session) {
+    (void)node;
+    (void)session;
+    return -EOPNOTSUPP;
+  }
+  // Installs a copy of the fake's `fd` in the caller's fd table (close-on-exec when `cloexec`):
+  // the caller's number, or -errno. The fake keeps its own fd.
+  virtual int PlaceFd(int fd, bool cloexec) {
+    (void)fd;
+    (void)cloexec;
+    return -EOPNOTSUPP;
+  }
+  // A new eventfd of the caller's (a sync-file-like fence fd: readable once the fake writes to
+  // it): the fake's copy, which PlaceFd then hands out (its number), or -errno.
+  virtual int MakeEventFd() { return -EOPNOTSUPP; }
 };
 
 // Answers one request exactly once. Send after an earlier Send (or after the request was

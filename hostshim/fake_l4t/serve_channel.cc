@@ -12,6 +12,8 @@
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
 #include "hostshim/sim/memory/nvmap.h"
+#include "hostshim/sim/sync/syncpoints.h"
+#include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 namespace {
@@ -102,12 +104,51 @@ int CheckSubmit(L4tCall& c, uint32_t num_entries) {
   return 0;
 }
 
+// The fence of a submission as a fence fd (L4T-CH-10's SYNC_FENCE): an eventfd of the caller's
+// that the fake makes readable when the syncpoint reaches the value.
+class FenceFdWaiter : public sim::SyncpointWaiter {
+ public:
+  explicit FenceFdWaiter(UniqueFd fd) : fd_(std::move(fd)) {}
+  void Reached(uint32_t) override { Signal(fd_.get()); }
+  void TimedOut() override {}
+  bool Abandoned() override { return false; }
+  static void Signal(int fd) {
+    const uint64_t one = 1;
+    (void)!write(fd, &one, sizeof one);
+  }
+
+ private:
+  UniqueFd fd_;
+};
+
+// The caller's fence fd for {id, value}: its number, or -errno.
+int FenceFd(L4tCall& c, UniqueFd copy, uint32_t id, uint32_t value) {
+  const int placed = c.req.caller.PlaceFd(copy.get(), true);
+  if (placed < 0) return placed;
+  uint32_t now = 0;
+  auto waiter = std::make_shared<FenceFdWaiter>(UniqueFd(dup(copy.get())));
+  if (c.state.gpu.syncpoints().Wait(
+          id, value, -1, [&] { return waiter; }, &now) == sim::Syncpoints::WaitStart::kReached)
+    FenceFdWaiter::Signal(copy.get());
+  return placed;
+}
+
 void Submit(L4tCall& c) {
   const auto a = c.As<hch::SubmitGpfifo>();
   if (int e = CheckSubmit(c, a.num_entries); e != 0) return c.Answer(e);
   if (a.num_entries > gch::kMaxGpfifoEntries) return c.Answer(EINVAL);
   gch::SubmitGpfifoHeader h{};
-  if (int e = SubmitFlagsToGuest(a.flags, &h.flags); e != 0) return c.Answer(e);
+  // FENCE_GET with SYNC_FENCE: the fence as an fd, where the caller can take one (L4T-CH-10).
+  constexpr uint32_t kSyncFence = 1u << 3, kFenceWait = 1u << 0;
+  const bool sync_fence =
+      (a.flags & kSyncFence) && (a.flags & gch::kFenceGet) && !(a.flags & kFenceWait);
+  std::shared_ptr<UniqueFd> fence_copy;
+  if (sync_fence) {
+    const int copy = c.req.caller.MakeEventFd();
+    if (copy >= 0) fence_copy = std::make_shared<UniqueFd>(copy);
+  }
+  if (int e = SubmitFlagsToGuest(fence_copy ? a.flags & ~kSyncFence : a.flags, &h.flags); e != 0)
+    return c.Answer(e);
   h.num_entries = a.num_entries;
   h.fence = {a.fence.id, a.fence.value};
   std::vector<uint8_t> arg(sizeof h + size_t{a.num_entries} * sizeof(hch::GpfifoEntry));
@@ -119,11 +160,16 @@ void Submit(L4tCall& c) {
   const uint32_t size_bits = static_cast<uint32_t>(std::min<size_t>(arg.size(), 0x3FFF)) << 16;
   ForwardSpec f{kGpu, gch::kSubmitGpfifo | size_bits, std::move(arg)};
   f.array_offset = sizeof h;
-  f.back = [](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
+  f.back = [&c, fence_copy](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
     if (err != NvError::kSuccess) return ErrnoOf(err);
     const auto& gh = *reinterpret_cast<const gch::SubmitGpfifoHeader*>(guest.data());
     auto& hh = *reinterpret_cast<hch::SubmitGpfifo*>(l4t.data());
     if (hh.flags & gch::kFenceGet) hh.fence = {gh.fence.id, gh.fence.value};
+    if (fence_copy) {
+      const int fd = FenceFd(c, std::move(*fence_copy), gh.fence.id, gh.fence.value);
+      if (fd < 0) return -fd;
+      hh.fence.id = static_cast<uint32_t>(fd);
+    }
     return 0;
   };
   Forward(c, std::move(f));

@@ -5,6 +5,7 @@
 
 #include "hostshim/fake_l4t/translate.h"
 #include "hostshim/rate_limited_log.h"
+#include "hostshim/unique_fd.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::hostshim::fake_l4t {
@@ -64,6 +65,30 @@ std::shared_ptr<Session> SessionOfFd(L4tCall& c, int32_t fd, abi::l4t::L4tNode n
   if (handle == 0) return nullptr;
   std::shared_ptr<Session> s = c.state.Find(handle);
   return s != nullptr && s->node == node ? s : nullptr;
+}
+
+int HandOutNode(L4tCall& c, abi::l4t::L4tNode node, const std::function<int(Session&)>& prepare,
+                bool cloexec, int32_t* caller_fd) {
+  uint64_t handle = 0;
+  const int fd = c.req.caller.OpenNode(node, &handle);
+  if (fd == -EOPNOTSUPP) {
+    NVS_LOG_LIMITED(spdlog::level::info,
+                    "fake-l4t: {} returns an fd, which this caller cannot take "
+                    "(serve the program with `nvsentry fake-l4t DIR -- PROGRAM`): ENOTTY",
+                    c.desc.name);
+    return ENOTTY;
+  }
+  if (fd < 0) return -fd;
+  const UniqueFd own(fd);  // the caller gets a copy; the fake's goes
+  if (prepare) {
+    std::shared_ptr<Session> s = c.state.Find(handle);
+    if (s == nullptr) return EIO;
+    if (const int err = prepare(*s); err != 0) return err;
+  }
+  const int placed = c.req.caller.PlaceFd(fd, cloexec);
+  if (placed < 0) return -placed;
+  *caller_fd = placed;
+  return 0;
 }
 
 void NotServed(L4tCall& c) {

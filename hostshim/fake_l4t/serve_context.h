@@ -64,6 +64,7 @@ struct Session {
 
 struct FakeState {
   sim::Gpu gpu;
+  uint32_t default_big_page_size = 0x10000;  // an opened address space's (FakeJetson's)
   NvmapMemory memory;
   mutable absl::Mutex mu;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
@@ -121,6 +122,17 @@ std::vector<uint8_t> Bytes(const T& v) {
 
 // The fake's session named by the caller's fd `fd`, if it is an open of `node`; null otherwise.
 std::shared_ptr<Session> SessionOfFd(L4tCall& c, int32_t fd, abi::l4t::L4tNode node);
+
+// Makes the sim's address space behind an nvhost-as-gpu backend (big_page_size 0: the sim's own
+// default, 128 KiB).
+abi::NvError MakeAddressSpace(DeviceBackend& as, uint32_t big_page_size);
+
+// A call that returns a new fd (L4T-NODE-7): opens `node` for the caller through
+// L4tCaller::OpenNode, lets `prepare` (may be empty) finish the new session before anyone else
+// can reach it, and places the fd in the caller. 0 with the caller's number in `*caller_fd`, or
+// the errno to answer: ENOTTY (with a log line) where the caller cannot take fds.
+int HandOutNode(L4tCall& c, abi::l4t::L4tNode node, const std::function<int(Session&)>& prepare,
+                bool cloexec, int32_t* caller_fd);
 
 // A call the fake does not serve: ENOTTY with a log line.
 void NotServed(L4tCall& c);

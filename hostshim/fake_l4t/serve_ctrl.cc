@@ -57,12 +57,14 @@ void GetCharacteristics(L4tCall& c) {
   g.gpu_characteristics_buf_size = sizeof g.gc;
   g.gpu_characteristics_buf_addr = 1;  // the guest's must be nonzero; its data comes inline
   L4tCaller& caller = c.req.caller;
+  const uint32_t big_page_size = c.state.default_big_page_size;
   ForwardSpec f{kCtrlGpu, gg::kGetCharacteristics, Bytes(g)};
-  f.back = [&caller](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
+  f.back = [&caller, big_page_size](NvError err, std::span<const uint8_t> guest,
+                                    std::span<uint8_t> l4t) {
     if (err != NvError::kSuccess) return ErrnoOf(err);
     const auto& ga = *reinterpret_cast<const gg::GetCharacteristics*>(guest.data());
     auto& ha = *reinterpret_cast<hg::GetCharacteristics*>(l4t.data());
-    const hg::GpuCharacteristics h = ToL4tCharacteristics(ga.gc);
+    const hg::GpuCharacteristics h = ToL4tCharacteristics(ga.gc, big_page_size);
     // r32.7.4: min(buf_size, its size) bytes written, its size returned; 0 only asks the size.
     const size_t n = std::min<uint64_t>(ha.gpu_characteristics_buf_size, sizeof h);
     if (!WriteOut(caller, ha.gpu_characteristics_buf_addr,
@@ -163,6 +165,47 @@ void SetSmDebugMode(L4tCall& c) {
   Forward(c, std::move(f));
 }
 
+// ALLOC_AS (L4T-CTRL-11): a new address space fd; big_page_size 0 is the default (the fake's:
+// GM20B's 64 KiB where a caller can take fds, L4T-AS-1), else 64 or 128 KiB.
+void AllocAs(L4tCall& c) {
+  auto& a = c.As<hg::AllocAs>();
+  const uint32_t big = a.big_page_size;
+  if (big != 0 && big != 0x10000 && big != 0x20000) return c.Answer(EINVAL);
+  auto prepare = [&c, big](Session& s) {
+    // 0 is the default, which the open made.
+    if (big == 0 || big == c.state.default_big_page_size) return 0;
+    // Nobody else has the session yet: its address space is replaced by one of `big`.
+    abi::NvError refused = abi::NvError::kSuccess;
+    std::shared_ptr<DeviceBackend> as =
+        c.state.gpu.Open(abi::Device(abi::DeviceId::kNvhostAsGpu), refused);
+    if (as == nullptr) return ErrnoOf(refused);
+    if (abi::NvError e = MakeAddressSpace(*as, big); e != abi::NvError::kSuccess) return ErrnoOf(e);
+    s.backend = std::move(as);
+    return 0;
+  };
+  int32_t fd = -1;
+  if (const int err = HandOutNode(c, abi::l4t::L4tNode::kNvhostAsGpu, prepare, false, &fd))
+    return c.Answer(err);
+  a.as_fd = fd;
+  c.Answer(0);
+}
+
+// OPEN_TSG (L4T-TSG-6) and OPEN_CHANNEL (L4T-NODE-7): as opening the node, an fd of the caller's.
+void OpenTsg(L4tCall& c) {
+  int32_t fd = -1;
+  if (const int err = HandOutNode(c, abi::l4t::L4tNode::kTsg, {}, false, &fd)) return c.Answer(err);
+  c.As<hg::OpenTsg>().tsg_fd = static_cast<uint32_t>(fd);
+  c.Answer(0);
+}
+
+void OpenChannel(L4tCall& c) {
+  int32_t fd = -1;
+  if (const int err = HandOutNode(c, abi::l4t::L4tNode::kNvhostGpu, {}, false, &fd))
+    return c.Answer(err);
+  c.As<hg::OpenChannel>().channel_fd = fd;
+  c.Answer(0);
+}
+
 }  // namespace
 
 void ServeCtrl(L4tCall& c) {
@@ -223,8 +266,10 @@ void ServeCtrlGpu(L4tCall& c) {
       return ForwardSame(c, kCtrlGpu, gg::kGetCpuTimeCorrelationInfo);
     case hg::kGetGpuTime: return ForwardSame(c, kCtrlGpu, gg::kGetGpuTime);
     case hg::kGetEngineInfo: return GetEngineInfo(c);
-    // ALLOC_AS, OPEN_TSG and OPEN_CHANNEL return a new fd, which a FUSE server cannot place in
-    // its caller: open the node instead (docs/host-passthrough.md).
+    // A new fd each: ENOTTY where the caller cannot take one (FUSE: open the node instead).
+    case hg::kAllocAs: return AllocAs(c);
+    case hg::kOpenTsg: return OpenTsg(c);
+    case hg::kOpenChannel: return OpenChannel(c);
     default: return NotServed(c);
   }
 }

@@ -34,7 +34,7 @@ int ErrnoOf(abi::NvError err, bool syncpoint_wait) {
 }
 
 l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
-    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g) {
+    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g, uint32_t big_page_size) {
   l4t::nvgpu_ctrl::GpuCharacteristics h;
   std::memset(&h, 0, sizeof h);
   // The first 56 bytes are the same members in the same order.
@@ -46,9 +46,11 @@ l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
   h.on_board_video_memory_size = g.on_board_video_memory_size;
   h.num_tpc_per_gpc = g.num_tpc_per_gpc;
   h.bus_type = g.bus_type;
-  h.big_page_size = g.big_page_size;
+  // GM20B's default big page is 64 KiB (L4T-AS-1, L4T-CTRL-2), and the first page-table level's
+  // low bit with it 26; with 128 KiB (the sim's) 27.
+  h.big_page_size = big_page_size;
   h.compression_page_size = g.compression_page_size;
-  h.pde_coverage_bit_count = g.pde_coverage_bit_count;
+  h.pde_coverage_bit_count = big_page_size == 0x10000 ? 26 : 27;
   h.available_big_page_sizes = g.available_big_page_sizes;
   // Then another order.
   h.flags = kL4tCharacteristicsFlags;

@@ -33,18 +33,26 @@ inline constexpr uint64_t kL4tCharacteristicsFlags = (1u << 0) | (1u << 1) | (1u
                                                      (1u << 8) | (1u << 18) | (1u << 23) |
                                                      (1u << 24);
 
+// GM20B's default big page size (L4T-AS-1): an address space made by opening nvhost-as-gpu, or
+// by ALLOC_AS with big_page_size 0, has it; 128 KiB only by ALLOC_AS asking for it (L4T-CTRL-11).
+inline constexpr uint32_t kL4tDefaultBigPageSize = 0x10000;
+
 // The guest's 0xA0-byte characteristics in r32.7.4's 256-byte layout, with r32.7.4's own values
 // where the ABIs differ (L4T-CTRL-2, -3): its flags, the last ioctl numbers of each node, the
-// batch and register-operation limits. Other members the guest lacks are 0 (the PCI and VBIOS
-// ids, the preemption modes, ...). The big page size stays the sim's, which is the fake's
-// address spaces' (docs/host-passthrough.md).
+// batch and register-operation limits, and the default big page `big_page_size` the fake's
+// opened address spaces have (GM20B's 64 KiB, L4T-AS-1; 128 KiB, the sim's, over FUSE alone) with
+// its pde_coverage_bit_count (26 for 64 KiB, 27 for 128 KiB). Other members the guest lacks are 0
+// (the PCI and VBIOS ids, the preemption modes, ...).
 abi::l4t::nvgpu_ctrl::GpuCharacteristics ToL4tCharacteristics(
-    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g);
+    const abi::nvhost_ctrl_gpu::GpuCharacteristics& g,
+    uint32_t big_page_size = kL4tDefaultBigPageSize);
 
 // SUBMIT_GPFIFO's L4T flags as the sim's: the bits are the same (FENCE_WAIT, FENCE_GET,
 // HW_FORMAT, SUPPRESS_WFI; SKIP_BUFFER_REFCOUNTING changes nothing here), and r32.7.4 ignores the
 // bits it does not define (L4T-CH-10), so they never reach the sim. SYNC_FENCE with FENCE_WAIT or
 // FENCE_GET (a sync_file fd, which the fake can neither read nor make) is EINVAL; 0 otherwise.
+// (A caller that takes fds gets FENCE_GET with SYNC_FENCE's fence fd: serve_channel.cc clears
+// SYNC_FENCE before asking here.)
 int SubmitFlagsToGuest(uint32_t l4t_flags, uint32_t* guest_flags);
 
 // MAP_BUFFER_EX's flags and kinds as the sim's: DIRECT_KIND_CTRL is required (EINVAL without it,

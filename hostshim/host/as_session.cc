@@ -1,6 +1,7 @@
 #include "hostshim/host/as_session.h"
 
 #include <array>
+#include <cstring>
 
 #include "hostshim/host/channel_session.h"
 #include "hostshim/host/host_context.h"
@@ -74,20 +75,17 @@ NvError AsSession::AllocAs(Call& call, uint32_t big_page_size, uint64_t start, u
     return e;
   absl::MutexLock l(&mu_);
   if (space_ != nullptr) return NvError::kAlreadyAllocated;
-  // The host's address space exists since the open; it serves the request if it is its layout.
-  std::array<l4t::VaRegion, kMaxRegions> regions{};
-  size_t n = 0;
-  if (NvError e = HostVaRegions(host_fd(), ctx_.note(), Tid(call), regions, &n);
-      e != NvError::kSuccess)
-    return e;
-  if (NvError e = AsRequestFitsHost(big_page_size, start, split, end, std::span(regions).first(n));
-      e != NvError::kSuccess) {
+  // The host's address space exists since the open; it serves the request if it is its layout,
+  // else one of ctrl-gpu ALLOC_AS with the guest's big page size replaces it.
+  NvError fits = HostSpaceFits(call, big_page_size, start, split, end);
+  if (fits == NvError::kNotSupported && AllocHostSpace(call, big_page_size))
+    fits = HostSpaceFits(call, big_page_size, start, split, end);
+  if (fits == NvError::kNotSupported)
     NVS_LOG_LIMITED(spdlog::level::warn,
                     "host backend: {} asks for big pages of {} bytes in [0x{:x}, 0x{:x}, 0x{:x}), "
                     "which the host's address space does not have; NotSupported",
                     std::string(call.desc.name), big_page_size, start, split, end);
-    return e;
-  }
+  if (fits != NvError::kSuccess) return fits;
   UniqueFd fd = TakeHostFd();
   NvError err;
   space_ = HostAddressSpace::Create(&fd, ctx_.budget(), ctx_.note(), &err);
@@ -105,6 +103,29 @@ NvError AsSession::AllocAs(Call& call, uint32_t big_page_size, uint64_t start, u
                     "space ({}): its channels' submissions will fail",
                     static_cast<uint32_t>(e));
   return NvError::kSuccess;
+}
+
+NvError AsSession::HostSpaceFits(Call& call, uint32_t big_page_size, uint64_t start, uint64_t split,
+                                 uint64_t end) {
+  std::array<l4t::VaRegion, kMaxRegions> regions{};
+  size_t n = 0;
+  if (NvError e = HostVaRegions(host_fd(), ctx_.note(), Tid(call), regions, &n);
+      e != NvError::kSuccess)
+    return e;
+  return AsRequestFitsHost(big_page_size, start, split, end, std::span(regions).first(n));
+}
+
+bool AsSession::AllocHostSpace(Call& call, uint32_t big_page_size) {
+  if (big_page_size == 0) return false;  // the open's space is the default
+  int err = 0;
+  UniqueFd fd = HostAllocAs(ctx_.options().dev_dir, big_page_size, ctx_.note(), Tid(call), &err);
+  if (!fd) {
+    NVS_LOG_LIMITED(spdlog::level::info, "host backend: the host's ALLOC_AS of {}-byte pages: {}",
+                    big_page_size, strerror(err));
+    return false;
+  }
+  RestoreHostFd(std::move(fd));  // the open's space goes with its fd
+  return true;
 }
 
 NvError AsSession::BindChannel(Call& call, HostAddressSpace& space) {

@@ -1,5 +1,6 @@
 #include "hostshim/host/host_address_space.h"
 
+#include <fcntl.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "abi/l4t/nvgpu_ctrl.h"
 #include "hostshim/budget.h"
 #include "hostshim/rate_limited_log.h"
 
@@ -28,6 +30,25 @@ NvError HostVaRegions(int fd, const HostNote& note, pid_t tid, std::span<l4t::Va
   // The host answers its full size; it wrote no more than the buffer holds.
   *n = std::min<size_t>(h.buf_size / sizeof(l4t::VaRegion), out.size());
   return NvError::kSuccess;
+}
+
+UniqueFd HostAllocAs(const std::string& dev_dir, uint32_t big_page_size, const HostNote& note,
+                     pid_t tid, int* err) {
+  namespace gpu = abi::l4t::nvgpu_ctrl;
+  const std::string path = dev_dir + "/nvhost-ctrl-gpu";
+  const UniqueFd ctrl(open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!ctrl) {
+    *err = errno;
+    return UniqueFd();
+  }
+  gpu::AllocAs a{};
+  a.big_page_size = big_page_size;
+  HostCallResult r = HostIoctlOf(ctrl.get(), L4tNode::kNvhostCtrlGpu, gpu::kAllocAs, a, note, tid);
+  *err = r.err;
+  if (r.err != 0 || a.as_fd < 0) return UniqueFd();
+  // The host's fd is installed without close-on-exec; the sentry's own fds all have it.
+  fcntl(a.as_fd, F_SETFD, FD_CLOEXEC);
+  return UniqueFd(a.as_fd);
 }
 
 namespace {

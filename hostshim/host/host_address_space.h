@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "abi/devices/nvhost_as_gpu.h"
@@ -43,6 +44,13 @@ namespace nvsentry::hostshim::host {
 // `*n`.
 abi::NvError HostVaRegions(int fd, const HostNote& note, pid_t tid,
                            std::span<abi::l4t::nvgpu_as::VaRegion> out, size_t* n);
+
+// ctrl-gpu ALLOC_AS on the host (nvhost-ctrl-gpu under `dev_dir`): a new address space fd with
+// big pages of `big_page_size` (L4T-CTRL-11), for a guest whose size is not the node's default
+// (L4T-AS-1). Null with the host's errno in *err when it refuses (a FUSE-served host cannot hand
+// out the fd: ENOTTY).
+UniqueFd HostAllocAs(const std::string& dev_dir, uint32_t big_page_size, const HostNote& note,
+                     pid_t tid, int* err);
 
 class HostAddressSpace : public sim::MappingOwner,
                          public std::enable_shared_from_this<HostAddressSpace> {

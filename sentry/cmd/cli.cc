@@ -14,6 +14,8 @@
 #include "sentry/cmd/cli.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -60,13 +62,15 @@ class Parser {
   absl::Status Option(absl::string_view arg);
   absl::Status Values(const OptionSpec& spec, OptionArg& a);
   absl::Status Operand(absl::string_view arg);
+  absl::StatusOr<Command> FakeL4tOperands();
   absl::Status CheckOperands() const;
   absl::Status CheckOptions() const;
   bool AnyGiven(absl::string_view alternatives) const;
 
   std::span<const absl::string_view> args_;
   size_t i_ = 0;
-  bool rest_ = false;  // `--` seen, or run's PROGRAM: the rest are operands
+  bool rest_ = false;                       // `--` seen, or run's PROGRAM: the rest are operands
+  size_t operands_at_dashdash_ = SIZE_MAX;  // operands before `--`
   Command cmd_;
   absl::string_view extra_;  // the first operand after --help or --version
   struct GivenOption {
@@ -95,7 +99,21 @@ absl::StatusOr<Command> Parser::Parse() {
   if (cmd_.markdown && !cmd_.operands.empty())
     return Error("--markdown prints every command's options: it takes no COMMAND");
   if (cmd_.id == CommandId::kRun) cmd_.run.argv = std::move(cmd_.operands);
-  if (cmd_.id == CommandId::kFakeL4t) cmd_.fake_l4t.dir = std::move(cmd_.operands[0]);
+  if (cmd_.id == CommandId::kFakeL4t) return FakeL4tOperands();
+  return std::move(cmd_);
+}
+
+// fake-l4t's DIR, then PROGRAM and its ARGS only after `--`.
+absl::StatusOr<Command> Parser::FakeL4tOperands() {
+  std::vector<std::string>& ops = cmd_.operands;
+  if (ops.size() > 1 && operands_at_dashdash_ != 1)
+    return Error(absl::StrCat("unexpected argument '", ops[operands_at_dashdash_ == 0 ? 0 : 1],
+                              "': PROGRAM comes after DIR and --"));
+  if (ops.size() == 1 && operands_at_dashdash_ == 1) return Error("missing PROGRAM after --");
+  cmd_.fake_l4t.dir = std::move(ops[0]);
+  cmd_.fake_l4t.program.assign(std::make_move_iterator(ops.begin() + 1),
+                               std::make_move_iterator(ops.end()));
+  ops.clear();
   return std::move(cmd_);
 }
 
@@ -103,6 +121,7 @@ absl::StatusOr<Command> Parser::Parse() {
 absl::Status Parser::Step(absl::string_view arg) {
   if (!rest_ && arg == "--" && !IsGroup(cmd_.id)) {
     rest_ = true;
+    operands_at_dashdash_ = cmd_.operands.size();
     return absl::OkStatus();
   }
   if (!rest_ && arg.size() > 1 && arg[0] == '-') return Option(arg);

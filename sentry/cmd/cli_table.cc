@@ -140,14 +140,21 @@ constexpr absl::string_view kRunAbout =
     "start; 2 if the command line is wrong.";
 
 constexpr absl::string_view kFakeL4tAbout =
-    "Serves the simulated GPU as the five Linux for Tegra r32.7 nodes nvhost-ctrl, "
-    "nvhost-ctrl-gpu, nvhost-as-gpu, nvhost-gpu and nvmap, files of a FUSE filesystem attached "
-    "at the existing directory DIR, with the L4T ioctl codes and layouts (nvmap handles are "
-    "ids), so that `nvsentry run --backend=host --host-dev-dir=DIR` can be tried without a "
-    "Jetson (docs/host-passthrough.md, \"The simulated Jetson\"). Needs root (/dev/fuse, and "
-    "mounting needs CAP_SYS_ADMIN). Prints \"fake-l4t: ready DIR\" on standard output once the "
-    "files answer, and its status line on SIGUSR1; runs until SIGINT or SIGTERM (then unmounts "
-    "DIR) or until DIR is unmounted.";
+    "Serves the simulated GPU as the six Linux for Tegra r32.7 nodes nvhost-ctrl, "
+    "nvhost-ctrl-gpu, nvhost-as-gpu, nvhost-gpu, nvhost-tsg-gpu and nvmap, files of a FUSE "
+    "filesystem attached at the existing directory DIR, with the L4T ioctl codes and layouts, so "
+    "that `nvsentry run --backend=host --host-dev-dir=DIR` can be tried without a Jetson "
+    "(docs/host-passthrough.md, \"The simulated Jetson\"). Needs root (/dev/fuse, and mounting "
+    "needs CAP_SYS_ADMIN).\n\n"
+    "With `-- PROGRAM [ARGS...]` it runs PROGRAM (nvsentry itself too) with DIR's nodes, and the "
+    "calls that return a new fd on a Jetson (ALLOC_AS, OPEN_TSG, OPEN_CHANNEL, SUBMIT_GPFIFO's "
+    "SYNC_FENCE fence) return one: a "
+    "seccomp filter on PROGRAM and everything it starts stops those calls for the fake, their "
+    "ptrace tracer (x86-64). It exits with PROGRAM's status once "
+    "PROGRAM ends, printing its status line on standard error, and unmounts DIR.\n\n"
+    "Without PROGRAM those calls answer ENOTTY; it prints \"fake-l4t: ready DIR\" on standard "
+    "output once the files answer, and its status line on SIGUSR1; runs until SIGINT or SIGTERM "
+    "(then unmounts DIR) or until DIR is unmounted.";
 
 constexpr absl::string_view kPolicyAbout =
     "Exit status: 0 fine; 1 the policy has errors (printed with their lines and columns), or, "
@@ -175,7 +182,7 @@ constexpr CommandSpec kCommands[] = {
      "a commented policy that grants exactly what a service's permission mask does", ""},
     {Id::kPolicyDiff, Id::kPolicy, "diff", "A B", 2, 2, false,
      "what the policies in A and B grant differently", ""},
-    {Id::kFakeL4t, Id::kTop, "fake-l4t", "DIR", 1, 1, false,
+    {Id::kFakeL4t, Id::kTop, "fake-l4t", "DIR [-- PROGRAM [ARGS...]]", 1, 255, false,
      "the simulated GPU as a Jetson's L4T device nodes in DIR (as root)", kFakeL4tAbout,
      DirOperand},
     {Id::kHelp, Id::kTop, "help", "[COMMAND [SUBCOMMAND]]", 0, 2, false,

@@ -60,7 +60,8 @@ bool Move(pid_t tid, std::span<const hostshim::fake_l4t::CallerPiece> pieces, bo
   return flush();
 }
 
-// The thread group of thread `tid`, from /proc (-1 when it is gone).
+}  // namespace
+
 pid_t TgidOf(pid_t tid) {
   std::ifstream status(absl::StrCat("/proc/", tid, "/status"));
   std::string line;
@@ -70,8 +71,6 @@ pid_t TgidOf(pid_t tid) {
   }
   return -1;
 }
-
-}  // namespace
 
 bool FakeL4tCaller::Read(uint64_t addr, std::span<uint8_t> dst) {
   const hostshim::fake_l4t::CallerPiece p{addr, dst.data(), dst.size()};

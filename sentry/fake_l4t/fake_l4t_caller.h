@@ -15,6 +15,9 @@ namespace nvsentry::sentry {
 // it an fd is refused as no open of the fake, with a log line, rather than the server starving.
 inline constexpr int kMaxIdentifying = 32;
 
+// The thread group of thread `tid`, from /proc (-1 when it is gone).
+pid_t TgidOf(pid_t tid);
+
 class FakeL4tCaller : public hostshim::fake_l4t::L4tCaller {
  public:
   // `tid`: the request's thread (0 when the kernel could not name it); `dev`: the mount's st_dev.

@@ -12,8 +12,10 @@
 #include <thread>
 
 #include "hostshim/fake_l4t/fake_jetson.h"
+#include "hostshim/fake_l4t/translate.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/fake_l4t/fake_l4t_fs.h"
+#include "sentry/fake_l4t/fake_l4t_program.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -34,6 +36,23 @@ void SetUpLog(const std::string& level) {
   fflush(stdout);
   spdlog::default_logger()->flush();
   _exit(status);
+}
+
+// `-- PROGRAM`: serves it, then leaves with its status once its files are released.
+[[noreturn]] void ServeProgramAndLeave(const FakeL4tOptions& o, FakeL4tFs& fs,
+                                       hostshim::fake_l4t::FakeJetson& fake) {
+  std::thread([&fs] {
+    const int rc = fs.Serve();
+    spdlog::debug("fake-l4t: the filesystem ended ({})", rc);
+  }).detach();
+  const int status = ServeProgram(o.dir, fs.dev(), fake, o.program);
+  // FUSE releases come after the last close returns, and the sim frees some objects after that:
+  // give them time.
+  for (int i = 0; i < 1000 && !fake.HoldsNothing(); ++i) usleep(10000);
+  fprintf(stderr, "%s\n", fake.Status().c_str());
+  if (umount2(o.dir.c_str(), MNT_DETACH) != 0)
+    spdlog::warn("fake-l4t: unmounting {}: {}", o.dir, strerror(errno));
+  Leave(status);
 }
 
 }  // namespace
@@ -63,12 +82,16 @@ int RunFakeL4t(const FakeL4tOptions& o) {
     return 1;
   }
 
-  auto* fake = new hostshim::fake_l4t::FakeJetson();  // lives until the process leaves
+  // GM20B's 64 KiB default big page where PROGRAM can get 128 KiB from ALLOC_AS; over FUSE alone,
+  // where ALLOC_AS cannot hand out its fd, the sim's 128 KiB, which the suite's guests ask for.
+  auto* fake = new hostshim::fake_l4t::FakeJetson(
+      o.program.empty() ? 0x20000 : hostshim::fake_l4t::kL4tDefaultBigPageSize);  // lives on
   absl::StatusOr<std::unique_ptr<FakeL4tFs>> fs = FakeL4tFs::Mount(o.dir, *fake);
   if (!fs.ok()) {
     fprintf(stderr, "nvsentry fake-l4t: %s\n", std::string(fs.status().message()).c_str());
     return 1;
   }
+  if (!o.program.empty()) ServeProgramAndLeave(o, **fs, *fake);
   std::thread([fs = fs->get(), fd = ended.get()] {
     const int rc = fs->Serve();
     spdlog::info("fake-l4t: the filesystem ended ({})", rc);

@@ -225,6 +225,8 @@ absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& d
   return std::unique_ptr<FakeL4tFs>(new FakeL4tFs(std::move(impl)));
 }
 
+dev_t FakeL4tFs::dev() const { return impl_->mount.dev; }
+
 int FakeL4tFs::Serve() {
   // Several threads: a call that names an fd is identified by another serving thread, and no
   // call holds the others up. At most kMaxIdentifying threads wait for an identification, so

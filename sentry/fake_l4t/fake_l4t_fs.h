@@ -13,6 +13,8 @@
 // with EINTR when the kernel interrupts it (a signal to the caller).
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -30,6 +32,9 @@ class FakeL4tFs {
   ~FakeL4tFs();
   FakeL4tFs(const FakeL4tFs&) = delete;
   FakeL4tFs& operator=(const FakeL4tFs&) = delete;
+
+  // The filesystem's st_dev (its files' device number).
+  dev_t dev() const;
 
   // Serves until the filesystem is unmounted (and its last file closed). Blocks.
   int Serve();

@@ -313,6 +313,13 @@ bool SetUpGuestView(const GuestInitArgs& a) {
 void HandOverListener(const GuestInitArgs& a) {
   bool killable = false;
   int listener = LoadGuestFilter(*a.filter, &killable);
+  // Linux lets a process's filters have one listener in all: EBUSY when a supervisor above
+  // nvsentry already has one (a seccomp-notify sandbox, `nvsentry fake-l4t DIR -- PROGRAM`).
+  if (listener == -EBUSY)
+    FailWith(a.control_fd,
+             "installing the seccomp filter: another seccomp supervisor (a filter with a "
+             "listener) already watches this process, and Linux allows one per process; run "
+             "nvsentry outside it");
   if (listener < 0) Fail(a.control_fd, "installing the seccomp filter", -listener);
   StartupMark("init: filter loaded");
   SendListener(a.control_fd, listener, killable);

@@ -11,9 +11,17 @@
  * ALLOC_GPFIFO_EX, ALLOC_OBJ_CTX, a pushbuffer that releases a 3D report semaphore submitted with
  * FENCE_GET, SYNCPT_WAITEX on the fence, the semaphore read back; a wait that times out (EAGAIN);
  * bad pointers (EFAULT), a bad fd (EINVAL), an unknown code (ENOTTY).
+ *
+ * `l4t_client --fds DIR` (run under `nvsentry fake-l4t DIR -- l4t_client --fds DIR`) also asks for
+ * the calls that return fds, as r32.7.4 hands them out (docs/host-abi.md L4T-NODE-7): ctrl-gpu
+ * ALLOC_AS with big pages of 128 KiB, 64 KiB and the default (64 KiB on GM20B, L4T-AS-1), OPEN_TSG
+ * and OPEN_CHANNEL, and sets a channel up on those fds alone, and expects GM20B's 64 KiB default.
+ * Without --fds, ALLOC_AS must answer ENOTTY (the FUSE-only fake cannot hand out an fd) and the
+ * default is the sim's 128 KiB.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +68,9 @@ struct nvhost_ctrl_syncpt_waitex_args {
 
 /* nvgpu.h */
 #define NVGPU_GPU_IOCTL_GET_CHARACTERISTICS 0xC0104705u
+#define NVGPU_GPU_IOCTL_ALLOC_AS 0xC0104708u
+#define NVGPU_GPU_IOCTL_OPEN_TSG 0xC0084709u
+#define NVGPU_GPU_IOCTL_OPEN_CHANNEL 0xC004470Bu
 #define NVGPU_AS_IOCTL_BIND_CHANNEL 0xC0044101u
 #define NVGPU_AS_IOCTL_MAP_BUFFER_EX 0xC0284107u
 #define NVGPU_AS_IOCTL_GET_VA_REGIONS 0xC0104108u
@@ -71,8 +82,20 @@ struct nvhost_ctrl_syncpt_waitex_args {
 #define NVGPU_TSG_IOCTL_BIND_CHANNEL 0x40045401u
 #define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
+#define NVGPU_SUBMIT_GPFIFO_FLAGS_SYNC_FENCE (1u << 3)
 struct nvgpu_gpu_get_characteristics {
   uint64_t buf_size, buf_addr;
+};
+struct nvgpu_alloc_as_args {
+  uint32_t big_page_size;
+  int32_t as_fd;
+  uint32_t flags, reserved;
+};
+struct nvgpu_gpu_open_tsg_args {
+  uint32_t tsg_fd, reserved;
+};
+struct nvgpu_gpu_open_channel_args {
+  int32_t channel_fd; /* in: runlist_id (-1: graphics); out: the channel's fd */
 };
 struct nvgpu_as_bind_channel_args {
   uint32_t channel_fd;
@@ -197,12 +220,71 @@ static int bad_dir(const char* prog, const char* dir) {
   return 1;
 }
 
+/* The big page size of an address space: its second region's page size. */
+static uint32_t big_pages_of(int as) {
+  struct nvgpu_as_va_region regions[2];
+  struct nvgpu_as_get_va_regions_args va = {(uint64_t)(uintptr_t)regions, sizeof regions, 0};
+  if (ioctl(as, NVGPU_AS_IOCTL_GET_VA_REGIONS, &va) != 0) fail("GET_VA_REGIONS");
+  expect(va.buf_size == sizeof regions, "GET_VA_REGIONS: not two regions");
+  return regions[1].page_size;
+}
+
+/* ALLOC_AS with big pages of `big` (0: the default): the new fd, whose space has `expected`. */
+static int alloc_as(int ctrl_gpu, uint32_t big, uint32_t expected) {
+  struct nvgpu_alloc_as_args a = {big, -1, 0, 0};
+  if (ioctl(ctrl_gpu, NVGPU_GPU_IOCTL_ALLOC_AS, &a) != 0) fail("ALLOC_AS");
+  expect(a.as_fd >= 0, "ALLOC_AS: no fd");
+  const uint32_t got = big_pages_of(a.as_fd);
+  printf("ALLOC_AS(%u): fd with big pages of %u\n", big, got);
+  expect(got == expected, "ALLOC_AS: the address space's big page size");
+  return a.as_fd;
+}
+
+/* The calls that return fds (L4T-NODE-7, L4T-CTRL-11, L4T-TSG-6): a channel set up on them. */
+static void fd_calls(int ctrl_gpu, int nvmap) {
+  int as128 = alloc_as(ctrl_gpu, 0x20000, 0x20000);
+  int as64 = alloc_as(ctrl_gpu, 0x10000, 0x10000);
+  int as_default = alloc_as(ctrl_gpu, 0, 0x10000);
+  struct nvgpu_alloc_as_args odd = {0x30000, -1, 0, 0};
+  expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_ALLOC_AS, &odd, EINVAL, "ALLOC_AS of 192 KiB pages");
+  struct nvgpu_gpu_open_tsg_args t = {0, 0};
+  if (ioctl(ctrl_gpu, NVGPU_GPU_IOCTL_OPEN_TSG, &t) != 0) fail("OPEN_TSG");
+  struct nvgpu_gpu_open_channel_args oc = {-1};
+  if (ioctl(ctrl_gpu, NVGPU_GPU_IOCTL_OPEN_CHANNEL, &oc) != 0) fail("OPEN_CHANNEL");
+  printf("OPEN_TSG: fd; OPEN_CHANNEL: fd\n");
+  uint32_t timedout = 0;
+  if (ioctl(oc.channel_fd, NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, &timedout) != 0) fail("GET_TIMEDOUT");
+  expect(timedout == 1, "GET_TIMEDOUT of an OPEN_CHANNEL channel in no TSG");
+  int channel_fd = oc.channel_fd;
+  if (ioctl((int)t.tsg_fd, NVGPU_TSG_IOCTL_BIND_CHANNEL, &channel_fd) != 0)
+    fail("TSG BIND_CHANNEL of OPEN_TSG's fd");
+  struct nvgpu_as_bind_channel_args bind = {(uint32_t)oc.channel_fd};
+  if (ioctl(as128, NVGPU_AS_IOCTL_BIND_CHANNEL, &bind) != 0) fail("BIND_CHANNEL of ALLOC_AS's fd");
+  struct nvgpu_set_nvmap_fd_args snf = {(uint32_t)nvmap};
+  if (ioctl(oc.channel_fd, NVGPU_IOCTL_CHANNEL_SET_NVMAP_FD, &snf) != 0) fail("SET_NVMAP_FD");
+  struct nvgpu_alloc_gpfifo_ex_args gp;
+  memset(&gp, 0, sizeof gp);
+  gp.num_entries = 128;
+  if (ioctl(oc.channel_fd, NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX, &gp) != 0) fail("ALLOC_GPFIFO_EX");
+  struct nvgpu_alloc_obj_ctx_args obj = {CLASS_3D, 0, 0};
+  if (ioctl(oc.channel_fd, NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, &obj) != 0) fail("ALLOC_OBJ_CTX");
+  struct buffer b = make_buffer(nvmap, as128, 4096);
+  expect(b.gpu >= (uint64_t)0x20000 << 10, "a map in ALLOC_AS's space");
+  printf("fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG and a 128 KiB space of ALLOC_AS\n");
+  close(oc.channel_fd);
+  close((int)t.tsg_fd);
+  close(as_default);
+  close(as64);
+  close(as128);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 2 || bad_dir("l4t_client", argv[1])) {
-    fprintf(stderr, "usage: l4t_client DIR\n");
+  int fds = argc == 3 && strcmp(argv[1], "--fds") == 0;
+  if (argc != 2 + fds || bad_dir("l4t_client", argv[1 + fds])) {
+    fprintf(stderr, "usage: l4t_client [--fds] DIR\n");
     return 2;
   }
-  dir = argv[1];
+  dir = argv[1 + fds];
   int nvmap = open_node("nvmap");
   int ctrl = open_node("nvhost-ctrl");
   int ctrl_gpu = open_node("nvhost-ctrl-gpu");
@@ -242,6 +324,14 @@ int main(int argc, char** argv) {
   memcpy(&threed, chars + 68, 4);
   expect(threed == CLASS_3D, "GET_CHARACTERISTICS: 3D class");
   printf("gpu: %s, 3D class 0x%X\n", (const char*)chars + 148, threed);
+  uint32_t big_page, pde_bits;
+  memcpy(&big_page, chars + 40, 4);
+  memcpy(&pde_bits, chars + 48, 4);
+  /* GM20B's 64 KiB default (L4T-AS-1); the FUSE-only fake keeps the sim's 128 KiB, since its
+   * clients cannot get 128 KiB from ALLOC_AS. */
+  const uint32_t default_big = fds ? 0x10000 : 0x20000;
+  expect(big_page == default_big && pde_bits == (fds ? 26u : 27u),
+         "GET_CHARACTERISTICS: the default big page size");
   struct nvgpu_gpu_get_characteristics bad = {sizeof chars, BAD_POINTER};
   expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, &bad, EFAULT,
                "GET_CHARACTERISTICS at a bad pointer");
@@ -253,6 +343,7 @@ int main(int argc, char** argv) {
   if (ioctl(as, NVGPU_AS_IOCTL_GET_VA_REGIONS, &va) != 0) fail("GET_VA_REGIONS");
   printf("as: regions at 0x%llx (%u) and 0x%llx (%u)\n", (unsigned long long)regions[0].offset,
          regions[0].page_size, (unsigned long long)regions[1].offset, regions[1].page_size);
+  expect(regions[1].page_size == default_big, "an opened address space has the default big pages");
   struct buffer sema = make_buffer(nvmap, as, 4096);
   struct buffer push = make_buffer(nvmap, as, 4096);
   printf("as: semaphore at 0x%llx, pushbuffer at 0x%llx\n", (unsigned long long)sema.gpu,
@@ -326,6 +417,21 @@ int main(int argc, char** argv) {
   expect(got == sequence, "the semaphore does not hold the sequence");
   printf("fence reached (value %u); semaphore 0x%08X\n", w.value, got);
 
+  /* 6b. With --fds: the same pushbuffer again with SYNC_FENCE, its fence an fd that polls
+   * readable once reached (L4T-CH-10, L4T-NODE-7). */
+  if (fds) {
+    struct nvgpu_submit_gpfifo_args again = {
+        (uint64_t)(uintptr_t)&entry,
+        1,
+        NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET | NVGPU_SUBMIT_GPFIFO_FLAGS_SYNC_FENCE,
+        {0, 0}};
+    if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &again) != 0) fail("SUBMIT_GPFIFO SYNC_FENCE");
+    struct pollfd p = {(int)again.fence.id, POLLIN, 0};
+    expect(poll(&p, 1, 10000) == 1 && (p.revents & POLLIN), "the fence fd is not readable");
+    close((int)again.fence.id);
+    printf("SYNC_FENCE: fence fd polled readable\n");
+  }
+
   /* 7. Refusals. */
   struct nvhost_ctrl_syncpt_waitex_args never = {sub.fence.id, sub.fence.value + 1000, 20, 0};
   expect_errno(ctrl, NVHOST_IOCTL_CTRL_SYNCPT_WAITEX, &never, EAGAIN, "a wait that times out");
@@ -336,7 +442,15 @@ int main(int argc, char** argv) {
   expect_errno(nvmap, NVMAP_IOC_READ, &rw_out, EINVAL, "READ past the object");
   expect_errno(ctrl, 0xC0084899u, &x, ENOTTY, "an unknown code");
 
-  /* 8. Everything closes; the fake frees what these opens made. */
+  /* 8. The calls that return fds. */
+  if (fds) {
+    fd_calls(ctrl_gpu, nvmap);
+  } else {
+    struct nvgpu_alloc_as_args a = {0x20000, -1, 0, 0};
+    expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_ALLOC_AS, &a, ENOTTY, "ALLOC_AS over FUSE alone");
+  }
+
+  /* 9. Everything closes; the fake frees what these opens made. */
   close(ch);
   close(tsg);
   close(as);

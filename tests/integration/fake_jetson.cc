@@ -33,6 +33,26 @@ void FakeJetsonTest::TearDown() {
   rmdir(dir_.c_str());
 }
 
+RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms,
+                       const std::vector<std::string>& extra_env) {
+  char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return {};
+  const std::string dir = tmpl;
+  std::vector<std::string> argv = {NvsentryPath(), "fake-l4t", dir, "--"};
+  for (std::string a : program) {
+    for (size_t at; (at = a.find("{DIR}")) != std::string::npos;) a.replace(at, 5, dir);
+    argv.push_back(std::move(a));
+  }
+  RunResult r = RunProgram({argv, extra_env, timeout_ms});
+  struct stat st {
+  }, parent{};
+  EXPECT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(stat("/tmp", &parent), 0);
+  EXPECT_EQ(st.st_dev, parent.st_dev) << "DIR is still mounted";
+  rmdir(dir.c_str());
+  return r;
+}
+
 bool FakeJetsonTest::StatusShows(const std::string& text, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int wait_ms = 20;

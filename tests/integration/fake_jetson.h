@@ -22,4 +22,16 @@ class FakeJetsonTest : public ::testing::Test {
   std::unique_ptr<Child> fake_;
 };
 
+// `nvsentry fake-l4t DIR -- PROGRAM...` on a fresh directory: `program` with every "{DIR}" in it
+// replaced by DIR, `extra_env` in its environment. The fake's status line after PROGRAM (on its
+// standard error) is in `err`; DIR is checked to be unmounted afterwards, and removed. Needs root
+// (the caller skips otherwise).
+RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms = 120000,
+                       const std::vector<std::string>& extra_env = {});
+
+// The fake's status line once nothing is open and nothing is held (up to the pinned bytes' limit).
+inline constexpr char kFakeHoldsNothing[] =
+    "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 "
+    "nvhost-tsg-gpu=0 nvmap=0; memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects";
+
 }  // namespace nvsentry::testing

@@ -100,6 +100,41 @@ TEST_F(FakeL4t, AParkedWaitIsInterruptedWithEintr) {
   sigaction(SIGUSR2, &old, nullptr);
 }
 
+// The same client without the fd calls' program form: ALLOC_AS answers ENOTTY (FUSE cannot
+// place an fd), everything else as before.
+TEST_F(FakeL4t, OverFuseAloneAllocAsAnswersEnotty) {
+  RunResult r = RunProgram({{L4T_CLIENT_BIN, dir_}, {}, 60000});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ALLOC_AS over FUSE alone: Inappropriate ioctl for device as expected"),
+            std::string::npos)
+      << r.out;
+}
+
+// `nvsentry fake-l4t DIR -- PROGRAM`: the calls that return fds return them (L4T-NODE-7):
+// ALLOC_AS with 128 KiB, 64 KiB and the default (64 KiB: L4T-AS-1, CTRL-11) big pages, OPEN_TSG,
+// OPEN_CHANNEL, and a channel set up on those fds alone; SUBMIT_GPFIFO with SYNC_FENCE's fence fd
+// polls readable (L4T-CH-10); all freed when the client ends.
+TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
+  if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
+  RunResult r = RunUnderFake({L4T_CLIENT_BIN, "--fds", "{DIR}"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* line :
+       {"ALLOC_AS(131072): fd with big pages of 131072",
+        "ALLOC_AS(65536): fd with big pages of 65536", "ALLOC_AS(0): fd with big pages of 65536",
+        "ALLOC_AS of 192 KiB pages: Invalid argument as expected",
+        "fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG",
+        "SYNC_FENCE: fence fd polled readable", "l4t_client: ok"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  EXPECT_NE(r.err.find(kFakeHoldsNothing), std::string::npos) << r.err;
+}
+
+// PROGRAM's exit status is the fake's; one that cannot be found is 127.
+TEST(FakeL4tProgram, ItExitsWithTheProgramsStatus) {
+  if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
+  EXPECT_EQ(RunUnderFake({"sh", "-c", "test -e {DIR}/nvhost-ctrl-gpu && exit 7"}).exit_code, 7);
+  EXPECT_EQ(RunUnderFake({"/nonexistent/program"}).exit_code, 127);
+}
+
 TEST(FakeL4tRefusal, WithoutRootItSaysSoAndFails) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run the fake as another user";
   char tmpl[] = "/tmp/nvsentry-fake-l4t-XXXXXX";

@@ -1,8 +1,14 @@
 // nvsentry run as a launcher: exit statuses, signals, process lifetime, options, crashes.
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -203,6 +209,45 @@ TEST(Launcher, AFailedListingOfTheGuestsDevFailsTheStart) {
   EXPECT_NE(r.err.find("serving its first requests failed (Input/output error)"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("cannot start the sandbox"), std::string::npos) << r.err;
+}
+
+// Linux allows one seccomp listener in a process's filters: nvsentry started under another
+// supervisor's listener cannot install its guest's and says so, and what to do (before:
+// "installing the seccomp filter: Device or resource busy").
+TEST(Launcher, AnotherSeccompSupervisorAboveIsNamed) {
+  int err_pipe[2];
+  ASSERT_EQ(pipe(err_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    dup2(err_pipe[1], 2);
+    // A listener on a call nvsentry never makes (its notifications would wait for nobody).
+    sock_filter code[] = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+                          BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vhangup, 0, 1),
+                          BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+                          BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    sock_fprog prog{4, code};
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    const long listener =
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    // The listener lives while an fd of it does: nvsentry inherits this one.
+    if (listener < 0 || fcntl(static_cast<int>(listener), F_SETFD, 0) != 0) _exit(99);
+    execl(NvsentryPath(), NvsentryPath(), "run", "--", "true", nullptr);
+    _exit(98);
+  }
+  close(err_pipe[1]);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, n);
+  close(err_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 125) << err;
+  EXPECT_NE(err.find("another seccomp supervisor (a filter with a listener) already watches this "
+                     "process, and Linux allows one per process; run nvsentry outside it"),
+            std::string::npos)
+      << err;
 }
 
 TEST(Launcher, HelpDocumentsEveryOption) {

@@ -424,6 +424,32 @@ TEST(Cli, FakeL4tDirMustBeADirectory) {
             std::string::npos);
 }
 
+// `fake-l4t DIR -- PROGRAM [ARGS...]`: PROGRAM and everything after it are its own (options
+// included); PROGRAM comes only after DIR and --, and -- needs one.
+TEST(Cli, FakeL4tTakesAProgramAfterDashDash) {
+  auto c = Parse({"nvsentry", "fake-l4t", "--log-level=warn", "/", "--", "prog", "--trace", "-h"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->help);
+  EXPECT_EQ(c->fake_l4t.dir, "/");
+  EXPECT_EQ(c->fake_l4t.log_level, "warn");
+  EXPECT_EQ(c->fake_l4t.program, (std::vector<std::string>{"prog", "--trace", "-h"}));
+  EXPECT_TRUE(Parse({"nvsentry", "fake-l4t", "/"})->fake_l4t.program.empty());
+  EXPECT_NE(Error({"nvsentry", "fake-l4t", "/", "prog"})
+                .find("unexpected argument 'prog': PROGRAM comes after DIR and --"),
+            std::string::npos);
+  EXPECT_NE(
+      Error({"nvsentry", "fake-l4t", "--", "/", "prog"}).find("PROGRAM comes after DIR and --"),
+      std::string::npos);
+  EXPECT_NE(Error({"nvsentry", "fake-l4t", "/", "--"}).find("missing PROGRAM after --"),
+            std::string::npos);
+  EXPECT_NE(
+      HelpText(CommandId::kFakeL4t)
+          .find("nvsentry fake-l4t [--log-level=LEVEL] [--deadlock-detection] DIR [-- PROGRAM "
+                "[ARGS...]]"),
+      std::string::npos)
+      << HelpText(CommandId::kFakeL4t);
+}
+
 // Every error names what is wrong and shows the usage of the (sub)command it was given to.
 TEST(Cli, ErrorsShowTheirCommandsUsage) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
