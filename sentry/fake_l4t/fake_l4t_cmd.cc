@@ -55,21 +55,27 @@ void SetUpLog(const std::string& level) {
   Leave(status);
 }
 
-}  // namespace
-
-int RunFakeL4t(const FakeL4tOptions& o) {
-  SetUpLog(o.log_level);
+// Root, and DIR a directory; false after saying what is wrong.
+bool CanServe(const FakeL4tOptions& o) {
   if (geteuid() != 0) {
     fprintf(stderr,
             "nvsentry fake-l4t: needs root: /dev/fuse is root's and mounting a filesystem "
             "needs CAP_SYS_ADMIN\n");
-    return 1;
+    return false;
   }
   struct stat st {};
   if (stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     fprintf(stderr, "nvsentry fake-l4t: %s is not a directory\n", o.dir.c_str());
-    return 1;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int RunFakeL4t(const FakeL4tOptions& o) {
+  SetUpLog(o.log_level);
+  if (!CanServe(o)) return 1;
   // Before any thread: the signals come through a signalfd only.
   sigset_t handled;
   sigemptyset(&handled);
