@@ -7,6 +7,7 @@
 // submission (freeze_hold.h): pushes leave them as the check saw them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,10 +65,13 @@ class Twins {
 
   // `fences` (may be null: then only released holds thaw) outlives this.
   // `budget` (may be null) is charged one open_fds per twin: on r32.7 kernels each host object is
-  // a dma-buf fd of the sentry's, held as long as the twin.
+  // a dma-buf fd of the sentry's, held as long as the twin; and twin_bytes for each page of
+  // agreed copy the twins keep (object_mirror.h: the pages either side made other than zero).
+  // A push past twin_bytes is ResourceExhausted and moves nothing; a pull keeps what the GPU
+  // wrote whatever the budget, and the next push is refused until that is paid.
   explicit Twins(HostNvmap& host, HostFences* fences = nullptr,
                  std::shared_ptr<BudgetAccount> budget = nullptr)
-      : host_(host), fences_(fences), budget_(std::move(budget)) {}
+      : host_(host), fences_(fences), budget_(std::move(budget)), page_charges_(budget_.get()) {}
   ~Twins();
   Twins(const Twins&) = delete;
   Twins& operator=(const Twins&) = delete;
@@ -97,12 +101,29 @@ class Twins {
   size_t frozen_ranges() const { return freeze_budget_.used(); }
   // Frees the host objects of twins whose guest object is gone.
   void Sweep();
+  // Every push compares the guest's whole objects, not only the pages its process touched: what
+  // the twins do where the kernel cannot tell (and what tests force).
+  void set_full_compare(bool on) { full_compare_.store(on, std::memory_order_relaxed); }
   size_t size() const;
 
  private:
+  // twin_bytes, with what pulls kept past it.
+  class PageCharges : public TwinBudget {
+   public:
+    explicit PageCharges(BudgetAccount* a) : account(a) {}
+    bool Take(uint64_t bytes) override;
+    void Force(uint64_t bytes) override;
+    void Give(uint64_t bytes) override;
+
+   private:
+    BudgetAccount* const account;
+    absl::Mutex mu;
+    uint64_t owed ABSL_GUARDED_BY(mu) = 0;
+  };
   struct Twin {
-    Twin(std::weak_ptr<sim::NvmapObject> o, uint32_t h, uint64_t size, FreezeBudget* budget)
-        : object(std::move(o)), handle(h), mirror(size, budget) {}
+    Twin(std::weak_ptr<sim::NvmapObject> o, uint32_t h, uint64_t size, FreezeBudget* budget,
+         TwinBudget* pages)
+        : object(std::move(o)), handle(h), mirror(size, budget, pages) {}
     std::weak_ptr<sim::NvmapObject> object;
     const uint32_t handle;
     std::unique_ptr<BudgetHold> fd_charge;  // open_fds, for the host object's fd
@@ -124,6 +145,8 @@ class Twins {
   HostFences* const fences_;
   const std::shared_ptr<BudgetAccount> budget_;
   FreezeBudget freeze_budget_{kMaxFrozenRanges};  // before the twins, which give back to it
+  PageCharges page_charges_;                      // likewise
+  std::atomic<bool> full_compare_{false};
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<Twin>> twins_ ABSL_GUARDED_BY(mu_);
 };
