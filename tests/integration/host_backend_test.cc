@@ -2,6 +2,7 @@
 // guests run with --backend=host over `nvsentry fake-l4t DIR`, through real ioctl(2) calls on the
 // fake's L4T nodes, and answer what they answer on the simulated backend. Needs root (the fake's
 // FUSE mount).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -208,6 +209,18 @@ TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
                                     "--host-dev-dir=" + dir_, "--", GPU_DEMO_BIN})});
   ExpectDemoPassed(r);
   ExpectFakeHoldsNothing();
+}
+
+// Issue 27: eight 256 MiB objects over untouched guest memory cost the sentry what the guest
+// touched, not 2 GiB (before: a full agreed copy per twin). The sentry is the only large child
+// this test waits for, so the children's peak resident size is the sentry's (or its guest's).
+TEST_F(HostBackend, TwinsOfUntouchedMemoryCostTheSentryLittle) {
+  RunResult r = RunSandboxed(Host(), {TWIN_GUEST_BENCH_BIN, "hold", "8", "256", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("holding 8 objects of 256 MiB"), std::string::npos) << r.out;
+  rusage ru{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &ru), 0);
+  EXPECT_LT(ru.ru_maxrss, 128 * 1024) << "peak resident kB of the sentry, for 2 GiB declared";
 }
 
 // Without the host's nodes the start fails before the guest runs, saying where nvsentry looked
