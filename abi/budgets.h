@@ -20,6 +20,11 @@ struct Budgets {
   uint32_t parked_waits = 1024;  // calls parked in the sentry at once (syncpoint and event waits)
   // Sentry memory behind submitted work not yet done: queued GPFIFO jobs and host1x jobs.
   uint64_t queued_bytes = 64ull << 20;
+  // The host backend's twins (hostshim/host/twins.h): the pages of guest GPU memory either side
+  // made other than zero, each kept once in the sentry (the agreed copy) and once in the host's
+  // object. An eighth of pinned_bytes: what a guest touches, not what it declares, and on a 4 GiB
+  // Jetson Nano the sentry's share stays an eighth of the machine.
+  uint64_t twin_bytes = 512ull << 20;
 };
 
 }  // namespace nvsentry::abi

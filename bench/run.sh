@@ -19,7 +19,7 @@ case "$build_type" in
   *) echo "bench/run.sh: warning: $BUILD_DIR is a '$build_type' build; figures are for optimised code" >&2 ;;
 esac
 targets=(nvsentry bench_guest nvsentry_bench gpu_guest_bench parked_guest parked_bench teardown_bench
-  host_mirror_bench l4t_read_bench)
+  host_mirror_bench l4t_read_bench twin_guest_bench)
 # gpu_bench is there only where Google Benchmark was found (bench/CMakeLists.txt): the build says,
 # whatever its generator (Makefiles' bench/CMakeFiles/gpu_bench.dir/build.make is not Ninja's).
 gpu_bench=0
@@ -72,6 +72,15 @@ if [ "$(id -u)" = 0 ]; then
   "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
   "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
   "$BUILD_DIR/bench/host_mirror_bench" --mib=16 "--host-dir=$jetson"
+  echo "Submit to fence with N MiB mapped, 1% written between submissions (simulated, then host):"
+  for mib in 2 128 1024; do
+    "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/twin_guest_bench" latency 20 "$mib"
+    "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/twin_guest_bench" latency 5 \
+      "$mib"
+  done
+  echo "Eight 256 MiB objects over untouched guest memory, host backend:"
+  "$(dirname "$0")/twin_memory.sh" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/twin_guest_bench" \
+    "$jetson" "$fake_pid"
   kill "$fake_pid"
   wait "$fake_pid" || true
   rmdir "$jetson"

@@ -15,13 +15,14 @@ std::string_view BudgetName(BudgetKind k) {
     case BudgetKind::kMappings: return "mappings";
     case BudgetKind::kParkedWaits: return "parked_waits";
     case BudgetKind::kQueuedBytes: return "queued_bytes";
+    case BudgetKind::kTwinBytes: return "twin_bytes";
   }
   return "?";
 }
 
 BudgetAccount::BudgetAccount(const abi::Budgets& b)
     : limits_{b.open_fds,        b.nvmap_objects, b.channels,     b.address_spaces, b.pinned_bytes,
-              b.transfer_memory, b.mappings,      b.parked_waits, b.queued_bytes} {}
+              b.transfer_memory, b.mappings,      b.parked_waits, b.queued_bytes,   b.twin_bytes} {}
 
 abi::NvError BudgetAccount::Charge(BudgetKind k, uint64_t amount) {
   const size_t i = static_cast<size_t>(k);

@@ -7,7 +7,8 @@
 // ALLOC without one; the /dev/nvdrv Initialize size is capped by the same limit), channels and
 // address_spaces (their device sessions), mappings (GPU VA entries: address_space.h),
 // parked_waits (calls the sentry holds parked) and queued_bytes (the sentry's memory behind
-// submitted work not yet done: sim/engines/channel_engine.h, sim/host1x/host1x_channel.h).
+// submitted work not yet done: sim/engines/channel_engine.h, sim/host1x/host1x_channel.h) and
+// twin_bytes (the host backend's copies of touched guest GPU memory: host/twins.h).
 #pragma once
 
 #include <array>
@@ -32,8 +33,9 @@ enum class BudgetKind : uint8_t {
   kMappings,
   kParkedWaits,
   kQueuedBytes,
+  kTwinBytes,
 };
-inline constexpr size_t kBudgetKinds = 9;
+inline constexpr size_t kBudgetKinds = 10;
 
 // The policy file's name for the budget ("open_fds", ...).
 std::string_view BudgetName(BudgetKind k);

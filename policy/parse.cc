@@ -185,7 +185,7 @@ void ReadViolation(Reader& r, const toml::table& t, Policy& p) {
 void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   r.OnlyKeys(t, "[budgets]",
              {"transfer_memory", "open_fds", "nvmap_objects", "channels", "address_spaces",
-              "pinned_bytes", "mappings", "parked_waits", "queued_bytes"});
+              "pinned_bytes", "mappings", "parked_waits", "queued_bytes", "twin_bytes"});
   Budgets& b = p.budgets;
   auto bytes = [&](const char* k, uint64_t& out, uint64_t max) {
     if (const toml::node* n = t.get(k))
@@ -204,6 +204,7 @@ void ReadBudgets(Reader& r, const toml::table& t, Policy& p) {
   u32("mappings", b.mappings, 1u << 24);
   u32("parked_waits", b.parked_waits, 1u << 20);
   bytes("queued_bytes", b.queued_bytes, 1ull << 40);
+  bytes("twin_bytes", b.twin_bytes, 1ull << 48);
 }
 
 void CheckOpens(Reader& r, const toml::node& at, const abi::DeviceDesc& dev, const Policy& p,

@@ -151,7 +151,7 @@ std::string RenderToml(const Policy& p, bool comments) {
                   "address_spaces = ", b.address_spaces, "\n",
                   "pinned_bytes = ", Hex(b.pinned_bytes), "\n", "mappings = ", b.mappings, "\n",
                   "parked_waits = ", b.parked_waits, "\n", "queued_bytes = ", Hex(b.queued_bytes),
-                  "\n");
+                  "\n", "twin_bytes = ", Hex(b.twin_bytes), "\n");
   if (p.channel_classes) {
     absl::StrAppend(&o, "\n[channels]\n");
     note("the engine classes the GPU channels' pushbuffers may bind with SET_OBJECT");
@@ -239,7 +239,7 @@ std::string ShowPolicy(const Policy& p, bool effective) {
                   b.open_fds, ", nvmap_objects ", b.nvmap_objects, ", channels ", b.channels,
                   ", address_spaces ", b.address_spaces, ", pinned_bytes ", Hex(b.pinned_bytes),
                   ", mappings ", b.mappings, ", parked_waits ", b.parked_waits, ", queued_bytes ",
-                  Hex(b.queued_bytes), "\n");
+                  Hex(b.queued_bytes), ", twin_bytes ", Hex(b.twin_bytes), "\n");
   absl::StrAppend(&o, "channels may bind: ", ClassesText(BindableClasses(p)),
                   p.channel_classes ? " ([channels] classes)"
                                     : " (from NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX's rule)",
@@ -290,6 +290,7 @@ std::string DiffPolicies(const Policy& a, const Policy& b) {
   both("budgets.parked_waits", absl::StrCat(a.budgets.parked_waits),
        absl::StrCat(b.budgets.parked_waits));
   both("budgets.queued_bytes", Hex(a.budgets.queued_bytes), Hex(b.budgets.queued_bytes));
+  both("budgets.twin_bytes", Hex(a.budgets.twin_bytes), Hex(b.budgets.twin_bytes));
   both("channel classes", ClassesText(BindableClasses(a)), ClassesText(BindableClasses(b)));
   for (const abi::DeviceDesc& dev : abi::Devices()) {
     std::string wa = WhyNot(a, dev), wb = WhyNot(b, dev);

@@ -128,6 +128,10 @@ policy::Budgets LearnedBudgets(const policy::Budgets& ran, const BudgetAccount& 
   // How much work is queued at once depends on how fast the engines ran, as parked waits do.
   b.queued_bytes =
       WithHeadroom(used.peak(BudgetKind::kQueuedBytes), kLearnedQueuedBytesFloor, ran.queued_bytes);
+  // Twins exist over the host backend only: a run that made none says nothing about them.
+  b.twin_bytes = used.peak(BudgetKind::kTwinBytes) == 0
+                     ? ran.twin_bytes
+                     : WithHeadroom(used.peak(BudgetKind::kTwinBytes), 0, ran.twin_bytes);
   return b;
 }
 

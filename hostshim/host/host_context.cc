@@ -100,6 +100,9 @@ abi::NvError HostContext::PushGuestMemory() {
   if (c.ok()) return abi::NvError::kSuccess;
   NVS_LOG_LIMITED(spdlog::level::warn, "host backend: guest memory to the host: {}",
                   c.status().ToString());
+  // Past twin_bytes: the budget's answer, as every budget gives (docs/policy.md).
+  if (c.status().code() == absl::StatusCode::kResourceExhausted)
+    return abi::NvError::kInsufficientMemory;
   return abi::NvError::kInvalidAddress;
 }
 

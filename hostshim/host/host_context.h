@@ -92,7 +92,8 @@ class HostContext : private HostFences {
   }
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
-  // a twin cannot be filled (its guest memory is gone).
+  // a twin cannot be filled: InvalidAddress (its guest memory is gone), InsufficientMemory (past
+  // twin_bytes: nothing moved).
   abi::NvError PushGuestMemory();
   // Host -> guest for every twin (before the guest can see what the host's GPU finished).
   void PullGuestMemory();

@@ -29,7 +29,7 @@ struct MemoryWaitCondition {
   uint32_t payload = 0;    // the semaphore value waited for
   // The guest's object: once it is gone the wait is over (kGone; its twin, and so the handle, may
   // already be another object's), and a finished notifier's stamp goes into its guest memory, for
-  // the next push to carry (through the twin's lock, its freezes and its agreed copy), never
+  // the next push to carry (through the twin's lock and its agreed copy), never
   // straight into the host object. Null (tests): nothing stamped.
   std::weak_ptr<sim::NvmapObject> object;
   bool has_object = false;

@@ -1,5 +1,6 @@
 #include "hostshim/host/twins.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,21 @@ class GuestSide : public ObjectSide {
     if (o_.Write(offset, data)) return absl::OkStatus();
     return absl::DataLossError(absl::StrCat("nvmap object ", o_.id(), ": guest memory gone"));
   }
+  // The pages of the object the guest's process touched (its page tables), unless the twins
+  // compare everything (Twins::set_full_compare) or the kernel will not tell.
+  std::optional<std::vector<ObjectSide::Interval>> Touched() override {
+    if (full_compare_) return std::nullopt;
+    const uint64_t base = o_.attributes().guest_addr;
+    std::shared_ptr<sim::GuestProcess> p = o_.guest_process();
+    if (p == nullptr || base == 0) return std::nullopt;  // sentry memory: compared whole
+    auto r = p->TouchedPages(base, o_.size());
+    if (!r) return std::nullopt;
+    std::vector<ObjectSide::Interval> out;
+    out.reserve(r->size());
+    for (const sim::GuestProcess::Range& g : *r) out.push_back({g.begin - base, g.end - base});
+    return out;
+  }
+  bool full_compare_ = false;
 
  private:
   sim::NvmapObject& o_;
@@ -41,6 +57,30 @@ class HostSide : public ObjectSide {
 
 }  // namespace
 
+bool Twins::PageCharges::Take(uint64_t bytes) {
+  if (account == nullptr) return true;
+  absl::MutexLock l(&mu);
+  if (owed != 0) {  // what pulls kept past the limit is paid first
+    if (account->Charge(BudgetKind::kTwinBytes, owed) != abi::NvError::kSuccess) return false;
+    owed = 0;
+  }
+  return account->Charge(BudgetKind::kTwinBytes, bytes) == abi::NvError::kSuccess;
+}
+
+void Twins::PageCharges::Force(uint64_t bytes) {
+  if (account == nullptr) return;
+  absl::MutexLock l(&mu);
+  if (account->Charge(BudgetKind::kTwinBytes, bytes) != abi::NvError::kSuccess) owed += bytes;
+}
+
+void Twins::PageCharges::Give(uint64_t bytes) {
+  if (account == nullptr) return;
+  absl::MutexLock l(&mu);
+  const uint64_t from_owed = std::min(owed, bytes);
+  owed -= from_owed;
+  if (bytes > from_owed) account->Release(BudgetKind::kTwinBytes, bytes - from_owed);
+}
+
 Twins::~Twins() {
   absl::MutexLock l(&mu_);
   for (auto& [_, t] : twins_) host_.Free(t->handle);
@@ -61,7 +101,7 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
     return absl::ResourceExhaustedError("open_fds: each host object is an fd of the sentry's");
   absl::StatusOr<uint32_t> handle = host_.Make(object->size(), attr);
   if (!handle.ok()) return handle.status();
-  auto twin = std::make_shared<Twin>(object, *handle, object->size());
+  auto twin = std::make_shared<Twin>(object, *handle, object->size(), &page_charges_);
   twin->fd_charge = std::move(fd_charge);  // held as long as the twin
   SyncCounts c;
   if (absl::Status s = SyncOne(*twin, *object, Direction::kPush, &c); !s.ok()) {
@@ -79,6 +119,7 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
 
 absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c) {
   GuestSide guest(object);
+  guest.full_compare_ = full_compare_.load(std::memory_order_relaxed);
   HostSide host(host_, t.handle);
   absl::MutexLock l(&t.mu);
   absl::StatusOr<SyncCounts> r =

@@ -4,6 +4,7 @@
 // its guest object does (the last guest handle freed): Sweep frees the host object.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,9 +41,12 @@ struct TwinCounts {
 class Twins {
  public:
   // `budget` (may be null) is charged one open_fds per twin: on r32.7 kernels each host object is
-  // a dma-buf fd of the sentry's, held as long as the twin.
+  // a dma-buf fd of the sentry's, held as long as the twin; and twin_bytes for each page of
+  // agreed copy the twins keep (object_mirror.h: the pages either side made other than zero).
+  // A push past twin_bytes is ResourceExhausted and moves nothing; a pull keeps what the GPU
+  // wrote whatever the budget, and the next push is refused until that is paid.
   explicit Twins(HostNvmap& host, std::shared_ptr<BudgetAccount> budget = nullptr)
-      : host_(host), budget_(std::move(budget)) {}
+      : host_(host), budget_(std::move(budget)), page_charges_(budget_.get()) {}
   ~Twins();
   Twins(const Twins&) = delete;
   Twins& operator=(const Twins&) = delete;
@@ -62,12 +66,28 @@ class Twins {
   absl::Status ReadAgreed(const sim::NvmapObject& object, uint64_t offset, std::span<uint8_t> out);
   // Frees the host objects of twins whose guest object is gone.
   void Sweep();
+  // Every push compares the guest's whole objects, not only the pages its process touched: what
+  // the twins do where the kernel cannot tell (and what tests force).
+  void set_full_compare(bool on) { full_compare_.store(on, std::memory_order_relaxed); }
   size_t size() const;
 
  private:
+  // twin_bytes, with what pulls kept past it.
+  class PageCharges : public TwinBudget {
+   public:
+    explicit PageCharges(BudgetAccount* a) : account(a) {}
+    bool Take(uint64_t bytes) override;
+    void Force(uint64_t bytes) override;
+    void Give(uint64_t bytes) override;
+
+   private:
+    BudgetAccount* const account;
+    absl::Mutex mu;
+    uint64_t owed ABSL_GUARDED_BY(mu) = 0;
+  };
   struct Twin {
-    Twin(std::weak_ptr<sim::NvmapObject> o, uint32_t h, uint64_t size)
-        : object(std::move(o)), handle(h), mirror(size) {}
+    Twin(std::weak_ptr<sim::NvmapObject> o, uint32_t h, uint64_t size, TwinBudget* pages)
+        : object(std::move(o)), handle(h), mirror(size, pages) {}
     std::weak_ptr<sim::NvmapObject> object;
     const uint32_t handle;
     std::unique_ptr<BudgetHold> fd_charge;  // open_fds, for the host object's fd
@@ -81,6 +101,8 @@ class Twins {
 
   HostNvmap& host_;
   const std::shared_ptr<BudgetAccount> budget_;
+  PageCharges page_charges_;  // before the twins, which give back to it
+  std::atomic<bool> full_compare_{false};
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<Twin>> twins_ ABSL_GUARDED_BY(mu_);
 };

@@ -4,11 +4,14 @@
 // they answer on the simulated backend. Needs root (the fake's FUSE mount).
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/fake_jetson.h"
@@ -300,6 +303,45 @@ TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
       *u, {NvsentryPath(), "run", "--backend=host", "--host-dev-dir={DIR}", "--", GPU_DEMO_BIN}));
   ExpectDemoPassed(r);
   ExpectFakeHoldsNothing(r);
+}
+
+// Issue 27: eight 256 MiB objects over untouched guest memory cost the sentry what the guest
+// touched, not 2 GiB (before: a full agreed copy per twin). The sentry is the only large child
+// this test waits for, so the children's peak resident size is the sentry's (or its guest's).
+// The sentry's peak resident memory (VmHWM, kB) while `needle`'s guest runs under it: the process
+// whose command line is `nvsentry run ...` and names the guest (the fake above it, its PROGRAM's
+// parent, names it too but runs `fake-l4t`). 0 until one is found.
+long SentryPeakKib(const std::string& needle) {
+  long peak = 0;
+  for (pid_t pid : ProcessesMatching(needle)) {
+    std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string argv0, argv1;
+    std::getline(cmd, argv0, '\0');
+    std::getline(cmd, argv1, '\0');
+    if (!argv0.ends_with("nvsentry") || argv1 != "run") continue;
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.starts_with("VmHWM:")) peak = std::max(peak, std::atol(line.c_str() + 6));
+  }
+  return peak;
+}
+
+TEST_F(HostBackend, TwinsOfUntouchedMemoryCostTheSentryLittle) {
+  std::atomic<bool> done{false};
+  std::atomic<long> peak{0};
+  std::thread watch([&] {
+    while (!done) {
+      peak = std::max(peak.load(), SentryPeakKib("twin_guest_bench hold"));
+      usleep(50 * 1000);
+    }
+  });
+  RunResult r = OnHost({}, {TWIN_GUEST_BENCH_BIN, "hold", "8", "256", "2"});
+  done = true;
+  watch.join();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("holding 8 objects of 256 MiB"), std::string::npos) << r.out;
+  ASSERT_GT(peak.load(), 0) << "the sentry was never seen";
+  EXPECT_LT(peak.load(), 128 * 1024) << "peak resident kB of the sentry, for 2 GiB declared";
 }
 
 // Without the host's nodes the start fails before the guest runs, saying where nvsentry looked

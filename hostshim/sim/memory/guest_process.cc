@@ -1,6 +1,8 @@
 #include "hostshim/sim/memory/guest_process.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,12 +10,58 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <string>
 
 namespace nvsentry::hostshim::sim {
 namespace {
 
 constexpr size_t kBatch = IOV_MAX;
 constexpr uint64_t kPage = 4096;
+
+// PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h; the C library's headers here predate it):
+// the pages of a range by category, as ranges, walking only the page tables that exist.
+struct PageRegion {
+  uint64_t start, end, categories;
+};
+struct PmScanArg {
+  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
+      category_mask, category_anyof_mask, return_mask;
+};
+constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
+constexpr uint64_t kPageIsPresent = 1 << 3, kPageIsSwapped = 1 << 4, kPageIsPfnZero = 1 << 5;
+
+void AppendRange(std::vector<GuestProcess::Range>& v, uint64_t b, uint64_t e) {
+  if (!v.empty() && v.back().end == b)
+    v.back().end = e;
+  else
+    v.push_back({b, e});
+}
+
+// Present or swapped but not the shared zero page (what a read of an untouched page maps: the
+// sentry's own range check at ALLOC reads every page). nullopt where the kernel has no
+// PAGEMAP_SCAN.
+std::optional<std::vector<GuestProcess::Range>> ScanTouched(int fd, uint64_t addr, uint64_t len) {
+  std::vector<GuestProcess::Range> out;
+  std::array<PageRegion, 256> vec;
+  for (uint64_t at = addr; at < addr + len;) {
+    PmScanArg a{};
+    a.size = sizeof a;
+    a.start = at;
+    a.end = addr + len;
+    a.vec = reinterpret_cast<uint64_t>(vec.data());
+    a.vec_len = vec.size();
+    a.category_inverted = kPageIsPfnZero;
+    a.category_mask = kPageIsPfnZero;
+    a.category_anyof_mask = kPageIsPresent | kPageIsSwapped;
+    a.return_mask = kPageIsPresent | kPageIsSwapped;
+    const long n = ioctl(fd, kPagemapScan, &a);
+    if (n < 0) return std::nullopt;
+    for (long i = 0; i < n; ++i) AppendRange(out, vec[i].start, vec[i].end);
+    if (a.walk_end <= at) return std::nullopt;  // no progress: do not loop
+    at = a.walk_end;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -38,6 +86,53 @@ std::shared_ptr<GuestProcess> GuestProcess::Open(pid_t tgid, BudgetAccount* budg
 
 GuestProcess::~GuestProcess() {
   if (budget_ != nullptr) budget_->Release(BudgetKind::kOpenFds);
+  absl::MutexLock l(&pagemap_mu_);
+  if (pagemap_charged_) budget_->Release(BudgetKind::kOpenFds);
+}
+
+std::optional<std::vector<GuestProcess::Range>> GuestProcess::TouchedPages(uint64_t addr,
+                                                                           uint64_t len) const {
+  constexpr uint64_t kPresent = uint64_t{1} << 63, kSwapped = uint64_t{1} << 62;
+  constexpr size_t kEntries = 8192;  // 32 MiB of the process's memory per read
+  if (addr % kPage != 0) return std::nullopt;
+  absl::MutexLock l(&pagemap_mu_);
+  UniqueFd once;
+  int fd = pagemap_.get();
+  if (fd < 0) {
+    const std::string path = "/proc/" + std::to_string(pid_) + "/pagemap";
+    UniqueFd opened(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // The fd names the memory of the process that had the pid at open: this one only if it is
+    // still alive after the open.
+    if (!opened || !Alive()) return std::nullopt;
+    if (budget_ == nullptr || budget_->Charge(BudgetKind::kOpenFds) == abi::NvError::kSuccess) {
+      pagemap_charged_ = budget_ != nullptr;
+      pagemap_ = std::move(opened);
+      fd = pagemap_.get();
+    } else {
+      once = std::move(opened);
+      fd = once.get();
+    }
+  }
+  if (!force_pagemap_read_)
+    if (std::optional<std::vector<Range>> r = ScanTouched(fd, addr, len)) return r;
+  // Older kernels (L4T's 4.9 to 5.15): the pagemap's flags, 8 bytes a page. The zero page cannot
+  // be told apart there without CAP_SYS_ADMIN (its frame number is hidden), so a page the
+  // process only read counts as touched: more is compared, nothing is missed.
+  std::vector<Range> out;
+  std::vector<uint64_t> e(kEntries);
+  const uint64_t pages = (len + kPage - 1) / kPage;
+  for (uint64_t p = 0; p < pages;) {
+    const size_t n = std::min<uint64_t>(kEntries, pages - p);
+    const ssize_t r = pread(fd, e.data(), n * 8, static_cast<off_t>((addr / kPage + p) * 8));
+    if (r != static_cast<ssize_t>(n * 8)) return std::nullopt;
+    for (size_t i = 0; i < n; ++i) {
+      if ((e[i] & (kPresent | kSwapped)) == 0) continue;
+      const uint64_t b = addr + (p + i) * kPage;
+      AppendRange(out, b, b + kPage);
+    }
+    p += n;
+  }
+  return out;
 }
 
 bool GuestProcess::Alive() const {

@@ -30,9 +30,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "abi/nverror.h"
+#include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/unique_fd.h"
 
@@ -70,6 +73,19 @@ class GuestProcess {
   // then pin one page per 2 MiB instead of 512. 0, or the errno (EPERM without CAP_SYS_NICE,
   // EINVAL on kernels before 6.1 or where THP is off). Slow (it copies): not on a guest's call.
   int CollapseHugePages(uint64_t addr, uint64_t len) const;
+  // The page-aligned address ranges of [addr, addr+len) (`addr` page aligned) whose pages the
+  // process touched: present (not as the shared zero page) or swapped out. Every other page is one
+  // the process never wrote since it was mapped: it reads as zero. From /proc/PID/pagemap, whose
+  // flags any process that may read the memory may read: PAGEMAP_SCAN where the kernel has it
+  // (6.7 on), else the flags page by page (4.2 on), where a page only read counts as touched.
+  // nullopt when the kernel will not tell (pagemap unreadable, the process gone). The pagemap fd
+  // is kept after the first call, charged to open_fds (when that is spent, opened per call).
+  struct Range {
+    uint64_t begin, end;
+  };
+  std::optional<std::vector<Range>> TouchedPages(uint64_t addr, uint64_t len) const;
+  // Tests: read the pagemap's flags even where PAGEMAP_SCAN exists (the older kernels' way).
+  void set_force_pagemap_read(bool on) { force_pagemap_read_ = on; }
 
   // What this object has cost so far, for tests that check how accesses are batched: liveness
   // checks (pidfd polls) and process_vm_readv/writev calls.
@@ -85,7 +101,11 @@ class GuestProcess {
   bool Transfer(bool write, std::span<const iovec> local, std::span<const iovec> remote) const;
   pid_t pid_;
   UniqueFd pidfd_;
-  BudgetAccount* budget_;  // charged one open_fds for pidfd_, or null
+  BudgetAccount* budget_;  // charged one open_fds for pidfd_ (and one for pagemap_), or null
+  mutable absl::Mutex pagemap_mu_;
+  mutable UniqueFd pagemap_ ABSL_GUARDED_BY(pagemap_mu_);
+  mutable bool pagemap_charged_ ABSL_GUARDED_BY(pagemap_mu_) = false;
+  std::atomic<bool> force_pagemap_read_{false};
   mutable std::atomic<uint64_t> liveness_checks_{0};
   mutable std::atomic<uint64_t> transfers_{0};
 };

@@ -195,6 +195,18 @@ TEST(PolicyParse, SizesMayBeWrittenWithUnits) {
   EXPECT_EQ(ErrorOf("[budgets]\nchannels = \"many\"\n"), "p.toml:2:12: expected an integer");
 }
 
+// The host backend's twins have a budget of their own, well below pinned_bytes by default.
+TEST(PolicyParse, TwinBytesIsABudgetOfItsOwn) {
+  absl::StatusOr<Policy> p = ParsePolicy("[budgets]\n", "u.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->budgets.twin_bytes, 512ull << 20);
+  EXPECT_LE(p->budgets.twin_bytes * 8, p->budgets.pinned_bytes);
+  p = ParsePolicy("[budgets]\ntwin_bytes = \"64MiB\"\n", "u.toml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->budgets.twin_bytes, 64ull << 20);
+  EXPECT_EQ(ErrorOf("[budgets]\ntwin_bytes = \"lots\"\n").substr(0, 14), "p.toml:2:14: e");
+}
+
 TEST(PolicyParse, SimulatedForANodeThatCannotOpenIsAContradiction) {
   EXPECT_EQ(ErrorOf("[guest]\nservice = \"nvdrv:s\"\n[devices.\"/dev/nvhost-gpu\"]\n"
                     "backend = \"simulated\"\n"),

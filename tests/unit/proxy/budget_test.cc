@@ -91,6 +91,7 @@ TEST(Budget, Names) {
   EXPECT_EQ(BudgetName(BudgetKind::kPinnedBytes), "pinned_bytes");
   EXPECT_EQ(BudgetName(BudgetKind::kMappings), "mappings");
   EXPECT_EQ(BudgetName(BudgetKind::kParkedWaits), "parked_waits");
+  EXPECT_EQ(BudgetName(BudgetKind::kTwinBytes), "twin_bytes");
 }
 
 TEST(Budget, AHoldGivesItsChargeBackExactlyOnce) {

@@ -89,8 +89,8 @@ TEST(HostMemoryWaits, AFinishedNotifierIsNeverStampedIntoTheHostAndWaitsLeftAtTh
   {
     MemoryWaits waits(host, nullptr);
     // A notifier whose status (the last u16 of 16 bytes) is 0 is finished. Its stamp goes to the
-    // guest's copy (for the next push, through the twin's freezes), never straight to the host
-    // object, where it could land on checked, frozen pushbuffer words.
+    // guest's copy (for the next push, through the twin's agreed copy), never straight to the
+    // host object.
     EXPECT_EQ(waits.Check({1, 128, false, 0}), MemoryWaits::State::kMet);
     uint64_t stamp = 0;
     ASSERT_TRUE(host.Read(1, 128, {reinterpret_cast<uint8_t*>(&stamp), 8}).ok());

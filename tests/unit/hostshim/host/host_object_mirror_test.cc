@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hostshim/host/object_mirror.h"
@@ -23,14 +24,32 @@ class VectorSide : public ObjectSide {
   absl::Status Write(uint64_t offset, std::span<const uint8_t> data) override {
     if (fail) return absl::UnavailableError("gone");
     memcpy(bytes.data() + offset, data.data(), data.size());
+    write_offsets.push_back(offset);
     ++writes;
     written += data.size();
     return absl::OkStatus();
   }
+  std::optional<std::vector<ObjectSide::Interval>> Touched() override { return touched; }
   std::vector<uint8_t> bytes;
   bool fail = false;
   int writes = 0;
   uint64_t written = 0;
+  std::optional<std::vector<ObjectSide::Interval>> touched;  // nullopt: cannot tell
+  std::vector<uint64_t> write_offsets;
+};
+
+// twin_bytes for one mirror: a limit, what is held, what was forced past it.
+class FakePages : public TwinBudget {
+ public:
+  explicit FakePages(uint64_t limit) : limit(limit) {}
+  bool Take(uint64_t b) override {
+    if (held + b > limit) return false;
+    held += b;
+    return true;
+  }
+  void Force(uint64_t b) override { held += b; }
+  void Give(uint64_t b) override { held -= b; }
+  uint64_t limit, held = 0;
 };
 
 TEST(HostObjectMirror, FirstPushSendsEveryByteEvenOverGarbage) {
@@ -133,6 +152,130 @@ TEST(HostObjectMirror, AFailedSideIsAnErrorAndTheNextSyncRetries) {
   guest.fail = false;
   ASSERT_TRUE(m.Pull(guest, host).ok());
   EXPECT_EQ(guest.bytes[4000], 6);
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::host
+
+namespace nvsentry::hostshim::host {
+namespace {
+
+constexpr uint64_t kPage = ObjectMirror::kPage;
+
+// Issue 27: a twin costs what the guest touched. A page the guest never touched is zero on both
+// sides: never written to the host, never copied in the sentry.
+TEST(HostObjectMirrorLazy, APageNeverTouchedIsNeverWrittenNorKept) {
+  const size_t n = 64 * kPage;
+  VectorSide guest(n), host(n);  // a host that hands out zeroed memory
+  guest.bytes[3 * kPage + 5] = 1;
+  guest.touched = std::vector<ObjectSide::Interval>{{3 * kPage, 4 * kPage}};
+  FakePages pages(1 << 30);
+  ObjectMirror m(n, &pages);
+  auto c = m.Push(guest, host);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(host.bytes, guest.bytes);
+  EXPECT_EQ(host.write_offsets, std::vector<uint64_t>{3 * kPage + 5});
+  EXPECT_EQ(c->bytes_read, kPage) << "the guest's untouched pages were read";
+  EXPECT_EQ(m.kept_bytes(), kPage);
+  EXPECT_EQ(pages.held, kPage);
+}
+
+// After agreement only the pages the guest's process touched are read, and only what changed in
+// them moves.
+TEST(HostObjectMirrorLazy, APageChangedAfterAgreementMovesAndOnlyIt) {
+  const size_t n = 256 * kPage;
+  VectorSide guest(n), host(n);
+  guest.bytes[0] = 1;
+  guest.touched = std::vector<ObjectSide::Interval>{{0, kPage}};
+  ObjectMirror m(n);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  host.write_offsets.clear();
+  guest.bytes[200 * kPage + 7] = 9;
+  guest.touched = std::vector<ObjectSide::Interval>{{0, kPage}, {200 * kPage, 201 * kPage}};
+  auto c = m.Push(guest, host);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(host.write_offsets, std::vector<uint64_t>{200 * kPage + 7});
+  EXPECT_EQ(c->bytes_read, 2 * kPage);
+  EXPECT_EQ(c->bytes_moved, 1u);
+  EXPECT_EQ(host.bytes, guest.bytes);
+}
+
+// A page the guest gave back to the kernel (MADV_DONTNEED) reads as zero and is no longer
+// touched: its agreed copy is what tells the push to look, and the zeros reach the host.
+TEST(HostObjectMirrorLazy, AKeptPageTheGuestDroppedMovesItsZeros) {
+  const size_t n = 16 * kPage;
+  VectorSide guest(n), host(n);
+  guest.bytes[5 * kPage] = 4;
+  guest.touched = std::vector<ObjectSide::Interval>{{5 * kPage, 6 * kPage}};
+  FakePages pages(1 << 30);
+  ObjectMirror m(n, &pages);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  guest.bytes[5 * kPage] = 0;
+  guest.touched = std::vector<ObjectSide::Interval>{};
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(host.bytes[5 * kPage], 0);
+  EXPECT_EQ(m.kept_bytes(), 0u) << "a page zero on both sides again still costs";
+  EXPECT_EQ(pages.held, 0u);
+}
+
+// The host's GPU writes pages nobody touched: the pull reads the host whole and brings them.
+TEST(HostObjectMirrorLazy, APullBringsGpuWritesToUntouchedPagesPastTheBudget) {
+  const size_t n = 8 * kPage;
+  VectorSide guest(n), host(n);
+  guest.touched = std::vector<ObjectSide::Interval>{};
+  FakePages pages(0);
+  ObjectMirror m(n, &pages);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  host.bytes[7 * kPage + 1] = 3;
+  ASSERT_TRUE(m.Pull(guest, host).ok());
+  EXPECT_EQ(guest.bytes[7 * kPage + 1], 3);
+  EXPECT_EQ(pages.held, kPage) << "what the GPU wrote is kept (and owed) whatever the budget";
+}
+
+// Past twin_bytes a push is refused and moves nothing: neither the host nor the agreed copy.
+TEST(HostObjectMirrorLazy, APushPastTheBudgetIsRefusedAndMovesNothing) {
+  const size_t n = 16 * kPage;
+  VectorSide guest(n), host(n);
+  guest.bytes[0] = 1;
+  guest.touched = std::vector<ObjectSide::Interval>{{0, kPage}};
+  FakePages pages(2 * kPage);
+  ObjectMirror m(n, &pages);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  guest.bytes[0] = 2;
+  for (uint64_t p = 4; p < 7; ++p) guest.bytes[p * kPage] = 5;  // three new pages: one too many
+  guest.touched = std::vector<ObjectSide::Interval>{{0, kPage}, {4 * kPage, 7 * kPage}};
+  host.writes = 0;
+  auto c = m.Push(guest, host);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted) << c.status();
+  EXPECT_NE(c.status().message().find("twin_bytes"), std::string::npos);
+  EXPECT_EQ(host.writes, 0);
+  EXPECT_EQ(host.bytes[0], 1);
+  EXPECT_EQ(pages.held, kPage);
+  // Pages the guest only read (touched, still zero) are not charged: within the budget once the
+  // pessimistic count is refused.
+  for (uint64_t p = 5; p < 7; ++p) guest.bytes[p * kPage] = 0;
+  c = m.Push(guest, host);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(host.bytes, guest.bytes);
+  EXPECT_EQ(pages.held, 2 * kPage);
+}
+
+// Where the kernel cannot tell which pages were touched, every byte is compared: still correct,
+// and still only pages other than zero are kept.
+TEST(HostObjectMirrorLazy, TheFullCompareFallbackReadsEverythingKeepsWhatIsNotZero) {
+  const size_t n = 32 * kPage;
+  VectorSide guest(n), host(n);
+  guest.bytes[9 * kPage + 1] = 1;
+  ObjectMirror m(n);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(m.kept_bytes(), kPage);
+  guest.bytes[30 * kPage] = 2;
+  auto c = m.Push(guest, host);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->bytes_read, n);
+  EXPECT_EQ(c->bytes_moved, 1u);
+  EXPECT_EQ(host.bytes, guest.bytes);
+  EXPECT_EQ(m.kept_bytes(), 2 * kPage);
 }
 
 }  // namespace

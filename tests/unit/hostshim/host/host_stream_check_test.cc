@@ -89,7 +89,8 @@ TEST_F(HostStreamCheck, HostClassIncrementsOnlyOfOwnedSyncpoints) {
 }
 
 // The increments a submission makes of the guest's own syncpoints are counted (the sentry adds
-// them before the host sees them: a fence the guest reaches by itself thaws no freeze).
+// them before the host sees them: a fence the guest reaches by itself frees no span of the private
+// copy).
 TEST_F(HostStreamCheck, TheIncrementsOfOwnedSyncpointsAreCounted) {
   EXPECT_FALSE(Run({NonInc(0, 0x74, 3), (kOwned << 8) | 1, (kOwned << 8) | 1, (kOwned << 8) | 1,
                     Inc(0, 0x000, 1), 0xB197, Inc(0, 0x2C8, 1), kOwned}));

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "hostshim/host/twin_handle.h"
 #include "hostshim/host/twins.h"
 
 namespace nvsentry::hostshim::host {
@@ -18,7 +19,7 @@ class FakeHostNvmap : public HostNvmap {
   absl::StatusOr<uint32_t> Make(uint64_t size, const sim::NvmapObject::Attributes&) override {
     if (refuse) return absl::ResourceExhaustedError("host out of memory");
     const uint32_t h = next++;
-    objects[h].assign(size, 0x5A);  // not zeroed, as a host need not
+    objects[h].assign(size, zeroed ? 0 : 0x5A);  // not zeroed by default, as a host need not
     return h;
   }
   absl::Status Read(uint32_t h, uint64_t off, std::span<uint8_t> out) override {
@@ -27,12 +28,15 @@ class FakeHostNvmap : public HostNvmap {
   }
   absl::Status Write(uint32_t h, uint64_t off, std::span<const uint8_t> d) override {
     memcpy(objects.at(h).data() + off, d.data(), d.size());
+    write_offsets.push_back(off);
     return absl::OkStatus();
   }
   void Free(uint32_t h) override { objects.erase(h); }
   std::map<uint32_t, std::vector<uint8_t>> objects;
   uint32_t next = 100;
   bool refuse = false;
+  bool zeroed = false;
+  std::vector<uint64_t> write_offsets;
 };
 
 class HostTwinsTest : public ::testing::Test {
@@ -157,6 +161,7 @@ TEST_F(HostTwinsTest, GuestMemoryGoneUnderOneObjectLeavesTheOthersMoving) {
   ASSERT_EQ(nvmap_.Alloc(me_, h2, 0, 1, &align, 0, reinterpret_cast<uint64_t>(other)),
             abi::NvError::kSuccess);
   auto b = nvmap_.Resolve(me_, h2);
+  other[0] = 1;  // a page the twin keeps, so the push must read b's memory
   Twins twins(host_);
   auto ha = twins.HandleOf(a), hb = twins.HandleOf(b);
   ASSERT_TRUE(ha.ok() && hb.ok());
@@ -166,6 +171,106 @@ TEST_F(HostTwinsTest, GuestMemoryGoneUnderOneObjectLeavesTheOthersMoving) {
   ASSERT_TRUE(pushed.ok()) << pushed.status();
   EXPECT_EQ(pushed->skipped, 1u);
   EXPECT_EQ(host_.objects.at(*ha)[1], 0x77);
+}
+
+}  // namespace
+}  // namespace nvsentry::hostshim::host
+
+namespace nvsentry::hostshim::host {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+// Issue 27: twins are made as the guest's pages are touched. The guest's own page tables tell
+// which (the sentry's range check at ALLOC read every page, which maps only the zero page).
+TEST_F(HostTwinsTest, AGuestPageNeverTouchedNeverReachesTheHost) {
+  host_.zeroed = true;
+  mem_[3 * kPage + 1] = 1;
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  auto account = std::make_shared<BudgetAccount>(abi::Budgets{});
+  Twins twins(host_, account);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(host_.write_offsets, std::vector<uint64_t>{3 * kPage + 1});
+  EXPECT_EQ(account->used(BudgetKind::kTwinBytes), kPage);
+  // A page changed after the agreement moves, and only it: the push reads the touched pages.
+  mem_[9 * kPage] = 2;
+  host_.write_offsets.clear();
+  auto pushed = twins.PushAll();
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  EXPECT_EQ(host_.write_offsets, std::vector<uint64_t>{9 * kPage});
+  EXPECT_EQ(pushed->moved.bytes_read, 2 * kPage);
+  EXPECT_EQ(pushed->moved.bytes_moved, 1u);
+  EXPECT_EQ(account->used(BudgetKind::kTwinBytes), 2 * kPage);
+  EXPECT_EQ(0, memcmp(host_.objects.at(*h).data(), mem_, kSize));
+}
+
+// The older kernels' way (pagemap flags page by page): pages only read count as touched, so more
+// is read, but what moves and what is kept are the same.
+TEST_F(HostTwinsTest, WithoutPagemapScanPagesOnlyReadAreComparedNotKept) {
+  host_.zeroed = true;
+  mem_[3 * kPage + 1] = 1;
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  obj->guest_process()->set_force_pagemap_read(true);
+  auto account = std::make_shared<BudgetAccount>(abi::Budgets{});
+  Twins twins(host_, account);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(host_.write_offsets, std::vector<uint64_t>{3 * kPage + 1});
+  mem_[9 * kPage] = 2;
+  auto pushed = twins.PushAll();
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  EXPECT_EQ(pushed->moved.bytes_read, kSize) << "ALLOC's check read (and so mapped) every page";
+  EXPECT_EQ(pushed->moved.bytes_moved, 1u);
+  EXPECT_EQ(account->used(BudgetKind::kTwinBytes), 2 * kPage);
+  EXPECT_EQ(0, memcmp(host_.objects.at(*h).data(), mem_, kSize));
+}
+
+// The fallback where the kernel cannot tell: every byte compared, the same outcome.
+TEST_F(HostTwinsTest, TheFullCompareFallbackMovesTheSame) {
+  host_.zeroed = true;
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  Twins twins(host_);
+  twins.set_full_compare(true);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(host_.write_offsets.empty());
+  mem_[5 * kPage + 3] = 7;
+  auto pushed = twins.PushAll();
+  ASSERT_TRUE(pushed.ok());
+  EXPECT_EQ(pushed->moved.bytes_read, kSize);
+  EXPECT_EQ(host_.write_offsets, std::vector<uint64_t>{5 * kPage + 3});
+}
+
+// Past twin_bytes the submission's push is refused (InsufficientMemory to the guest) and moves
+// nothing.
+TEST_F(HostTwinsTest, APushPastTwinBytesIsRefusedAndMovesNothing) {
+  host_.zeroed = true;
+  mem_[0] = 1;
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  abi::Budgets b;
+  b.twin_bytes = 2 * kPage;
+  auto account = std::make_shared<BudgetAccount>(b);
+  Twins twins(host_, account);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok()) << h.status();
+  mem_[0] = 2;
+  mem_[4 * kPage] = 3;
+  mem_[6 * kPage] = 4;
+  host_.write_offsets.clear();
+  auto pushed = twins.PushAll();
+  EXPECT_EQ(pushed.status().code(), absl::StatusCode::kResourceExhausted) << pushed.status();
+  EXPECT_TRUE(host_.write_offsets.empty());
+  EXPECT_EQ(host_.objects.at(*h)[0], 1);
+  EXPECT_EQ(account->used(BudgetKind::kTwinBytes), kPage);
+  EXPECT_EQ(NvErrorOfTwinStatus(pushed.status()), abi::NvError::kInsufficientMemory);
+  mem_[6 * kPage] = 0;  // back within the budget
+  ASSERT_TRUE(twins.PushAll().ok());
+  EXPECT_EQ(host_.objects.at(*h)[4 * kPage], 3);
 }
 
 }  // namespace

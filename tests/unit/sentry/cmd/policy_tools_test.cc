@@ -305,7 +305,7 @@ TEST(PolicyCommand, ExactOutputsAndExitCodes) {
             bad + ":2:12: expected an integer from 0 to 65536, got -1\n" + bad +
                 ":3:1: unknown key 'colour' in [budgets]; expected one of: transfer_memory, "
                 "open_fds, nvmap_objects, channels, address_spaces, pinned_bytes, mappings, "
-                "parked_waits, queued_bytes\n");
+                "parked_waits, queued_bytes, twin_bytes\n");
   EXPECT_EQ(PolicyCmd({"show", bad}).code, 1);
   EXPECT_EQ(PolicyCmd({"show", good, "--everything"}).code, 2);
   EXPECT_EQ(PolicyCmd({"check", good, good}).code, 2);

@@ -70,6 +70,7 @@ TEST(PolicyInitEquivalence, SameAnswerForEveryDeviceAndIoctl) {
       EXPECT_EQ(ba.mappings, bb.mappings);
       EXPECT_EQ(ba.parked_waits, bb.parked_waits);
       EXPECT_EQ(ba.queued_bytes, bb.queued_bytes);
+      EXPECT_EQ(ba.twin_bytes, bb.twin_bytes);
       for (const abi::DeviceDesc& dev : abi::Devices()) {
         SCOPED_TRACE(std::string(dev.path));
         const abi::NvError open_a = proxy::MayOpen(a, &dev);
