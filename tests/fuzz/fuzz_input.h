@@ -36,7 +36,8 @@
 //   memory   u16 word offset into the guest's memory, u8 words (modulo 65), the words
 //   call     u8 slot, u16 ioctl index into the slot's device (modulo), u16 bytes past the fixed
 //            part (variable ioctls; modulo 2048, whole 8 bytes), u8 patches (modulo 6), each
-//            {u16 offset, u8 kind, u8 a, u8 b}, then the argument's bytes.
+//            {u16 offset, u8 kind, u8 a, u8 b}, then the argument's bytes (none when the slot
+//            has no session).
 //   A patch's kind: bits 0-1 kPatch*, bit 2 eight bytes instead of four, bits 4-7 which earlier
 //   call (1 + n back) for kPatchEarlier and kPatchEntry.
 #pragma once

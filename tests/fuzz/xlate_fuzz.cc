@@ -103,7 +103,7 @@ class FuzzGuest : public hostshim::Caller {
   pid_t tid() const override { return gettid(); }
   pid_t tgid() override { return getpid(); }
   std::shared_ptr<DeviceBackend> BackendOf(int32_t fd) override {
-    const int32_t i = fd - kXlateFirstFd;
+    const int64_t i = int64_t{fd} - kXlateFirstFd;
     return i >= 0 && i < kXlateSlots ? slots_[i].backend : nullptr;
   }
   int PlaceFd(int, bool) override { return -EMFILE; }
@@ -148,31 +148,21 @@ void Patch(Reader& in, Run& run, std::span<uint8_t> arg) {
   if (at + width <= arg.size()) std::memcpy(arg.data() + at, &v, width);
 }
 
-void GuestIoctl(Reader& in, Run& run, XlateRules& rules, FuzzGuest& guest) {
-  Slot& slot = run.slots[in.U8() % kXlateSlots];
-  const uint16_t index = in.U16(), extra = in.U16() % 2048;
-  const int patches = in.U8() % 6;
-  std::vector<std::array<uint8_t, 5>> patch_bytes(patches);
-  for (auto& p : patch_bytes) in.Bytes(p);
-  if (slot.backend == nullptr) return;
-  const abi::IoctlDesc& desc = slot.device->ioctls[index % slot.device->ioctls.size()];
-  const size_t size = desc.fixed_size() + (desc.variable() ? extra & ~size_t{7} : 0);
-  std::vector<uint64_t> storage((size + 7) / 8 + 1);
-  std::span<uint8_t> arg(reinterpret_cast<uint8_t*>(storage.data()), size);
-  in.Bytes(arg);
-  for (const auto& p : patch_bytes) {
-    Reader pr(p);
-    Patch(pr, run, arg);
-  }
-  if ((desc.flags & abi::kFixedAnswer) != 0 || (desc.variable() && size > 0x3FFF)) return;
-  const abi::ArrayLayout layout = abi::LayOutArrays(desc, abi::Via::kDirect, arg, {size});
-  if (layout.err != abi::NvError::kSuccess) return;
+// Calls the backend as the copy engine would; false when the engine would not (a fixed answer, a
+// size the code cannot carry, arrays that do not fit).
+bool CallBackend(Slot& slot, const abi::IoctlDesc& desc, std::span<uint8_t> arg, Run& run,
+                 XlateRules& rules, FuzzGuest& guest) {
+  if ((desc.flags & abi::kFixedAnswer) != 0 || (desc.variable() && arg.size() > 0x3FFF))
+    return false;
+  const abi::ArrayLayout layout = abi::LayOutArrays(desc, abi::Via::kDirect, arg, {arg.size()});
+  if (layout.err != abi::NvError::kSuccess) return false;
   std::vector<std::span<uint8_t>> arrays;
   for (const abi::ArraySlice& s : layout.slices)
     arrays.push_back(s.buffer == abi::Buffer::kMain ? arg.subspan(s.offset, s.bytes)
                                                     : std::span<uint8_t>());
   FuzzParker parker(arg, run.parked);
   Call call{desc, arg, parker, abi::Via::kDirect, arrays, {}, {}, &guest, slot.device};
+  const size_t parked = run.parked.size();
   rules.GuestCall(gettid(), slot.device, &desc);
   const Result r = slot.backend->Ioctl(call);
   rules.GuestCall(0, nullptr, nullptr);
@@ -181,10 +171,36 @@ void GuestIoctl(Reader& in, Run& run, XlateRules& rules, FuzzGuest& guest) {
                  std::string(slot.device->path).c_str(), std::string(desc.name).c_str(),
                  std::string(abi::NvErrorName(r.err)).c_str(), r.parked ? " parked" : "",
                  static_cast<unsigned long long>(rules.host_calls()));
-  run.history.emplace_back(arg.begin(), arg.end());
-  if (r.parked)
-    run.history.back() =
-        std::vector<uint8_t>(run.parked.back()->arg().begin(), run.parked.back()->arg().end());
+  if (run.parked.size() > parked) {  // the argument moved into the continuation
+    std::span<uint8_t> moved = run.parked.back()->arg();
+    std::copy(moved.begin(), moved.begin() + std::min(moved.size(), arg.size()), arg.begin());
+  }
+  return true;
+}
+
+void GuestIoctl(Reader& in, Run& run, XlateRules& rules, FuzzGuest& guest) {
+  Slot& slot = run.slots[in.U8() % kXlateSlots];
+  const uint16_t index = in.U16(), extra = in.U16() % 2048;
+  const int patches = in.U8() % 6;
+  std::vector<std::array<uint8_t, 5>> patch_bytes(patches);
+  for (auto& p : patch_bytes) in.Bytes(p);
+  // Every call op leaves an entry in the history (empty without a session), so that the
+  // input's "n calls back" means the same whatever the calls answered.
+  std::vector<uint8_t> after;
+  if (slot.backend != nullptr) {
+    const abi::IoctlDesc& desc = slot.device->ioctls[index % slot.device->ioctls.size()];
+    const size_t size = desc.fixed_size() + (desc.variable() ? extra & ~size_t{7} : 0);
+    std::vector<uint64_t> storage((size + 7) / 8 + 1);
+    std::span<uint8_t> arg(reinterpret_cast<uint8_t*>(storage.data()), size);
+    in.Bytes(arg);
+    for (const auto& p : patch_bytes) {
+      Reader pr(p);
+      Patch(pr, run, arg);
+    }
+    CallBackend(slot, desc, arg, run, rules, guest);
+    after.assign(arg.begin(), arg.end());
+  }
+  run.history.push_back(std::move(after));
   if (run.history.size() > 16) run.history.erase(run.history.begin());
 }
 

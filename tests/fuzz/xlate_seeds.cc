@@ -145,7 +145,9 @@ std::vector<std::vector<uint8_t>> XlateSeeds() {
         Submit(w, {words[0], words[1]}, 5);
         seeds.push_back(std::move(w.out));
       }
-  // After the set-up, every channel and address-space ioctl once, zeroes.
+  // After the set-up and a submission, every ioctl of the other four devices once, zeroes, then
+  // another submission; and a reset channel's old syncpoint incremented (it is no longer the
+  // guest's: the host may have given it to another client).
   for (uint8_t dev : {kAsDev, kGpuDev, kCtrlDev, kCtrlGpuDev}) {
     const abi::DeviceDesc& d = abi::Device(kIds[dev]);
     const uint8_t slot = dev == kAsDev     ? kAsSlot
@@ -155,7 +157,8 @@ std::vector<std::vector<uint8_t>> XlateSeeds() {
     for (size_t i = 0; i < d.ioctls.size(); ++i) {
       Writer w;
       w.U8(0);
-      SetUpChannel(w, 0x10000);
+      SetUpChannel(w, 0x20000);
+      Submit(w, {kSetObject3d[0], kSetObject3d[1]}, 5);
       w.U8(kOpCall);
       w.U8(slot);
       w.U16(static_cast<uint16_t>(i));
@@ -163,9 +166,22 @@ std::vector<std::vector<uint8_t>> XlateSeeds() {
       w.U8(0);
       std::vector<uint8_t> zeroes(d.ioctls[i].fixed_size() + (d.ioctls[i].variable() ? 8 : 0));
       w.Bytes(zeroes);
+      Submit(w, {kSetObject3d[0], kSetObject3d[1]}, 9);
       seeds.push_back(std::move(w.out));
     }
   }
+  Writer w;
+  w.U8(0);
+  SetUpChannel(w, 0x20000);
+  Submit(w, {kSetObject3d[0], kSetObject3d[1]}, 5);
+  w.U8(kOpCall);  // FORCE_RESET: no argument
+  w.U8(kGpuSlot);
+  w.U16(IndexOf(kGpuDev, ch::kForceReset));
+  w.U16(0);
+  w.U8(0);
+  CallWith(w, kCtrlSlot, kCtrlDev, ctrl::kSyncptIncr, ctrl::SyncptIncr{0},
+           {{0, Back(kPatchEarlier, 4), 0, 16}});
+  seeds.push_back(std::move(w.out));
   return seeds;
 }
 
