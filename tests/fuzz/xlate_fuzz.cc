@@ -257,7 +257,10 @@ void RunInput(std::span<const uint8_t> data) {
       options.note = [](pid_t, std::string_view line) {
         std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
       };
-    if (flags & kXlateOnly3d) options.stream = &only_3d;
+    if (flags & kXlateOnly3d) {
+      options.stream = &only_3d;
+      rules.SetClassAllowed([](uint32_t cls) { return cls == 0xB197; });
+    }
     Run run;
     {
       hostshim::host::HostDriver driver(options);

@@ -1,5 +1,6 @@
 #include "tests/fuzz/xlate_rules.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,8 @@
 
 namespace nvsentry::fuzz {
 namespace {
+
+thread_local uint64_t pending_size = 0;  // CREATE_64's size, from before the call to after it
 
 using abi::l4t::L4tNode;
 namespace as = abi::l4t::nvgpu_as;
@@ -173,6 +176,58 @@ void XlateRules::CheckFdsAndHandles(int fd, L4tNode node, uint32_t code,
   }
 }
 
+std::vector<XlateRules::EntryRead> XlateRules::EntriesOf(int fd, uint32_t code,
+                                                         std::span<const uint8_t> arg) {
+  const auto submit = Read<ch::SubmitGpfifo>(arg);
+  std::vector<EntryRead> reads;
+  const int as_fd = fds_[fd].as_fd;
+  auto space = fds_.find(as_fd);
+  uint64_t budget = 1u << 16;  // words read back per submission
+  for (uint32_t i = 0; i < submit.num_entries && i < 4096; ++i) {
+    ch::GpfifoEntry e;
+    std::memcpy(&e, reinterpret_cast<const void*>(submit.gpfifo + i * sizeof e), sizeof e);
+    const uint64_t va = (uint64_t{e.entry1 & 0xFF} << 32) | (e.entry0 & ~3u);
+    const uint32_t words = (e.entry1 >> 10) & 0x1FFFFF;
+    if (words == 0) continue;
+    if (space == fds_.end()) RuleBroken("stream", "a submission on a channel in no AS", code, va);
+    auto m = space->second.mappings.upper_bound(va);
+    if (m == space->second.mappings.begin())
+      RuleBroken("stream", "a GPFIFO entry outside every mapping reached the host", code, va);
+    --m;
+    if (va - m->first + uint64_t{words} * 4 > m->second.size)
+      RuleBroken("stream", "a GPFIFO entry past its mapping's end reached the host", code, va);
+    if (words > budget) break;
+    budget -= words;
+    int nvmap_fd = -1;
+    for (const auto& [nfd, f] : fds_)
+      if (f.handles.contains(m->second.handle)) nvmap_fd = nfd;
+    reads.push_back({nvmap_fd, m->second.handle, m->second.buffer_offset + (va - m->first), words});
+  }
+  return reads;
+}
+
+void XlateRules::CheckStream(uint32_t code, const std::vector<EntryRead>& reads) {
+  StreamRules rules{class_allowed_, [this](uint32_t id) {
+                      absl::MutexLock l(&mu_);
+                      return OwnedSyncpoint(id);
+                    }};
+  for (const EntryRead& r : reads) {
+    std::vector<uint32_t> words(r.words);
+    map::RwHandle rw{reinterpret_cast<uint64_t>(words.data()),
+                     r.handle,
+                     static_cast<uint32_t>(r.offset),
+                     r.words * 4u,
+                     r.words * 4u,
+                     r.words * 4u,
+                     1};
+    if (r.offset > UINT32_MAX || ioctl(r.fd, map::kRead, &rw) != 0)
+      RuleBroken("stream", "a GPFIFO entry's words cannot be read back from the host", code,
+                 r.offset);
+    if (std::optional<std::string> bad = ForbiddenInEntry(words, rules))
+      RuleBroken("stream", bad->c_str(), code, r.handle);
+  }
+}
+
 void XlateRules::Before(int fd, L4tNode node, uint32_t code, std::span<const uint8_t> arg,
                         uint64_t value) {
   host_calls_.fetch_add(1, std::memory_order_relaxed);
@@ -181,7 +236,7 @@ void XlateRules::Before(int fd, L4tNode node, uint32_t code, std::span<const uin
   if (AnswersEnotty(node, code))
     RuleBroken("L4T-NODE-5", "a code r32.7.4 answers ENOTTY", code, fd);
   CheckPointers(*desc, code, arg);
-  absl::MutexLock l(&mu_);
+  absl::ReleasableMutexLock l(&mu_);
   if (!fds_.contains(fd))
     RuleBroken("in-process fake", "an ioctl on an fd the rules never saw", code, fd);
   if (guest_desc_ != nullptr && guest_tid_ == gettid()) {
@@ -192,13 +247,39 @@ void XlateRules::Before(int fd, L4tNode node, uint32_t code, std::span<const uin
                  guest_desc_->code);
   }
   CheckFdsAndHandles(fd, node, code, arg, value);
+  if (node == L4tNode::kNvmap && code == map::kCreate64) pending_size = Read<uint64_t>(arg);
+  if (node != L4tNode::kNvhostGpu || code != ch::kSubmitGpfifo) return;
+  std::vector<EntryRead> reads = EntriesOf(fd, code, arg);
+  l.Release();
+  CheckStream(code, reads);
 }
 
 void XlateRules::After(int fd, L4tNode node, uint32_t code, std::span<const uint8_t> arg,
                        uint64_t value, int err) {
   if (err != 0) return;
   absl::MutexLock l(&mu_);
+  Record(fd, node, code, arg, value);
+}
+
+void XlateRules::Record(int fd, L4tNode node, uint32_t code, std::span<const uint8_t> arg,
+                        uint64_t value) {
   Fd& f = fds_[fd];
+  if (node == L4tNode::kNvmap && code == map::kCreate)
+    handle_size_[Read<uint32_t>(arg, 4)] = Read<uint32_t>(arg);
+  if (node == L4tNode::kNvmap && code == map::kCreate64)
+    handle_size_[Read<uint32_t>(arg)] = pending_size;
+  if (node == L4tNode::kNvhostAsGpu && code == as::kBindChannel) {
+    auto it = fds_.find(static_cast<int>(Read<uint32_t>(arg)));
+    if (it != fds_.end()) it->second.as_fd = fd;
+  }
+  if (node == L4tNode::kNvhostAsGpu && code == as::kMapBufferEx) {
+    const auto m = Read<as::MapBufferEx>(arg);
+    const uint64_t size =
+        m.mapping_size != 0 ? m.mapping_size : handle_size_[m.dmabuf_fd] - m.buffer_offset;
+    f.mappings[m.offset] = {m.dmabuf_fd, m.buffer_offset, size};
+  }
+  if (node == L4tNode::kNvhostAsGpu && code == as::kUnmapBuffer)
+    f.mappings.erase(Read<uint64_t>(arg));
   if (node == L4tNode::kNvmap && (code == map::kCreate || code == map::kCreate64))
     f.handles[Read<uint32_t>(arg, code == map::kCreate ? 4 : 0)] += 1;
   if (node == L4tNode::kNvmap && code == map::kFree) {

@@ -19,6 +19,10 @@
 // - SYNCPT_INCR only of a syncpoint a channel the translation still holds was answered as its
 //   fence (the guest increments only its own syncpoints).
 // - A guest call whose correspondence plan is NotSupported makes no host call.
+// - What a SUBMIT_GPFIFO that reaches the host makes the GPU fetch (each entry's words, read back
+//   from the host's object behind the channel's address space as this checker recorded its
+//   mappings) binds no class the policy refuses and increments no syncpoint the guest does not
+//   own by a host method (xlate_stream.h); every entry lies inside one mapping.
 // - No L4T code on an fd number the translation closed (a stale host fd).
 #pragma once
 
@@ -26,13 +30,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "abi/catalogue.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "tests/fuzz/in_process_l4t.h"
+#include "tests/fuzz/xlate_stream.h"
 
 namespace nvsentry::fuzz {
 
@@ -44,6 +52,10 @@ class XlateRules : public L4tObserver {
   void SetGuestMemory(uint64_t begin, uint64_t end) {
     guest_begin_ = begin;
     guest_end_ = end;
+  }
+  // The classes a pushbuffer may bind (the stream policy's; null: any).
+  void SetClassAllowed(std::function<bool(uint32_t cls)> allowed) {
+    class_allowed_ = std::move(allowed);
   }
   // The guest call being served on thread `tid` (null: none), for the NotSupported rule.
   void GuestCall(pid_t tid, const abi::DeviceDesc* device, const abi::IoctlDesc* desc);
@@ -62,8 +74,14 @@ class XlateRules : public L4tObserver {
   void StaleFd(int fd, uint32_t code) override;
 
  private:
+  struct Mapping {
+    uint32_t handle;
+    uint64_t buffer_offset, size;
+  };
   struct Fd {
     abi::l4t::L4tNode node;
+    int as_fd = -1;                              // a channel: the address space it was bound to
+    std::map<uint64_t, Mapping> mappings;        // an address space: by GPU VA
     bool in_tsg = false;                         // a channel: a TSG's BIND_CHANNEL of it succeeded
     std::optional<uint32_t> syncpoint;           // a channel: its fence's syncpoint
     absl::flat_hash_map<uint32_t, int> handles;  // an nvmap open: live handles (references)
@@ -72,13 +90,27 @@ class XlateRules : public L4tObserver {
   bool LiveHandle(uint32_t handle) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool OwnedSyncpoint(uint32_t id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CheckPointers(const abi::IoctlDesc& desc, uint32_t code, std::span<const uint8_t> arg) const;
+  // A read of one entry's words: from `handle` of nvmap open `fd`.
+  struct EntryRead {
+    int fd;
+    uint32_t handle;
+    uint64_t offset;
+    uint32_t words;
+  };
+  std::vector<EntryRead> EntriesOf(int fd, uint32_t code, std::span<const uint8_t> arg)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CheckStream(uint32_t code, const std::vector<EntryRead>& reads);
+  void Record(int fd, abi::l4t::L4tNode node, uint32_t code, std::span<const uint8_t> arg,
+              uint64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CheckFdsAndHandles(int fd, abi::l4t::L4tNode node, uint32_t code,
                           std::span<const uint8_t> arg, uint64_t value)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   uint64_t guest_begin_ = 0, guest_end_ = 0;
+  std::function<bool(uint32_t cls)> class_allowed_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int, Fd> fds_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint32_t, uint64_t> handle_size_ ABSL_GUARDED_BY(mu_);
   pid_t guest_tid_ ABSL_GUARDED_BY(mu_) = 0;
   const abi::DeviceDesc* guest_device_ ABSL_GUARDED_BY(mu_) = nullptr;
   const abi::IoctlDesc* guest_desc_ ABSL_GUARDED_BY(mu_) = nullptr;

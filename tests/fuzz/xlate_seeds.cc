@@ -145,6 +145,16 @@ std::vector<std::vector<uint8_t>> XlateSeeds() {
         Submit(w, {words[0], words[1]}, 5);
         seeds.push_back(std::move(w.out));
       }
+  // A host-method increment of syncpoint 1 (the first channel's on the fake) after the first
+  // submission told the guest its syncpoint, and one of syncpoint 2.
+  for (uint32_t id : {1u, 2u}) {
+    Writer w;
+    w.U8(0);
+    SetUpChannel(w, 0x20000);
+    Submit(w, {kSetObject3d[0], kSetObject3d[1]}, 5);
+    Submit(w, {0x2001001D /* SYNCPOINTB */, (id << 8) | 1 /* INCR */}, 8);
+    seeds.push_back(std::move(w.out));
+  }
   // After the set-up and a submission, every ioctl of the other four devices once, zeroes, then
   // another submission; and a reset channel's old syncpoint incremented (it is no longer the
   // guest's: the host may have given it to another client).
