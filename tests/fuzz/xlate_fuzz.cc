@@ -267,6 +267,7 @@ void RunInput(std::span<const uint8_t> data) {
       RunOps(in, run, driver, rules);
       run.slots = {};
       nvmap.ReleaseClient(getpid());
+      if (Verbose()) std::fprintf(stderr, "xlate_fuzz: guest gone: %s\n", fake.Status().c_str());
       if (rules.OpenOf(abi::l4t::L4tNode::kNvhostGpu) + rules.OpenOf(abi::l4t::L4tNode::kTsg) +
               rules.OpenOf(abi::l4t::L4tNode::kNvhostAsGpu) +
               rules.OpenOf(abi::l4t::L4tNode::kNvhostCtrlGpu) !=
