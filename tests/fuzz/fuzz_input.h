@@ -27,6 +27,19 @@
 //   u8 device, u16 ioctl index, u8 via, u8 show, u8 format, u8 flags (bit 0: pass explicit
 //   BufferSizes, bit 1: DecodeText/DecodeJson of the fields only), u16 main_len, u16 in2_len,
 //   u16 out2_len, u32 size_main, u32 size_in2, u32 size_out2, then the bytes of main, in2, out2.
+//
+// xlate_fuzz input:
+//   header   u8 flags        kXlate* below
+//   then up to kXlateMaxOps operations, each u8 op (modulo 6: kOp* below, 3..5 a call):
+//   open     u8 slot, u8 device (nvmap, nvhost-ctrl, -ctrl-gpu, -as-gpu, -gpu; modulo 5)
+//   close    u8 slot
+//   memory   u16 word offset into the guest's memory, u8 words (modulo 65), the words
+//   call     u8 slot, u16 ioctl index into the slot's device (modulo), u16 bytes past the fixed
+//            part (variable ioctls; modulo 2048, whole 8 bytes), u8 patches (modulo 6), each
+//            {u16 offset, u8 kind, u8 a, u8 b}, then the argument's bytes (none when the slot
+//            has no session).
+//   A patch's kind: bits 0-1 kPatch*, bit 2 eight bytes instead of four, bits 4-7 which earlier
+//   call (1 + n back) for kPatchEarlier and kPatchEntry.
 #pragma once
 
 #include <cstdint>
@@ -95,11 +108,29 @@ class Writer {
   std::vector<uint8_t> out;
 };
 
+constexpr uint8_t kXlateOnly3d = 1u << 0;  // the stream policy binds the 3D class only
+constexpr uint8_t kXlateTrace = 1u << 1;   // host calls traced (to nowhere)
+constexpr int kXlateSlots = 8;
+constexpr int32_t kXlateFirstFd = 100;  // the guest's fd of slot 0
+constexpr int kXlateMaxOps = 48;
+constexpr size_t kXlateGuestMemory = 256 * 1024;
+enum XlateOp : uint8_t { kOpOpen = 0, kOpClose = 1, kOpMemory = 2, kOpCall = 3 };
+enum XlatePatch : uint8_t {
+  kPatchEarlier = 0,       // bytes an earlier call left at offset b of its argument
+  kPatchFd = 1,            // the guest fd of slot a
+  kPatchGuestAddress = 2,  // the guest memory's address plus ((a << 8 | b) * 16)
+  kPatchEntry = 3,         // a GPFIFO entry of a words at the VA at offset b of an earlier call
+};
+
 // Seeds, one per catalogue ioctl (and its Ioctl2/Ioctl3 and /dev/nvdrv-carried forms).
 std::vector<std::vector<uint8_t>> EngineSeeds();
 std::vector<std::vector<uint8_t>> DecodeSeeds();
 // host1x_fuzz: class, flags, buffers, owned syncpoints, budget, command buffers, relocations,
 // then the command words (host1x_fuzz.cc reads them in that order).
 std::vector<std::vector<uint8_t>> Host1xSeeds();
+// xlate_fuzz: each device opened and every ioctl of it called once with zeroes, and the way a
+// client sets up and feeds a channel (nvmap object over guest memory, address space, mapping,
+// channel, pushbuffer words, submission), with and without the 3D-only policy.
+std::vector<std::vector<uint8_t>> XlateSeeds();
 
 }  // namespace nvsentry::fuzz

@@ -6,16 +6,18 @@
 #
 # Environment:
 #   NVSENTRY_FUZZ_BUILD    build directory         (default: <source>/build-fuzz-clang)
-#   NVSENTRY_FUZZ_RUNS     runs per fuzzer         (default: engine 300000, decode and host1x 2000000)
+#   NVSENTRY_FUZZ_RUNS     runs per fuzzer         (default: engine 300000, decode and host1x 2000000,
+#                                                   xlate 10000)
 #   NVSENTRY_FUZZ_SECONDS  seconds per fuzzer instead of a number of runs (e.g. 3600)
 #   NVSENTRY_FUZZ_JOBS     build jobs               (default: 2)
-#   NVSENTRY_FUZZ_TARGETS  fuzzers to run           (default: "engine_fuzz decode_fuzz host1x_fuzz")
+#   NVSENTRY_FUZZ_TARGETS  fuzzers to run           (default: "engine_fuzz decode_fuzz host1x_fuzz
+#                                                   xlate_fuzz")
 set -uo pipefail
 
 src=${NVSENTRY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${NVSENTRY_FUZZ_BUILD:-$src/build-fuzz-clang}
 jobs=${NVSENTRY_FUZZ_JOBS:-2}
-targets=${NVSENTRY_FUZZ_TARGETS:-engine_fuzz decode_fuzz host1x_fuzz}
+targets=${NVSENTRY_FUZZ_TARGETS:-engine_fuzz decode_fuzz host1x_fuzz xlate_fuzz}
 
 if ! command -v clang++-14 >/dev/null 2>&1; then
   echo "run_fuzzers: clang++-14 not found; skipping"
@@ -50,6 +52,10 @@ limit_for() {
     echo "-runs=$NVSENTRY_FUZZ_RUNS"
   elif [[ $1 == engine_fuzz ]]; then
     echo "-runs=300000"
+  elif [[ $1 == xlate_fuzz ]]; then
+    # A fresh fake Jetson and host driver per input (their threads start and stop with it): some
+    # 400 inputs a second, so this is about 25 s.
+    echo "-runs=10000"
   else
     echo "-runs=2000000"
   fi
