@@ -6,6 +6,7 @@ Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
   crun    the same (a GPU container, exec, a crash) with crun underneath
   podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
   containerd  `ctr run --runc-binary NVSENTRY_OCI` against a containerd of the test's own
+  cdi     `podman run --device nvsentry.dev/gpu=sim` with the spec `nvsentry cdi` prints
 Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
 Everything lives in a temporary directory; the host's engine configuration is never touched.
 """
@@ -397,7 +398,9 @@ def podman_env(work, oci):
     return dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
 
 
-def case_podman(oci, demo, work):
+def podman_setup(oci, demo, work):
+    """The image imported and nvsentry-oci named by a wrapper: (podman's argv, its run, env,
+    the image, nvsentry-oci's state directory)."""
     for tool in ("podman", "runc", "conmon"):
         if not shutil.which(tool):
             skip(tool + " is not installed (scripts/install-deps.sh --tests)")
@@ -427,7 +430,11 @@ def case_podman(oci, demo, work):
                          stdin=tar.stdout, env=env, capture_output=True, text=True)
     tar.wait()
     check(imp.returncode == 0, "podman: image imported", imp.stderr)
-    image = "localhost/nvsentry-oci-test"
+    return pod, run, env, "localhost/nvsentry-oci-test", state
+
+
+def case_podman(oci, demo, work):
+    pod, run, env, image, state = podman_setup(oci, demo, work)
     base = ["run", "--rm", "--network", "none"]
     r = run(*base, "-e", "NVSENTRY_GPU=sim", image, "/bin/gpu_demo")
     check(r.returncode == 0 and "demo=ok copy_mismatch=0" in r.stdout,
@@ -483,6 +490,61 @@ def case_podman(oci, demo, work):
     left = os.listdir(os.path.join(state, "nvsentry")) if os.path.isdir(
         os.path.join(state, "nvsentry")) else []
     check(left == [], "podman: no nvsentry state left after the containers", str(left))
+    run("rmi", "-f", image)
+
+
+def cdi_spec_dir(work):
+    """/etc/cdi for this test alone: podman 4.3 reads CDI specs only from /etc/cdi and
+    /var/run/cdi (no containers.conf setting), so the case runs in a mount namespace of its own
+    where /etc is an overlay of the host's with a writable layer in memory. The host's /etc is
+    never written. Re-executes this script there; returns /etc/cdi once in it."""
+    if os.environ.get("NVSENTRY_OCI_TEST_NS") != "1":
+        upper = os.path.join(work, "etc-layer")
+        os.makedirs(upper)
+        script = ('mount -t tmpfs tmpfs "$1" && mkdir "$1/u" "$1/w" && '
+                  'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc && '
+                  'mkdir -p /etc/cdi && shift && exec "$@"')
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                            upper, sys.executable] + sys.argv,
+                           env=dict(os.environ, NVSENTRY_OCI_TEST_NS="1"))
+        sys.exit(r.returncode)
+    return "/etc/cdi"
+
+
+def case_cdi(oci, demo, work):
+    """podman run --device nvsentry.dev/gpu=sim with the spec `nvsentry cdi` prints."""
+    for tool in ("podman", "runc", "conmon"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    spec_dir = cdi_spec_dir(work)
+    nvsentry = os.path.join(os.path.dirname(oci), "nvsentry")
+    spec = subprocess.run([nvsentry, "cdi"], capture_output=True, text=True)
+    check(spec.returncode == 0 and json.loads(spec.stdout)["kind"] == "nvsentry.dev/gpu",
+          "cdi: nvsentry cdi prints a spec of kind nvsentry.dev/gpu", spec.stdout + spec.stderr)
+    with open(os.path.join(spec_dir, "nvsentry.json"), "w") as f:
+        f.write(spec.stdout)
+    pod, run, env, image, state = podman_setup(oci, demo, work)
+    base = ["run", "--rm", "--network", "none"]
+    r = run(*base, "--device", "nvsentry.dev/gpu=sim", image, "sh", "-c",
+            "echo gpu=$NVSENTRY_GPU; ls /dev; /bin/gpu_demo")
+    check(r.returncode == 0 and "gpu=sim" in r.stdout and "demo=ok copy_mismatch=0" in r.stdout,
+          "cdi: podman run --device nvsentry.dev/gpu=sim serves gpu_demo", r.stdout + r.stderr)
+    # The container's GPU nodes are exactly the sentry's device files (each one of them).
+    listed = set(r.stdout.split())
+    check("nvmap" in listed and "nvhost-gpu" in listed and "nvhost-ctrl" in listed,
+          "cdi: the container's /dev has the sentry's nodes", r.stdout)
+    r = run(*base, "--device", "nvsentry.dev/gpu=nope", image, "true")
+    check(r.returncode != 0 and "nvsentry.dev/gpu=nope" in r.stderr,
+          "cdi: an unknown device of the kind is podman's error, nothing run", r.stderr)
+    # The spec only asks: without nvsentry-oci as the runtime the container gets no GPU.
+    r = subprocess.run(["podman", "--runtime", "runc"] + base +
+                       ["--device", "nvsentry.dev/gpu=sim", image, "/bin/gpu_demo"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and "open /dev/nvdrv failed: No such file or directory" in r.stderr,
+          "cdi: under runc alone the CDI device gives no GPU (ENOENT)", r.stdout + r.stderr)
+    left = os.listdir(os.path.join(state, "nvsentry")) if os.path.isdir(
+        os.path.join(state, "nvsentry")) else []
+    check(left == [], "cdi: no nvsentry state left after the containers", str(left))
     run("rmi", "-f", image)
 
 
@@ -561,8 +623,12 @@ def case_containerd(oci, demo, work):
         shutil.rmtree("/run/containerd/runc/" + ns, ignore_errors=True)
 
 
+CASES = {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
+         "containerd": case_containerd, "cdi": case_cdi}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "crun", "podman", "containerd"):
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
@@ -573,8 +639,7 @@ def main():
     work = tempfile.mkdtemp(prefix="nvsentry-oci-test-", dir="/var/tmp")
     os.chmod(work, 0o755)
     try:
-        {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
-         "containerd": case_containerd}[sys.argv[1]](
+        CASES[sys.argv[1]](
             os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), work)
     finally:
         subprocess.run(["chattr", "-R", "-i", work], capture_output=True)
