@@ -62,7 +62,9 @@ absl::StatusOr<OciConfig> LoadOciConfig(const std::string& path) {
     if (absl::Status s = ReadString(t, key, *out, path); !s.ok()) return s;
   if (const toml::table* gpu = t["gpu"].as_table()) {
     if (absl::Status s = UnknownKeys(
-            *gpu, {"policy", "policy_dir", "trace_dir", "service", "firmware", "backend"}, path);
+            *gpu,
+            {"policy", "policy_dir", "trace_dir", "service", "firmware", "backend", "host_dev_dir"},
+            path);
         !s.ok())
       return s;
     for (auto [key, out] : {std::pair<std::string_view, std::string*>{"policy", &c.gpu.policy},
@@ -70,7 +72,8 @@ absl::StatusOr<OciConfig> LoadOciConfig(const std::string& path) {
                             {"trace_dir", &c.gpu.trace_dir},
                             {"service", &c.gpu.service},
                             {"firmware", &c.gpu.firmware},
-                            {"backend", &c.gpu.backend}})
+                            {"backend", &c.gpu.backend},
+                            {"host_dev_dir", &c.gpu.host_dev_dir}})
       if (absl::Status s = ReadString(*gpu, key, *out, path); !s.ok()) return s;
   }
   return c;

@@ -10,6 +10,7 @@
 //   service = "nvdrv"
 //   firmware = "17.0.0"
 //   backend = "simulated"       # or "host"
+//   host_dev_dir = "/dev"       # where the host's GPU nodes are, for the host backend
 #pragma once
 
 #include <string>
@@ -26,6 +27,8 @@ struct GpuDefaults {
   // The only directory an nvsentry.trace or nvsentry.learn annotation may write a file in; empty:
   // none may.
   std::string trace_dir;
+  // Where the host's GPU nodes are, for the host backend (nvsentry run's --host-dev-dir).
+  std::string host_dev_dir = "/dev";
 };
 
 struct OciConfig {

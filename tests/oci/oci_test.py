@@ -64,8 +64,14 @@ class Bundles:
         conf = os.path.join(work, "oci.toml")
         with open(conf, "w") as f:
             f.write('runtime = "%s"\nstate = "%s"\n[gpu]\npolicy_dir = "%s"\ntrace_dir = "%s"\n'
+                    'host_dev_dir = "%s"\n'
                     % (runtime, os.path.join(work, "default-state"), os.path.join(work, "policies"),
-                       os.path.join(work, "traces")))
+                       os.path.join(work, "traces"), os.path.join(work, "hostdev")))
+        # The "host's" GPU nodes for the host backend: links to /dev/null (c 1:3), which stat
+        # follows; no host of these tests has a Tegra GPU's nodes.
+        os.makedirs(os.path.join(work, "hostdev"))
+        for n in ("nvhost-gpu", "nvhost-ctrl", "nvmap"):
+            os.symlink("/dev/null", os.path.join(work, "hostdev", n))
         os.makedirs(os.path.join(work, "policies"))
         os.makedirs(os.path.join(work, "traces"))
         self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
@@ -75,7 +81,7 @@ class Bundles:
             self.spec = json.load(f)
         os.unlink(os.path.join(work, "config.json"))
 
-    def bundle(self, name, args, env=(), seccomp=None, annotations=None):
+    def bundle(self, name, args, env=(), seccomp=None, annotations=None, devices=()):
         b = os.path.join(self.work, name)
         os.makedirs(b)
         c = json.loads(json.dumps(self.spec))
@@ -89,6 +95,11 @@ class Bundles:
             c["linux"]["seccomp"] = seccomp
         if annotations:
             c["annotations"] = annotations
+        for path, major, minor in devices:
+            c["linux"].setdefault("devices", []).append(
+                {"path": path, "type": "c", "major": major, "minor": minor, "fileMode": 0o666})
+            c["linux"]["resources"]["devices"].append(
+                {"allow": True, "type": "c", "major": major, "minor": minor, "access": "rwm"})
         with open(os.path.join(b, "config.json"), "w") as f:
             json.dump(c, f)
         return b
@@ -325,6 +336,33 @@ def bundle_two_at_once(t):
         t.run("delete", cid)
 
 
+def bundle_device_list(t):
+    # linux.devices lists /dev/nvhost-gpu (as a Jetson CSV or CDI spec would), no NVSENTRY_GPU:
+    # that device alone is the sentry's file, forwarded to the host's node of the same
+    # major:minor (here hostdev/nvhost-gpu, c 1:3).
+    script = ("for n in nvhost-gpu nvhost-ctrl nvmap nvdrv; do [ -e /dev/$n ] && echo has=$n; done;"
+              " [ -c /dev/nvhost-gpu ] || echo notnode; ls /dev")
+    b = t.bundle("devlist", ["/bin/sh", "-c", script], devices=[("/dev/nvhost-gpu", 1, 3)])
+    code, out = t.create_and_run("devlist", b)
+    log = open(os.path.join(t.paths("devlist"), "sentry.log")).read() if os.path.exists(
+        t.paths("devlist")) else ""
+    check(code == 0 and "has=nvhost-gpu" in out and "notnode" in out and
+          "has=nvmap" not in out and "has=nvdrv" not in out,
+          "bundle: a GPU chosen by linux.devices alone serves the listed device only", out + log)
+    t.run("delete", "devlist")
+    b = t.bundle("devwrong", ["/bin/true"], devices=[("/dev/nvhost-gpu", 1, 5)])
+    r = t.run("create", "--bundle", b, "devwrong")
+    err = t.last_error().get("msg", "")
+    check(r.returncode == 1 and "linux.devices lists /dev/nvhost-gpu (c 1:5)" in err and
+          "c 1:3" in err and not os.path.exists(t.paths("devwrong")) and t.state("devwrong") is None,
+          "bundle: a listed device whose host node differs fails create, nothing left", err)
+    b = t.bundle("devnone", ["/bin/true"], devices=[("/dev/nvhost-as-gpu", 1, 3)])
+    r = t.run("create", "--bundle", b, "devnone")
+    err = t.last_error().get("msg", "")
+    check(r.returncode == 1 and "No such file or directory" in err and "nvhost-as-gpu" in err,
+          "bundle: a listed device the host lacks fails create", err)
+
+
 def bundle_crash(t):
     b = t.bundle("crash", ["/bin/sleep", "60"], ["NVSENTRY_GPU=sim"])
     t.run("create", "--bundle", b, "crash", out=subprocess.DEVNULL)
@@ -352,7 +390,7 @@ def case_bundle(oci, demo, work):
     try:
         for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
                      bundle_policy, bundle_trace, bundle_learn,
-                     bundle_two_at_once, bundle_crash):
+                     bundle_two_at_once, bundle_device_list, bundle_crash):
             test(t)
     finally:
         t.cleanup()
