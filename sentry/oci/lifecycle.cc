@@ -18,7 +18,8 @@ namespace {
 // The sentry started and the rewritten bundle written; an error says why not (and nothing of the
 // container's state is left).
 absl::Status PrepareGpuContainer(const ContainerPaths& paths, const std::string& bundle,
-                                 nlohmann::json config, const GpuRequest& gpu) {
+                                 nlohmann::json config, const GpuRequest& gpu,
+                                 const EngineLog& engine_log) {
   if (absl::Status s = MakeContainerState(paths); !s.ok()) return s;
   auto undo = [&paths](absl::Status why) {
     StopContainerSentry(paths).IgnoreError();
@@ -30,7 +31,7 @@ absl::Status PrepareGpuContainer(const ContainerPaths& paths, const std::string&
                        gpu.devices.empty() ? sentry::DeviceFileNames() : gpu.devices);
   if (!rewritten.ok()) return undo(rewritten.status());
   if (absl::Status s = WriteBundle(*rewritten, bundle, paths); !s.ok()) return undo(s);
-  if (absl::Status s = StartContainerSentry(paths, gpu.run); !s.ok()) return undo(s);
+  if (absl::Status s = StartContainerSentry(paths, gpu.run, engine_log); !s.ok()) return undo(s);
   return absl::OkStatus();
 }
 
@@ -70,7 +71,8 @@ int Create(const OciCommand& command, const OciConfig& config) {
     return 1;
   }
   const ContainerPaths paths = PathsOf(command, config, args->id);
-  if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run);
+  if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run,
+                                           {command.log_file, command.log_json});
       !s.ok()) {
     log.Error(absl::StrCat("nvsentry-oci: ", s.message()));
     return 1;

@@ -163,6 +163,32 @@ def bundle_gpu(t):
           "bundle: delete removes the state and the device files' mount", r.stdout)
 
 
+def bundle_engine_log(t):
+    # The sentry's lines go to the create's --log in its --log-format, and stay after delete.
+    for fmt in ("json", "text"):
+        cid = "elog-" + fmt
+        log = os.path.join(t.work, cid + ".log")
+        b = t.bundle(cid, ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"])
+        t.ids.add(cid)
+        cmd = [t.oci, "--root", t.root, "--log", log, "--log-format", fmt, "create", "--bundle",
+               b, cid]
+        with open(os.path.join(t.work, cid + ".out"), "w") as out:
+            r = subprocess.run(cmd, env=t.env, stdout=out, stderr=out, timeout=60)
+        t.run("start", cid)
+        t.wait_stopped(cid)
+        t.run("delete", cid)
+        text = open(log).read() if os.path.exists(log) else ""
+        if fmt == "json":
+            lines = [json.loads(l) for l in text.splitlines()]
+            ok = any(l.get("level") == "info" and l.get("time") and
+                     l.get("msg") == "sentry: the container's last process is gone" for l in lines)
+        else:
+            ok = 'level=info msg="sentry: the container\'s last process is gone"' in text
+        check(r.returncode == 0 and ok and not os.path.exists(t.paths(cid)),
+              "bundle: the sentry's log in the engine's --log (%s), kept after delete" % fmt,
+              open(os.path.join(t.work, cid + ".out")).read() + text)
+
+
 def bundle_run_verb(t):
     # run: create, start and wait in one; nothing of the container stays after it.
     b = t.bundle("runverb", ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"])
@@ -388,7 +414,7 @@ def case_bundle(oci, demo, work):
     make_rootfs(rootfs, demo)
     t = Bundles(work, oci, rootfs)
     try:
-        for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
+        for test in (bundle_gpu, bundle_engine_log, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
                      bundle_policy, bundle_trace, bundle_learn,
                      bundle_two_at_once, bundle_device_list, bundle_crash):
             test(t)

@@ -235,6 +235,9 @@ TEST(OciLog, LinesAsRuncWritesThem) {
   EXPECT_EQ(FormatLogLine(true, "error", "bad \"x\"\n", "T"),
             R"({"level":"error","msg":"bad \"x\"\n","time":"T"})");
   EXPECT_EQ(FormatLogLine(false, "error", "bad", "T"), R"(time="T" level=error msg="bad")");
+  // As logrus quotes a text line's value: ' as it is, " and \ and newlines escaped.
+  EXPECT_EQ(FormatLogLine(false, "info", "it's \"x\"\\\n", "T"),
+            R"(time="T" level=info msg="it's \"x\"\\\n")");
 }
 
 }  // namespace
