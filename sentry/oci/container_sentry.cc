@@ -104,10 +104,17 @@ absl::Status StartContainerSentry(const ContainerPaths& paths, const sentry::Run
   ssize_t n;
   while ((n = read(ready[0], buf, sizeof buf)) > 0) word.append(buf, static_cast<size_t>(n));
   close(ready[0]);
-  if (word != "ok")
+  if (word != "ok") {
+    // A rootless engine's sentry runs as its user, and /dev/fuse is root's alone on some hosts.
+    const bool fuse = word.find("/dev/fuse") != std::string::npos;
     return absl::FailedPreconditionError(
         absl::StrCat("the container's sentry could not start: ",
-                     word.empty() ? "it exited (see " + paths.sentry_log + ")" : word));
+                     word.empty() ? "it exited (see " + paths.sentry_log + ")" : word,
+                     fuse ? " (the sentry mounts its device files with FUSE as the user "
+                            "nvsentry-oci runs as: under a rootless engine /dev/fuse must be "
+                            "open to that user, mode 0666 as most distributions make it)"
+                          : ""));
+  }
   return WritePid(paths, pid);
 }
 

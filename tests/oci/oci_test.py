@@ -7,6 +7,7 @@ Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
   podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
   containerd  `ctr run --runc-binary NVSENTRY_OCI` against a containerd of the test's own
   cdi     `podman run --device nvsentry.dev/gpu=sim` with the spec `nvsentry cdi` prints
+  rootless  rootless podman (an ordinary user) with nvsentry-oci as its runtime
 Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
 Everything lives in a temporary directory; the host's engine configuration is never touched.
 """
@@ -612,6 +613,124 @@ def case_cdi(oci, demo, work):
     run("rmi", "-f", image)
 
 
+ROOTLESS_USER = "nvsentry-test-rl"
+
+
+def rootless_user():
+    """An ordinary user without subordinate ids (made if missing, as the integration tests make
+    theirs): rootless podman then maps it alone into its user namespace and needs neither
+    newuidmap nor /etc/subuid entries. (uid, gid), or None."""
+    import pwd
+    try:
+        p = pwd.getpwnam(ROOTLESS_USER)
+        return p.pw_uid, p.pw_gid
+    except KeyError:
+        pass
+    r = subprocess.run(["useradd", "--no-create-home", "--user-group", "--shell",
+                        "/usr/sbin/nologin", "-K", "SUB_UID_COUNT=0", "-K", "SUB_GID_COUNT=0",
+                        ROOTLESS_USER], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    p = pwd.getpwnam(ROOTLESS_USER)
+    return p.pw_uid, p.pw_gid
+
+
+def case_rootless(oci, demo, work):
+    """Rootless podman (an ordinary user) with nvsentry-oci as its runtime: a container without a
+    GPU; one with, where /dev/fuse is root's alone (create fails, the reason in podman's error);
+    and the same in a mount namespace where /dev/fuse is open to everyone (mode 0666, as most
+    distributions make it): served."""
+    for tool in ("podman", "runc", "conmon", "setpriv"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    user = rootless_user()
+    if user is None:
+        skip("cannot make the ordinary user " + ROOTLESS_USER + " (useradd)")
+    uid, gid = user
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    for d in ("home", "run-a", "run-b", "bin"):
+        os.makedirs(os.path.join(work, d))
+        os.chown(os.path.join(work, d), uid, gid)
+    # The user's own copy of nvsentry-oci (the build tree may be root's alone), named by a wrapper
+    # that gives it the default configuration (state under XDG_RUNTIME_DIR, as runc's).
+    real = os.path.join(work, "bin", "nvsentry-oci.real")
+    shutil.copy(oci, real)
+    wrapper = os.path.join(work, "bin", "nvsentry-oci")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nNVSENTRY_OCI_CONFIG=/nonexistent exec %s "$@"\n' % real)
+    for p in (real, wrapper):
+        os.chmod(p, 0o755)
+    conf = os.path.join(work, "containers.conf")
+    with open(conf, "w") as f:
+        f.write('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
+                '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                'runtime_supports_json = ["nvsentry-oci"]\n')
+    storage = os.path.join(work, "storage.conf")
+    with open(storage, "w") as f:
+        f.write('[storage]\ndriver = "vfs"\ngraphroot = "%s/home/graph"\nrunroot = "%s/home/run"\n'
+                % (work, work))
+    pauses = []
+
+    def end_pause_processes():
+        # podman's pause process holds the user's namespaces (its mount namespace too), and the
+        # user's podman joins it while it lives (its pid file's place is kept in podman's
+        # database): end it to get new namespaces.
+        for pid_file in set(pauses):
+            try:
+                os.kill(int(open(pid_file).read().strip()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+
+    def as_user(run_dir, args, prefix=()):
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": os.path.join(work, "home"),
+               "XDG_RUNTIME_DIR": os.path.join(work, run_dir), "CONTAINERS_CONF": conf,
+               "CONTAINERS_STORAGE_CONF": storage, "USER": ROOTLESS_USER}
+        pauses.append(os.path.join(work, run_dir, "libpod", "tmp", "pause.pid"))
+        cmd = list(prefix) + ["setpriv", "--reuid", str(uid), "--regid", str(gid),
+                              "--clear-groups", "env", "-i"] + \
+            ["%s=%s" % kv for kv in env.items()] + ["podman"] + args
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=work)
+
+    try:
+        tar = os.path.join(work, "image.tar")
+        subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+        os.chmod(tar, 0o644)
+        r = as_user("run-a", ["import", tar, "localhost/nvsentry-oci-rootless:latest"])
+        check(r.returncode == 0, "rootless: image imported by the ordinary user", r.stderr)
+        base = ["--runtime", wrapper, "run", "--rm", "--network", "none"]
+        image = "localhost/nvsentry-oci-rootless"
+        r = as_user("run-a", base + [image, "sh", "-c", "id -u; /bin/gpu_demo"])
+        check(r.returncode == 1 and "open /dev/nvdrv failed: No such file or directory" in r.stderr,
+              "rootless: a container without a GPU runs (runc underneath)", r.stdout + r.stderr)
+        fuse_open = os.stat("/dev/fuse").st_mode & 0o006 == 0o006
+        if not fuse_open:
+            r = as_user("run-a", base + ["-e", "NVSENTRY_GPU=sim", image, "/bin/gpu_demo"])
+            check(r.returncode != 0 and "opening /dev/fuse: Permission denied" in r.stderr and
+                  "under a rootless engine /dev/fuse must be open to that user" in r.stderr,
+                  "rootless: with /dev/fuse root's alone, create fails and podman says why",
+                  r.stderr)
+        # A /dev/fuse open to everyone, in a mount namespace of this test's own.
+        end_pause_processes()
+        fusedev = os.path.join(work, "fusedev")
+        os.makedirs(fusedev)
+        script = ('mount -t tmpfs -o mode=755 tmpfs "$1" && mknod -m 666 "$1/fuse" c 10 229 && '
+                  'mount --bind "$1/fuse" /dev/fuse && shift && exec "$@"')
+        prefix = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", fusedev]
+        r = as_user("run-b", base + ["-e", "NVSENTRY_GPU=sim", image, "sh", "-c",
+                                     "/bin/gpu_demo && /bin/gpu_demo"], prefix)
+        check(r.returncode == 0 and r.stdout.count("demo=ok copy_mismatch=0") == 2,
+              "rootless: with /dev/fuse open to the user, gpu_demo served", r.stdout + r.stderr)
+        left = [d for d in ("run-a", "run-b")
+                if os.listdir(os.path.join(work, d, "nvsentry-oci", "nvsentry"))
+                if os.path.isdir(os.path.join(work, d, "nvsentry-oci", "nvsentry"))]
+        check(left == [], "rootless: no nvsentry state left (under XDG_RUNTIME_DIR)", str(left))
+        check(os.path.isdir(os.path.join(work, "run-b", "nvsentry-oci", "runc")),
+              "rootless: nvsentry-oci's default state is under XDG_RUNTIME_DIR, as runc's")
+    finally:
+        end_pause_processes()
+
+
 def start_containerd(work):
     """A containerd of the test's own (its root, state and sockets in `work`, no CRI): its pid
     and its socket."""
@@ -688,7 +807,7 @@ def case_containerd(oci, demo, work):
 
 
 CASES = {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
-         "containerd": case_containerd, "cdi": case_cdi}
+         "containerd": case_containerd, "cdi": case_cdi, "rootless": case_rootless}
 
 
 def main():
