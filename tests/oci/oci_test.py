@@ -71,7 +71,7 @@ class Bundles:
         # The "host's" GPU nodes for the host backend: links to /dev/null (c 1:3), which stat
         # follows; no host of these tests has a Tegra GPU's nodes.
         os.makedirs(os.path.join(work, "hostdev"))
-        for n in ("nvhost-gpu", "nvhost-ctrl", "nvmap"):
+        for n in ("nvhost-gpu", "nvhost-tsg-gpu", "nvhost-ctrl", "nvmap"):
             os.symlink("/dev/null", os.path.join(work, "hostdev", n))
         os.makedirs(os.path.join(work, "policies"))
         os.makedirs(os.path.join(work, "traces"))
@@ -366,16 +366,24 @@ def bundle_two_at_once(t):
 def bundle_device_list(t):
     # linux.devices lists /dev/nvhost-gpu (as a Jetson CSV or CDI spec would), no NVSENTRY_GPU:
     # that device alone is the sentry's file, forwarded to the host's node of the same
-    # major:minor (here hostdev/nvhost-gpu, c 1:3).
+    # major:minor (here hostdev/nvhost-gpu, c 1:3, /dev/null). Opening it makes the host backend
+    # open the "host's" channel and TSG and bind them: /dev/null answers ENOTTY, which the trace
+    # shows as the host's ioctl (the simulated GPU would have served the open).
+    trace = os.path.join(t.work, "traces", "devlist.log")
     script = ("for n in nvhost-gpu nvhost-ctrl nvmap nvdrv; do [ -e /dev/$n ] && echo has=$n; done;"
-              " [ -c /dev/nvhost-gpu ] || echo notnode; ls /dev")
-    b = t.bundle("devlist", ["/bin/sh", "-c", script], devices=[("/dev/nvhost-gpu", 1, 3)])
+              " [ -c /dev/nvhost-gpu ] || echo notnode; : < /dev/nvhost-gpu")
+    b = t.bundle("devlist", ["/bin/sh", "-c", script], devices=[("/dev/nvhost-gpu", 1, 3)],
+                 annotations={"nvsentry.trace": trace})
     code, out = t.create_and_run("devlist", b)
     log = open(os.path.join(t.paths("devlist"), "sentry.log")).read() if os.path.exists(
         t.paths("devlist")) else ""
     check(code == 0 and "has=nvhost-gpu" in out and "notnode" in out and
           "has=nvmap" not in out and "has=nvdrv" not in out,
           "bundle: a GPU chosen by linux.devices alone serves the listed device only", out + log)
+    traced = open(trace).read() if os.path.exists(trace) else ""
+    check("host ioctl(/dev/nvhost-tsg-gpu, NVGPU_TSG_IOCTL_BIND_CHANNEL" in traced,
+          "bundle: the listed device's open is forwarded to host_dev_dir's nodes",
+          traced + log)
     t.run("delete", "devlist")
     b = t.bundle("devwrong", ["/bin/true"], devices=[("/dev/nvhost-gpu", 1, 5)])
     r = t.run("create", "--bundle", b, "devwrong")
