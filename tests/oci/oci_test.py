@@ -599,13 +599,27 @@ def case_cdi(oci, demo, work):
     pod, run, env, image, state = podman_setup(oci, demo, work)
     base = ["run", "--rm", "--network", "none"]
     r = run(*base, "--device", "nvsentry.dev/gpu=sim", image, "sh", "-c",
-            "echo gpu=$NVSENTRY_GPU; ls /dev; /bin/gpu_demo")
+            "echo gpu=$NVSENTRY_GPU; ls /dev; for f in /dev/nv*; do [ -c $f ] && echo node=$f; "
+            "done; /bin/gpu_demo")
     check(r.returncode == 0 and "gpu=sim" in r.stdout and "demo=ok copy_mismatch=0" in r.stdout,
           "cdi: podman run --device nvsentry.dev/gpu=sim serves gpu_demo", r.stdout + r.stderr)
     # The container's GPU nodes are exactly the sentry's device files (each one of them).
     listed = set(r.stdout.split())
-    check("nvmap" in listed and "nvhost-gpu" in listed and "nvhost-ctrl" in listed,
-          "cdi: the container's /dev has the sentry's nodes", r.stdout)
+    check("nvmap" in listed and "nvhost-gpu" in listed and "nvhost-ctrl" in listed and
+          "node=" not in r.stdout,
+          "cdi: the container's GPU nodes are the sentry's files, none a host node", r.stdout)
+    # A spec of another vendor's listing a GPU node (as nvidia-ctk's for a Jetson does), here
+    # backed by the host's /dev/null (c 1:3): nvsentry-oci takes the GPU from linux.devices and
+    # refuses it, the host having no /dev/nvhost-gpu of that major:minor; podman prints why.
+    with open(os.path.join(spec_dir, "jetson.json"), "w") as f:
+        json.dump({"cdiVersion": "0.3.0", "kind": "example.com/jetson", "devices": [
+            {"name": "gpu", "containerEdits": {"deviceNodes": [
+                {"path": "/dev/nvhost-gpu", "hostPath": "/dev/null"}]}}]}, f)
+    r = run(*base, "--device", "example.com/jetson=gpu", image, "true")
+    check(r.returncode != 0 and
+          "linux.devices lists /dev/nvhost-gpu (c 1:3), which nvsentry-oci forwards to "
+          "/dev/nvhost-gpu" in r.stderr,
+          "cdi: a spec listing a GPU node the host lacks fails create, podman says why", r.stderr)
     r = run(*base, "--device", "nvsentry.dev/gpu=nope", image, "true")
     check(r.returncode != 0 and "nvsentry.dev/gpu=nope" in r.stderr,
           "cdi: an unknown device of the kind is podman's error, nothing run", r.stderr)
