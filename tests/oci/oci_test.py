@@ -525,6 +525,17 @@ def case_podman(oci, demo, work):
     outs = [run("exec", cid, "/bin/gpu_demo").stdout for _ in range(2)]
     check(all("demo=ok" in o for o in outs), "podman: exec of two GPU clients, both served",
           str(outs) + r.stderr)
+    # The sentry's log in podman's: the container's oci-log in its run directory, where conmon
+    # has the runtime write (runtime_supports_json names nvsentry-oci).
+    import glob
+    full_id = run("inspect", "--format", "{{.ID}}", cid).stdout.strip()
+    found = glob.glob(os.path.join(work, "run", "*-containers", full_id, "userdata", "oci-log"))
+    oci_log = found[0] if found else "no oci-log under " + work
+    lines = open(oci_log).read().splitlines() if os.path.exists(oci_log) else []
+    served = [l for l in lines if "sentry: serving a new process's listener" in l]
+    check(len(served) == 3 and all(json.loads(l)["level"] == "info" for l in served),
+          "podman: the sentry's log lines in podman's oci-log (json), one per process served",
+          oci_log + ": " + "\n".join(lines))
     run("rm", "-f", "-t", "0", cid)
     # podman stop's TERM reaches the GPU container's program (PID 1, with a handler).
     r = run("run", "-d", "--network", "none", "-e", "NVSENTRY_GPU=sim", image, "sh", "-c",
