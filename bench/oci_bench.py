@@ -59,6 +59,7 @@ def main():
                 ("nvsentry-oci gpu_demo, NVSENTRY_GPU=sim", "nvsentry-oci",
                  ["-e", "NVSENTRY_GPU=sim"], ["/bin/gpu_demo"])]
         times = {r[0]: [] for r in rows}
+        load_before = os.getloadavg()
         for i in range(rounds + 1):  # the first round warms the caches and is not counted
             for name, runtime, flags, cmd in rows:
                 t0 = time.perf_counter()
@@ -72,10 +73,15 @@ def main():
                 if i > 0:
                     times[name].append(took)
         base = statistics.median(times[rows[0][0]])
-        print("podman run --rm, median of %d rounds (interleaved):" % rounds)
+        print("podman run --rm, median of %d rounds (interleaved); load average %.2f %.2f %.2f "
+              "before, %.2f %.2f %.2f after; %d CPUs:" % ((rounds,) + load_before +
+                                                          os.getloadavg() + (os.cpu_count(),)))
+        print("  %-42s %9s  %6s  %9s %9s" % ("", "median", "ratio", "q1", "q3"))
         for name, *_ in rows:
             m = statistics.median(times[name])
-            print("  %-42s %7.1f ms  %.3fx" % (name, m * 1000, m / base))
+            q = statistics.quantiles(times[name], n=4)
+            print("  %-42s %6.1f ms  %.3fx  %6.1f ms %6.1f ms" % (name, m * 1000, m / base,
+                                                                q[0] * 1000, q[2] * 1000))
         subprocess.run(["podman", "rmi", "-f", image], env=env, capture_output=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

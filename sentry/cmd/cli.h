@@ -37,6 +37,7 @@ enum class CommandId : uint8_t {
   kPolicyInit,
   kPolicyDiff,
   kFakeL4t,
+  kCdi,
   kHelp,
   kCount
 };

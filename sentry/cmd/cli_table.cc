@@ -156,6 +156,14 @@ constexpr absl::string_view kFakeL4tAbout =
     "output once the files answer, and its status line on SIGUSR1; runs until SIGINT or SIGTERM "
     "(then unmounts DIR) or until DIR is unmounted.";
 
+constexpr absl::string_view kCdiAbout =
+    "Prints, on standard output, a CDI spec (JSON) of kind nvsentry.dev/gpu with two devices: "
+    "sim (the simulated Tegra X1) and host (the host's GPU, forwarded and validated). Each adds "
+    "NVSENTRY_GPU=sim or =host to a container's environment and nothing else; nvsentry-oci, the "
+    "container's runtime, then serves the GPU's nodes from the container's own sentry. Save it "
+    "in a CDI directory (/etc/cdi/nvsentry.json) and run `podman run --runtime nvsentry-oci "
+    "--device nvsentry.dev/gpu=sim IMAGE` (docs/containers.md, \"CDI\").";
+
 constexpr absl::string_view kPolicyAbout =
     "Exit status: 0 fine; 1 the policy has errors (printed with their lines and columns), or, "
     "for diff, the policies differ; 2 bad arguments, or, for diff, a file with errors.";
@@ -185,6 +193,9 @@ constexpr CommandSpec kCommands[] = {
     {Id::kFakeL4t, Id::kTop, "fake-l4t", "DIR [-- PROGRAM [ARGS...]]", 1, 255, false,
      "the simulated GPU as a Jetson's L4T device nodes in DIR (as root)", kFakeL4tAbout,
      DirOperand},
+    {Id::kCdi, Id::kTop, "cdi", "", 0, 0, false,
+     "a CDI spec of nvsentry's GPUs (kind nvsentry.dev/gpu: sim, host) for container engines",
+     kCdiAbout},
     {Id::kHelp, Id::kTop, "help", "[COMMAND [SUBCOMMAND]]", 0, 2, false,
      "this text, or a command's; with --markdown, every command's options as README.md's tables",
      "", [](const std::vector<std::string>& names) { return HelpTopic(names).status(); }},

@@ -1,10 +1,12 @@
 // nvsentry's entry point: parses the command line (sentry/cmd/cli.h) and hands it to its
-// command's file: run_cmd, abi_cmd, policy_cmd, help_cmd, or fake-l4t's server.
+// command's file: run_cmd, abi_cmd, policy_cmd, cdi_cmd, help_cmd, or
+// fake-l4t's server.
 #include <cstdio>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "sentry/cmd/abi_cmd.h"
+#include "sentry/cmd/cdi_cmd.h"
 #include "sentry/cmd/cli.h"
 #include "sentry/cmd/help_cmd.h"
 #include "sentry/cmd/policy_cmd.h"
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
     case CommandId::kAbi: return RunAbiCommand(*cmd);
     case CommandId::kPolicy: return RunPolicyCommand(*cmd);
     case CommandId::kFakeL4t: return RunFakeL4t(cmd->fake_l4t);
+    case CommandId::kCdi: return RunCdiCommand(*cmd);
     default: return RunHelpCommand(*cmd);  // nvsentry --version, nvsentry help
   }
 }

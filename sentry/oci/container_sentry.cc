@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "sentry/oci/oci_log.h"
 #include "sentry/sandbox/container_serve.h"
 #include "spdlog/spdlog.h"
 
@@ -42,8 +43,19 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
 }
 
 // The sentry's process, after the fork: never returns.
+// The sentry's logger: spdlog's default (standard error, paths.sentry_log) and the engine's log, if
+// any. Called while the process is single-threaded.
+void SetUpSentryLog(const sentry::RunOptions& run, const EngineLog& engine_log) {
+  spdlog::set_level(spdlog::level::from_str(run.log_level));
+  spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%f] [%l] %v");
+  if (engine_log.file.empty()) return;
+  if (std::shared_ptr<EngineLogSink> e = EngineLogSink::Open(engine_log.file, engine_log.json))
+    spdlog::default_logger()->sinks().push_back(std::move(e));
+  spdlog::default_logger()->flush_on(spdlog::level::trace);
+}
+
 [[noreturn]] void RunSentry(const ContainerPaths& paths, const sentry::RunOptions& run,
-                            int ready_fd) {
+                            const EngineLog& engine_log, int ready_fd) {
   setsid();
   const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   const int log = open(paths.sentry_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -52,8 +64,7 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   dup2(log >= 0 ? log : null, 2);
   dup2(ready_fd, 3);
   syscall(SYS_close_range, 4, ~0U, 0);  // none of the engine's fds stays open in the sentry
-  spdlog::set_level(spdlog::level::from_str(run.log_level));
-  spdlog::set_pattern("[%Y-%m-%dT%H:%M:%S.%f] [%l] %v");
+  SetUpSentryLog(run, engine_log);
   sentry::ContainerServeOptions o{run, paths.devices, paths.socket};
   const int status = sentry::ServeContainer(o, [](const absl::Status& s) {
     const std::string word = s.ok() ? std::string("ok") : std::string(s.message());
@@ -77,14 +88,15 @@ absl::Status WritePid(const ContainerPaths& paths, pid_t pid) {
 
 }  // namespace
 
-absl::Status StartContainerSentry(const ContainerPaths& paths, const sentry::RunOptions& run) {
+absl::Status StartContainerSentry(const ContainerPaths& paths, const sentry::RunOptions& run,
+                                  const EngineLog& engine_log) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return absl::ErrnoToStatus(errno, "pipe2");
   const pid_t pid = fork();
   if (pid < 0) return absl::ErrnoToStatus(errno, "fork");
   if (pid == 0) {
     close(ready[0]);
-    RunSentry(paths, run, ready[1]);
+    RunSentry(paths, run, engine_log, ready[1]);
   }
   close(ready[1]);
   std::string word;
@@ -92,10 +104,17 @@ absl::Status StartContainerSentry(const ContainerPaths& paths, const sentry::Run
   ssize_t n;
   while ((n = read(ready[0], buf, sizeof buf)) > 0) word.append(buf, static_cast<size_t>(n));
   close(ready[0]);
-  if (word != "ok")
+  if (word != "ok") {
+    // A rootless engine's sentry runs as its user, and /dev/fuse is root's alone on some hosts.
+    const bool fuse = word.find("/dev/fuse") != std::string::npos;
     return absl::FailedPreconditionError(
         absl::StrCat("the container's sentry could not start: ",
-                     word.empty() ? "it exited (see " + paths.sentry_log + ")" : word));
+                     word.empty() ? "it exited (see " + paths.sentry_log + ")" : word,
+                     fuse ? " (the sentry mounts its device files with FUSE as the user "
+                            "nvsentry-oci runs as: under a rootless engine /dev/fuse must be "
+                            "open to that user, mode 0666 as most distributions make it)"
+                          : ""));
+  }
   return WritePid(paths, pid);
 }
 

@@ -36,7 +36,8 @@ bool ValidContainerId(const std::string& id) {
 }
 
 std::string StateRoot(const OciCommand& command, const OciConfig& config) {
-  return command.root.empty() ? config.state : command.root;
+  if (!command.root.empty()) return command.root;
+  return config.state.empty() ? DefaultStateRoot() : config.state;
 }
 
 std::string RuntimeRoot(const OciCommand& command, const OciConfig& config) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "sentry/oci/gpu_devices.h"
 
 namespace nvsentry::oci {
 namespace {
@@ -96,17 +97,8 @@ absl::Status ReadAnnotations(const nlohmann::json& config, Asked& a) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::json& config,
-                                                               const GpuDefaults& defaults) {
-  Asked a{GpuFromEnv(config), defaults, false};
-  if (absl::Status s = ReadAnnotations(config, a); !s.ok()) return s;
-  const std::string gpu = a.gpu.value_or(a.any_annotation ? "sim" : "none");
-  if (gpu == "none" || gpu.empty()) return std::nullopt;
-  if (gpu != "sim" && gpu != "host")
-    return absl::InvalidArgumentError(
-        absl::StrCat("NVSENTRY_GPU=", gpu, ": not a GPU nvsentry serves (sim, host or none)"));
+// The sentry's options from the annotations over the defaults; `host`: the host backend.
+absl::StatusOr<sentry::RunOptions> RunOptionsOf(const Asked& a, bool host) {
   sentry::RunOptions o;
   o.policy_file = a.choice.policy;
   if (!a.policy_annotation.empty()) {
@@ -116,11 +108,12 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
   }
   if (!a.choice.service.empty()) o.service = a.choice.service;
   o.firmware = a.choice.firmware;
-  const std::string backend = gpu == "host" ? "host" : a.choice.backend;
+  const std::string backend = host ? "host" : a.choice.backend;
   if (backend != "" && backend != "simulated" && backend != "host")
     return absl::InvalidArgumentError(
         absl::StrCat("nvsentry.backend=", backend, ": must be simulated or host"));
   o.backend_host = backend == "host";
+  o.host_dev_dir = a.choice.host_dev_dir;
   if (!a.trace.empty()) {
     absl::StatusOr<std::string> file = OutputInDir("nvsentry.trace", a.trace, a.choice.trace_dir);
     if (!file.ok()) return file.status();
@@ -138,7 +131,40 @@ absl::StatusOr<std::optional<sentry::RunOptions>> GpuRequestOf(const nlohmann::j
       return absl::InvalidArgumentError("nvsentry.learn: not with a policy (it learns one)");
     o.learn_file = *file;
   }
-  return std::optional<sentry::RunOptions>(std::move(o));
+  return o;
+}
+
+// The GPU the container asks for: sim, host, "devices" (its device list's, forwarded) or none.
+absl::StatusOr<std::string> GpuOf(const Asked& a, const std::vector<ListedDevice>& listed) {
+  const std::string gpu = a.gpu.value_or(!listed.empty()    ? "devices"
+                                         : a.any_annotation ? "sim"
+                                                            : "none");
+  if (gpu == "none" || gpu.empty()) return std::string("none");
+  if (gpu != "sim" && gpu != "host" && !(gpu == "devices" && !a.gpu))
+    return absl::InvalidArgumentError(
+        absl::StrCat("NVSENTRY_GPU=", gpu, ": not a GPU nvsentry serves (sim, host or none)"));
+  if (gpu == "devices")
+    if (absl::Status s = CheckHostNodes(listed, a.choice.host_dev_dir); !s.ok()) return s;
+  return gpu;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<GpuRequest>> GpuRequestOf(const nlohmann::json& config,
+                                                       const GpuDefaults& defaults) {
+  Asked a{GpuFromEnv(config), defaults, false};
+  if (absl::Status s = ReadAnnotations(config, a); !s.ok()) return s;
+  const std::vector<ListedDevice> listed = ListedGpuDevices(config);
+  absl::StatusOr<std::string> gpu = GpuOf(a, listed);
+  if (!gpu.ok()) return gpu.status();
+  if (*gpu == "none") return std::nullopt;
+  GpuRequest request;
+  if (*gpu == "devices")
+    for (const ListedDevice& d : listed) request.devices.push_back(d.name);
+  absl::StatusOr<sentry::RunOptions> run = RunOptionsOf(a, *gpu != "sim");
+  if (!run.ok()) return run.status();
+  request.run = *std::move(run);
+  return std::optional<GpuRequest>(std::move(request));
 }
 
 }  // namespace nvsentry::oci

@@ -18,7 +18,8 @@ namespace {
 // The sentry started and the rewritten bundle written; an error says why not (and nothing of the
 // container's state is left).
 absl::Status PrepareGpuContainer(const ContainerPaths& paths, const std::string& bundle,
-                                 nlohmann::json config, const sentry::RunOptions& run) {
+                                 nlohmann::json config, const GpuRequest& gpu,
+                                 const EngineLog& engine_log) {
   if (absl::Status s = MakeContainerState(paths); !s.ok()) return s;
   auto undo = [&paths](absl::Status why) {
     StopContainerSentry(paths).IgnoreError();
@@ -26,24 +27,25 @@ absl::Status PrepareGpuContainer(const ContainerPaths& paths, const std::string&
     return why;
   };
   absl::StatusOr<nlohmann::json> rewritten =
-      RewriteForSentry(std::move(config), bundle, paths, sentry::DeviceFileNames());
+      RewriteForSentry(std::move(config), bundle, paths,
+                       gpu.devices.empty() ? sentry::DeviceFileNames() : gpu.devices);
   if (!rewritten.ok()) return undo(rewritten.status());
   if (absl::Status s = WriteBundle(*rewritten, bundle, paths); !s.ok()) return undo(s);
-  if (absl::Status s = StartContainerSentry(paths, run); !s.ok()) return undo(s);
+  if (absl::Status s = StartContainerSentry(paths, gpu.run, engine_log); !s.ok()) return undo(s);
   return absl::OkStatus();
 }
 
 // The sentry's options for this container, checked as `nvsentry run` checks its own (the policy
 // file read, the service and firmware known); nullopt for a container without a GPU.
-absl::StatusOr<std::optional<sentry::RunOptions>> SentryOptionsOf(const nlohmann::json& config,
-                                                                  const OciConfig& oci) {
-  absl::StatusOr<std::optional<sentry::RunOptions>> run = GpuRequestOf(config, oci.gpu);
-  if (!run.ok() || !run->has_value()) return run;
-  (*run)->log_level = "info";
-  if (absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> g = sentry::MakeGuestConfig(**run);
+absl::StatusOr<std::optional<GpuRequest>> SentryOptionsOf(const nlohmann::json& config,
+                                                          const OciConfig& oci) {
+  absl::StatusOr<std::optional<GpuRequest>> gpu = GpuRequestOf(config, oci.gpu);
+  if (!gpu.ok() || !gpu->has_value()) return gpu;
+  (*gpu)->run.log_level = "info";
+  if (absl::StatusOr<std::shared_ptr<proxy::GuestConfig>> g = sentry::MakeGuestConfig((*gpu)->run);
       !g.ok())
     return g.status();
-  return run;
+  return gpu;
 }
 
 }  // namespace
@@ -57,7 +59,7 @@ int Create(const OciCommand& command, const OciConfig& config) {
   if (!args.ok()) return ExecRuntime(command, config, as_given);
   absl::StatusOr<nlohmann::json> bundle_config = ReadBundleConfig(args->bundle);
   if (!bundle_config.ok()) return ExecRuntime(command, config, as_given);
-  absl::StatusOr<std::optional<sentry::RunOptions>> run = SentryOptionsOf(*bundle_config, config);
+  absl::StatusOr<std::optional<GpuRequest>> run = SentryOptionsOf(*bundle_config, config);
   if (!run.ok()) {
     log.Error(absl::StrCat("nvsentry-oci: ", run.status().message()));
     return 1;
@@ -69,7 +71,8 @@ int Create(const OciCommand& command, const OciConfig& config) {
     return 1;
   }
   const ContainerPaths paths = PathsOf(command, config, args->id);
-  if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run);
+  if (absl::Status s = PrepareGpuContainer(paths, args->bundle, *std::move(bundle_config), **run,
+                                           {command.log_file, command.log_json});
       !s.ok()) {
     log.Error(absl::StrCat("nvsentry-oci: ", s.message()));
     return 1;

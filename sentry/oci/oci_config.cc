@@ -1,7 +1,10 @@
 #include "sentry/oci/oci_config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -37,7 +40,26 @@ absl::Status UnknownKeys(const toml::table& table, std::initializer_list<std::st
   return absl::OkStatus();
 }
 
+// Whether this process is in a user namespace other than the initial one (uid_map not the
+// identity over all ids), as runc's userns.RunningInUserNS decides.
+bool InUserNamespace() {
+  std::ifstream in("/proc/self/uid_map");
+  long long inside = -1, outside = -1, count = -1;
+  if (!(in >> inside >> outside >> count)) return false;
+  return !(inside == 0 && outside == 0 && count == 4294967295LL);
+}
+
 }  // namespace
+
+std::string DefaultStateRoot() {
+  const char* xdg = getenv("XDG_RUNTIME_DIR");
+  bool honour = xdg != nullptr && *xdg != '\0';
+  if (honour && geteuid() == 0) {
+    const char* user = getenv("USER");
+    honour = InUserNamespace() && (user == nullptr || std::string_view(user) != "root");
+  }
+  return honour ? std::string(xdg) + "/nvsentry-oci" : "/run/nvsentry-oci";
+}
 
 std::string OciConfigPath() {
   const char* env = getenv("NVSENTRY_OCI_CONFIG");
@@ -62,7 +84,9 @@ absl::StatusOr<OciConfig> LoadOciConfig(const std::string& path) {
     if (absl::Status s = ReadString(t, key, *out, path); !s.ok()) return s;
   if (const toml::table* gpu = t["gpu"].as_table()) {
     if (absl::Status s = UnknownKeys(
-            *gpu, {"policy", "policy_dir", "trace_dir", "service", "firmware", "backend"}, path);
+            *gpu,
+            {"policy", "policy_dir", "trace_dir", "service", "firmware", "backend", "host_dev_dir"},
+            path);
         !s.ok())
       return s;
     for (auto [key, out] : {std::pair<std::string_view, std::string*>{"policy", &c.gpu.policy},
@@ -70,7 +94,8 @@ absl::StatusOr<OciConfig> LoadOciConfig(const std::string& path) {
                             {"trace_dir", &c.gpu.trace_dir},
                             {"service", &c.gpu.service},
                             {"firmware", &c.gpu.firmware},
-                            {"backend", &c.gpu.backend}})
+                            {"backend", &c.gpu.backend},
+                            {"host_dev_dir", &c.gpu.host_dev_dir}})
       if (absl::Status s = ReadString(*gpu, key, *out, path); !s.ok()) return s;
   }
   return c;

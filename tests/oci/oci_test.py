@@ -6,6 +6,8 @@ Usage: oci_test.py CASE NVSENTRY_OCI GPU_DEMO
   crun    the same (a GPU container, exec, a crash) with crun underneath
   podman  `podman --runtime NVSENTRY_OCI run` with a private containers.conf and storage
   containerd  `ctr run --runc-binary NVSENTRY_OCI` against a containerd of the test's own
+  cdi     `podman run --device nvsentry.dev/gpu=sim` with the spec `nvsentry cdi` prints
+  rootless  rootless podman (an ordinary user) with nvsentry-oci as its runtime
 Exits 77 (ctest: skipped), saying why, when not root or runc, podman or busybox-static are absent.
 Everything lives in a temporary directory; the host's engine configuration is never touched.
 """
@@ -63,8 +65,14 @@ class Bundles:
         conf = os.path.join(work, "oci.toml")
         with open(conf, "w") as f:
             f.write('runtime = "%s"\nstate = "%s"\n[gpu]\npolicy_dir = "%s"\ntrace_dir = "%s"\n'
+                    'host_dev_dir = "%s"\n'
                     % (runtime, os.path.join(work, "default-state"), os.path.join(work, "policies"),
-                       os.path.join(work, "traces")))
+                       os.path.join(work, "traces"), os.path.join(work, "hostdev")))
+        # The "host's" GPU nodes for the host backend: links to /dev/null (c 1:3), which stat
+        # follows; no host of these tests has a Tegra GPU's nodes.
+        os.makedirs(os.path.join(work, "hostdev"))
+        for n in ("nvhost-gpu", "nvhost-tsg-gpu", "nvhost-ctrl", "nvmap"):
+            os.symlink("/dev/null", os.path.join(work, "hostdev", n))
         os.makedirs(os.path.join(work, "policies"))
         os.makedirs(os.path.join(work, "traces"))
         self.env = dict(os.environ, NVSENTRY_OCI_CONFIG=conf)
@@ -74,7 +82,7 @@ class Bundles:
             self.spec = json.load(f)
         os.unlink(os.path.join(work, "config.json"))
 
-    def bundle(self, name, args, env=(), seccomp=None, annotations=None):
+    def bundle(self, name, args, env=(), seccomp=None, annotations=None, devices=()):
         b = os.path.join(self.work, name)
         os.makedirs(b)
         c = json.loads(json.dumps(self.spec))
@@ -88,6 +96,11 @@ class Bundles:
             c["linux"]["seccomp"] = seccomp
         if annotations:
             c["annotations"] = annotations
+        for path, major, minor in devices:
+            c["linux"].setdefault("devices", []).append(
+                {"path": path, "type": "c", "major": major, "minor": minor, "fileMode": 0o666})
+            c["linux"]["resources"]["devices"].append(
+                {"allow": True, "type": "c", "major": major, "minor": minor, "access": "rwm"})
         with open(os.path.join(b, "config.json"), "w") as f:
             json.dump(c, f)
         return b
@@ -149,6 +162,32 @@ def bundle_gpu(t):
     r = t.run("delete", "gpu")
     check(r.returncode == 0 and not os.path.exists(d) and not mounted(os.path.join(d, "dev")),
           "bundle: delete removes the state and the device files' mount", r.stdout)
+
+
+def bundle_engine_log(t):
+    # The sentry's lines go to the create's --log in its --log-format, and stay after delete.
+    for fmt in ("json", "text"):
+        cid = "elog-" + fmt
+        log = os.path.join(t.work, cid + ".log")
+        b = t.bundle(cid, ["/bin/gpu_demo"], ["NVSENTRY_GPU=sim"])
+        t.ids.add(cid)
+        cmd = [t.oci, "--root", t.root, "--log", log, "--log-format", fmt, "create", "--bundle",
+               b, cid]
+        with open(os.path.join(t.work, cid + ".out"), "w") as out:
+            r = subprocess.run(cmd, env=t.env, stdout=out, stderr=out, timeout=60)
+        t.run("start", cid)
+        t.wait_stopped(cid)
+        t.run("delete", cid)
+        text = open(log).read() if os.path.exists(log) else ""
+        if fmt == "json":
+            lines = [json.loads(l) for l in text.splitlines()]
+            ok = any(l.get("level") == "info" and l.get("time") and
+                     l.get("msg") == "sentry: the container's last process is gone" for l in lines)
+        else:
+            ok = 'level=info msg="sentry: the container\'s last process is gone"' in text
+        check(r.returncode == 0 and ok and not os.path.exists(t.paths(cid)),
+              "bundle: the sentry's log in the engine's --log (%s), kept after delete" % fmt,
+              open(os.path.join(t.work, cid + ".out")).read() + text)
 
 
 def bundle_run_verb(t):
@@ -324,6 +363,41 @@ def bundle_two_at_once(t):
         t.run("delete", cid)
 
 
+def bundle_device_list(t):
+    # linux.devices lists /dev/nvhost-gpu (as a Jetson CSV or CDI spec would), no NVSENTRY_GPU:
+    # that device alone is the sentry's file, forwarded to the host's node of the same
+    # major:minor (here hostdev/nvhost-gpu, c 1:3, /dev/null). Opening it makes the host backend
+    # open the "host's" channel and TSG and bind them: /dev/null answers ENOTTY, which the trace
+    # shows as the host's ioctl (the simulated GPU would have served the open).
+    trace = os.path.join(t.work, "traces", "devlist.log")
+    script = ("for n in nvhost-gpu nvhost-ctrl nvmap nvdrv; do [ -e /dev/$n ] && echo has=$n; done;"
+              " [ -c /dev/nvhost-gpu ] || echo notnode; : < /dev/nvhost-gpu")
+    b = t.bundle("devlist", ["/bin/sh", "-c", script], devices=[("/dev/nvhost-gpu", 1, 3)],
+                 annotations={"nvsentry.trace": trace})
+    code, out = t.create_and_run("devlist", b)
+    log = open(os.path.join(t.paths("devlist"), "sentry.log")).read() if os.path.exists(
+        t.paths("devlist")) else ""
+    check(code == 0 and "has=nvhost-gpu" in out and "notnode" in out and
+          "has=nvmap" not in out and "has=nvdrv" not in out,
+          "bundle: a GPU chosen by linux.devices alone serves the listed device only", out + log)
+    traced = open(trace).read() if os.path.exists(trace) else ""
+    check("host ioctl(/dev/nvhost-tsg-gpu, NVGPU_TSG_IOCTL_BIND_CHANNEL" in traced,
+          "bundle: the listed device's open is forwarded to host_dev_dir's nodes",
+          traced + log)
+    t.run("delete", "devlist")
+    b = t.bundle("devwrong", ["/bin/true"], devices=[("/dev/nvhost-gpu", 1, 5)])
+    r = t.run("create", "--bundle", b, "devwrong")
+    err = t.last_error().get("msg", "")
+    check(r.returncode == 1 and "linux.devices lists /dev/nvhost-gpu (c 1:5)" in err and
+          "c 1:3" in err and not os.path.exists(t.paths("devwrong")) and t.state("devwrong") is None,
+          "bundle: a listed device whose host node differs fails create, nothing left", err)
+    b = t.bundle("devnone", ["/bin/true"], devices=[("/dev/nvhost-as-gpu", 1, 3)])
+    r = t.run("create", "--bundle", b, "devnone")
+    err = t.last_error().get("msg", "")
+    check(r.returncode == 1 and "No such file or directory" in err and "nvhost-as-gpu" in err,
+          "bundle: a listed device the host lacks fails create", err)
+
+
 def bundle_crash(t):
     b = t.bundle("crash", ["/bin/sleep", "60"], ["NVSENTRY_GPU=sim"])
     t.run("create", "--bundle", b, "crash", out=subprocess.DEVNULL)
@@ -349,9 +423,9 @@ def case_bundle(oci, demo, work):
     make_rootfs(rootfs, demo)
     t = Bundles(work, oci, rootfs)
     try:
-        for test in (bundle_gpu, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
+        for test in (bundle_gpu, bundle_engine_log, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
                      bundle_policy, bundle_trace, bundle_learn,
-                     bundle_two_at_once, bundle_crash):
+                     bundle_two_at_once, bundle_device_list, bundle_crash):
             test(t)
     finally:
         t.cleanup()
@@ -397,7 +471,9 @@ def podman_env(work, oci):
     return dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
 
 
-def case_podman(oci, demo, work):
+def podman_setup(oci, demo, work):
+    """The image imported and nvsentry-oci named by a wrapper: (podman's argv, its run, env,
+    the image, nvsentry-oci's state directory)."""
     for tool in ("podman", "runc", "conmon"):
         if not shutil.which(tool):
             skip(tool + " is not installed (scripts/install-deps.sh --tests)")
@@ -427,7 +503,11 @@ def case_podman(oci, demo, work):
                          stdin=tar.stdout, env=env, capture_output=True, text=True)
     tar.wait()
     check(imp.returncode == 0, "podman: image imported", imp.stderr)
-    image = "localhost/nvsentry-oci-test"
+    return pod, run, env, "localhost/nvsentry-oci-test", state
+
+
+def case_podman(oci, demo, work):
+    pod, run, env, image, state = podman_setup(oci, demo, work)
     base = ["run", "--rm", "--network", "none"]
     r = run(*base, "-e", "NVSENTRY_GPU=sim", image, "/bin/gpu_demo")
     check(r.returncode == 0 and "demo=ok copy_mismatch=0" in r.stdout,
@@ -445,6 +525,17 @@ def case_podman(oci, demo, work):
     outs = [run("exec", cid, "/bin/gpu_demo").stdout for _ in range(2)]
     check(all("demo=ok" in o for o in outs), "podman: exec of two GPU clients, both served",
           str(outs) + r.stderr)
+    # The sentry's log in podman's: the container's oci-log in its run directory, where conmon
+    # has the runtime write (runtime_supports_json names nvsentry-oci).
+    import glob
+    full_id = run("inspect", "--format", "{{.ID}}", cid).stdout.strip()
+    found = glob.glob(os.path.join(work, "run", "*-containers", full_id, "userdata", "oci-log"))
+    oci_log = found[0] if found else "no oci-log under " + work
+    lines = open(oci_log).read().splitlines() if os.path.exists(oci_log) else []
+    served = [l for l in lines if "sentry: serving a new process's listener" in l]
+    check(len(served) == 3 and all(json.loads(l)["level"] == "info" for l in served),
+          "podman: the sentry's log lines in podman's oci-log (json), one per process served",
+          oci_log + ": " + "\n".join(lines))
     run("rm", "-f", "-t", "0", cid)
     # podman stop's TERM reaches the GPU container's program (PID 1, with a handler).
     r = run("run", "-d", "--network", "none", "-e", "NVSENTRY_GPU=sim", image, "sh", "-c",
@@ -484,6 +575,193 @@ def case_podman(oci, demo, work):
         os.path.join(state, "nvsentry")) else []
     check(left == [], "podman: no nvsentry state left after the containers", str(left))
     run("rmi", "-f", image)
+
+
+def cdi_spec_dir(work):
+    """/etc/cdi for this test alone: podman 4.3 reads CDI specs only from /etc/cdi and
+    /var/run/cdi (no containers.conf setting), so the case runs in a mount namespace of its own
+    where /etc is an overlay of the host's with a writable layer in memory. The host's /etc is
+    never written. Re-executes this script there; returns /etc/cdi once in it."""
+    if os.environ.get("NVSENTRY_OCI_TEST_NS") != "1":
+        upper = os.path.join(work, "etc-layer")
+        os.makedirs(upper)
+        script = ('mount -t tmpfs tmpfs "$1" && mkdir "$1/u" "$1/w" && '
+                  'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc && '
+                  'mkdir -p /etc/cdi && shift && exec "$@"')
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                            upper, sys.executable] + sys.argv,
+                           env=dict(os.environ, NVSENTRY_OCI_TEST_NS="1"))
+        sys.exit(r.returncode)
+    return "/etc/cdi"
+
+
+def case_cdi(oci, demo, work):
+    """podman run --device nvsentry.dev/gpu=sim with the spec `nvsentry cdi` prints."""
+    for tool in ("podman", "runc", "conmon"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    spec_dir = cdi_spec_dir(work)
+    nvsentry = os.path.join(os.path.dirname(oci), "nvsentry")
+    spec = subprocess.run([nvsentry, "cdi"], capture_output=True, text=True)
+    check(spec.returncode == 0 and json.loads(spec.stdout)["kind"] == "nvsentry.dev/gpu",
+          "cdi: nvsentry cdi prints a spec of kind nvsentry.dev/gpu", spec.stdout + spec.stderr)
+    with open(os.path.join(spec_dir, "nvsentry.json"), "w") as f:
+        f.write(spec.stdout)
+    pod, run, env, image, state = podman_setup(oci, demo, work)
+    base = ["run", "--rm", "--network", "none"]
+    r = run(*base, "--device", "nvsentry.dev/gpu=sim", image, "sh", "-c",
+            "echo gpu=$NVSENTRY_GPU; ls /dev; for f in /dev/nv*; do [ -c $f ] && echo node=$f; "
+            "done; /bin/gpu_demo")
+    check(r.returncode == 0 and "gpu=sim" in r.stdout and "demo=ok copy_mismatch=0" in r.stdout,
+          "cdi: podman run --device nvsentry.dev/gpu=sim serves gpu_demo", r.stdout + r.stderr)
+    # The container's GPU nodes are exactly the sentry's device files (each one of them).
+    listed = set(r.stdout.split())
+    check("nvmap" in listed and "nvhost-gpu" in listed and "nvhost-ctrl" in listed and
+          "node=" not in r.stdout,
+          "cdi: the container's GPU nodes are the sentry's files, none a host node", r.stdout)
+    # A spec of another vendor's listing a GPU node (as nvidia-ctk's for a Jetson does), here
+    # backed by the host's /dev/null (c 1:3): nvsentry-oci takes the GPU from linux.devices and
+    # refuses it, the host having no /dev/nvhost-gpu of that major:minor; podman prints why.
+    with open(os.path.join(spec_dir, "jetson.json"), "w") as f:
+        json.dump({"cdiVersion": "0.3.0", "kind": "example.com/jetson", "devices": [
+            {"name": "gpu", "containerEdits": {"deviceNodes": [
+                {"path": "/dev/nvhost-gpu", "hostPath": "/dev/null"}]}}]}, f)
+    r = run(*base, "--device", "example.com/jetson=gpu", image, "true")
+    check(r.returncode != 0 and
+          "linux.devices lists /dev/nvhost-gpu (c 1:3), which nvsentry-oci forwards to "
+          "/dev/nvhost-gpu" in r.stderr,
+          "cdi: a spec listing a GPU node the host lacks fails create, podman says why", r.stderr)
+    r = run(*base, "--device", "nvsentry.dev/gpu=nope", image, "true")
+    check(r.returncode != 0 and "nvsentry.dev/gpu=nope" in r.stderr,
+          "cdi: an unknown device of the kind is podman's error, nothing run", r.stderr)
+    # The spec only asks: without nvsentry-oci as the runtime the container gets no GPU.
+    r = subprocess.run(["podman", "--runtime", "runc"] + base +
+                       ["--device", "nvsentry.dev/gpu=sim", image, "/bin/gpu_demo"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and "open /dev/nvdrv failed: No such file or directory" in r.stderr,
+          "cdi: under runc alone the CDI device gives no GPU (ENOENT)", r.stdout + r.stderr)
+    left = os.listdir(os.path.join(state, "nvsentry")) if os.path.isdir(
+        os.path.join(state, "nvsentry")) else []
+    check(left == [], "cdi: no nvsentry state left after the containers", str(left))
+    run("rmi", "-f", image)
+
+
+ROOTLESS_USER = "nvsentry-test-rl"
+
+
+def rootless_user():
+    """An ordinary user without subordinate ids (made if missing, as the integration tests make
+    theirs): rootless podman then maps it alone into its user namespace and needs neither
+    newuidmap nor /etc/subuid entries. (uid, gid), or None."""
+    import pwd
+    try:
+        p = pwd.getpwnam(ROOTLESS_USER)
+        return p.pw_uid, p.pw_gid
+    except KeyError:
+        pass
+    r = subprocess.run(["useradd", "--no-create-home", "--user-group", "--shell",
+                        "/usr/sbin/nologin", "-K", "SUB_UID_COUNT=0", "-K", "SUB_GID_COUNT=0",
+                        ROOTLESS_USER], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    p = pwd.getpwnam(ROOTLESS_USER)
+    return p.pw_uid, p.pw_gid
+
+
+def case_rootless(oci, demo, work):
+    """Rootless podman (an ordinary user) with nvsentry-oci as its runtime: a container without a
+    GPU; one with, where /dev/fuse is root's alone (create fails, the reason in podman's error);
+    and the same in a mount namespace where /dev/fuse is open to everyone (mode 0666, as most
+    distributions make it): served."""
+    for tool in ("podman", "runc", "conmon", "setpriv"):
+        if not shutil.which(tool):
+            skip(tool + " is not installed (scripts/install-deps.sh --tests)")
+    user = rootless_user()
+    if user is None:
+        skip("cannot make the ordinary user " + ROOTLESS_USER + " (useradd)")
+    uid, gid = user
+    rootfs = os.path.join(work, "rootfs")
+    make_rootfs(rootfs, demo)
+    for d in ("home", "run-a", "run-b", "bin"):
+        os.makedirs(os.path.join(work, d))
+        os.chown(os.path.join(work, d), uid, gid)
+    # The user's own copy of nvsentry-oci (the build tree may be root's alone), named by a wrapper
+    # that gives it the default configuration (state under XDG_RUNTIME_DIR, as runc's).
+    real = os.path.join(work, "bin", "nvsentry-oci.real")
+    shutil.copy(oci, real)
+    wrapper = os.path.join(work, "bin", "nvsentry-oci")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nNVSENTRY_OCI_CONFIG=/nonexistent exec %s "$@"\n' % real)
+    for p in (real, wrapper):
+        os.chmod(p, 0o755)
+    conf = os.path.join(work, "containers.conf")
+    with open(conf, "w") as f:
+        f.write('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n'
+                '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                'runtime_supports_json = ["nvsentry-oci"]\n')
+    storage = os.path.join(work, "storage.conf")
+    with open(storage, "w") as f:
+        f.write('[storage]\ndriver = "vfs"\ngraphroot = "%s/home/graph"\nrunroot = "%s/home/run"\n'
+                % (work, work))
+    pauses = []
+
+    def end_pause_processes():
+        # podman's pause process holds the user's namespaces (its mount namespace too), and the
+        # user's podman joins it while it lives (its pid file's place is kept in podman's
+        # database): end it to get new namespaces.
+        for pid_file in set(pauses):
+            try:
+                os.kill(int(open(pid_file).read().strip()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+
+    def as_user(run_dir, args, prefix=()):
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": os.path.join(work, "home"),
+               "XDG_RUNTIME_DIR": os.path.join(work, run_dir), "CONTAINERS_CONF": conf,
+               "CONTAINERS_STORAGE_CONF": storage, "USER": ROOTLESS_USER}
+        pauses.append(os.path.join(work, run_dir, "libpod", "tmp", "pause.pid"))
+        cmd = list(prefix) + ["setpriv", "--reuid", str(uid), "--regid", str(gid),
+                              "--clear-groups", "env", "-i"] + \
+            ["%s=%s" % kv for kv in env.items()] + ["podman"] + args
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=work)
+
+    try:
+        tar = os.path.join(work, "image.tar")
+        subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+        os.chmod(tar, 0o644)
+        r = as_user("run-a", ["import", tar, "localhost/nvsentry-oci-rootless:latest"])
+        check(r.returncode == 0, "rootless: image imported by the ordinary user", r.stderr)
+        base = ["--runtime", wrapper, "run", "--rm", "--network", "none"]
+        image = "localhost/nvsentry-oci-rootless"
+        r = as_user("run-a", base + [image, "sh", "-c", "id -u; /bin/gpu_demo"])
+        check(r.returncode == 1 and "open /dev/nvdrv failed: No such file or directory" in r.stderr,
+              "rootless: a container without a GPU runs (runc underneath)", r.stdout + r.stderr)
+        fuse_open = os.stat("/dev/fuse").st_mode & 0o006 == 0o006
+        if not fuse_open:
+            r = as_user("run-a", base + ["-e", "NVSENTRY_GPU=sim", image, "/bin/gpu_demo"])
+            check(r.returncode != 0 and "opening /dev/fuse: Permission denied" in r.stderr and
+                  "under a rootless engine /dev/fuse must be open to that user" in r.stderr,
+                  "rootless: with /dev/fuse root's alone, create fails and podman says why",
+                  r.stderr)
+        # A /dev/fuse open to everyone, in a mount namespace of this test's own.
+        end_pause_processes()
+        fusedev = os.path.join(work, "fusedev")
+        os.makedirs(fusedev)
+        script = ('mount -t tmpfs -o mode=755 tmpfs "$1" && mknod -m 666 "$1/fuse" c 10 229 && '
+                  'mount --bind "$1/fuse" /dev/fuse && shift && exec "$@"')
+        prefix = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", fusedev]
+        r = as_user("run-b", base + ["-e", "NVSENTRY_GPU=sim", image, "sh", "-c",
+                                     "/bin/gpu_demo && /bin/gpu_demo"], prefix)
+        check(r.returncode == 0 and r.stdout.count("demo=ok copy_mismatch=0") == 2,
+              "rootless: with /dev/fuse open to the user, gpu_demo served", r.stdout + r.stderr)
+        left = [d for d in ("run-a", "run-b")
+                if os.listdir(os.path.join(work, d, "nvsentry-oci", "nvsentry"))
+                if os.path.isdir(os.path.join(work, d, "nvsentry-oci", "nvsentry"))]
+        check(left == [], "rootless: no nvsentry state left (under XDG_RUNTIME_DIR)", str(left))
+        check(os.path.isdir(os.path.join(work, "run-b", "nvsentry-oci", "runc")),
+              "rootless: nvsentry-oci's default state is under XDG_RUNTIME_DIR, as runc's")
+    finally:
+        end_pause_processes()
 
 
 def start_containerd(work):
@@ -561,8 +839,12 @@ def case_containerd(oci, demo, work):
         shutil.rmtree("/run/containerd/runc/" + ns, ignore_errors=True)
 
 
+CASES = {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
+         "containerd": case_containerd, "cdi": case_cdi, "rootless": case_rootless}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bundle", "crun", "podman", "containerd"):
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
         print(__doc__, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
@@ -573,8 +855,7 @@ def main():
     work = tempfile.mkdtemp(prefix="nvsentry-oci-test-", dir="/var/tmp")
     os.chmod(work, 0o755)
     try:
-        {"bundle": case_bundle, "crun": case_crun, "podman": case_podman,
-         "containerd": case_containerd}[sys.argv[1]](
+        CASES[sys.argv[1]](
             os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), work)
     finally:
         subprocess.run(["chattr", "-R", "-i", work], capture_output=True)

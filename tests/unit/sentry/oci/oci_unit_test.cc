@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <bitset>
+#include <filesystem>
 #include <vector>
 
 #include "abi/catalogue.h"
@@ -76,20 +77,63 @@ TEST(GpuRequest, FromEnvironmentAndAnnotations) {
   EXPECT_FALSE(GpuRequestOf(WithEnv({"NVSENTRY_GPU=none"}), {})->has_value());
   auto sim = GpuRequestOf(WithEnv({"NVSENTRY_GPU=sim"}), {});
   ASSERT_TRUE(sim.ok() && sim->has_value());
-  EXPECT_FALSE((*sim)->backend_host);
+  EXPECT_FALSE((*sim)->run.backend_host);
   auto host = GpuRequestOf(WithEnv({"NVSENTRY_GPU=host"}), {});
   ASSERT_TRUE(host.ok() && host->has_value());
-  EXPECT_TRUE((*host)->backend_host);
+  EXPECT_TRUE((*host)->run.backend_host);
   EXPECT_FALSE(GpuRequestOf(WithEnv({"NVSENTRY_GPU=gtx"}), {}).ok());
   nlohmann::json c = WithEnv({});
   c["annotations"] = {{"nvsentry.service", "nvdrv:t"}, {"other.key", "x"}};
   auto ann = GpuRequestOf(c, {});
   ASSERT_TRUE(ann.ok() && ann->has_value());
-  EXPECT_EQ((*ann)->service, "nvdrv:t");
+  EXPECT_EQ((*ann)->run.service, "nvdrv:t");
   c["annotations"] = {{"nvsentry.polcy", "/p"}};
   EXPECT_FALSE(GpuRequestOf(c, {}).ok());
   c["annotations"] = {{"nvsentry.backend", "cloud"}};
   EXPECT_FALSE(GpuRequestOf(c, {}).ok());
+}
+
+// A config whose linux.devices lists `path` as c MAJOR:MINOR, and a disk beside it.
+nlohmann::json WithDevice(const std::string& path, int major, int minor) {
+  nlohmann::json c = WithEnv({"PATH=/bin"});
+  c["linux"]["devices"] = {{{"path", "/dev/sda"}, {"type", "b"}, {"major", 8}, {"minor", 0}},
+                           {{"path", path}, {"type", "c"}, {"major", major}, {"minor", minor}}};
+  return c;
+}
+
+// A host_dev_dir whose nvhost-gpu is /dev/null (c 1:3), through a link: stat follows it.
+std::string HostDevDir() {
+  const std::string dir = testing::TempDir() + "/oci-hostdev";
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir + "/nvhost-gpu");
+  std::filesystem::create_symlink("/dev/null", dir + "/nvhost-gpu");
+  return dir;
+}
+
+TEST(GpuRequest, FromTheDeviceListAlone) {
+  GpuDefaults d;
+  d.host_dev_dir = HostDevDir();
+  auto listed = GpuRequestOf(WithDevice("/dev/nvhost-gpu", 1, 3), d);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_TRUE(listed->has_value());
+  EXPECT_EQ((*listed)->devices, std::vector<std::string>{"nvhost-gpu"});
+  EXPECT_TRUE((*listed)->run.backend_host);
+  EXPECT_EQ((*listed)->run.host_dev_dir, d.host_dev_dir);
+  // Another device at that path on the host, or none: refused, saying which.
+  auto other = GpuRequestOf(WithDevice("/dev/nvhost-gpu", 1, 5), d);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("c 1:3"), std::string::npos) << other.status();
+  auto none = GpuRequestOf(WithDevice("/dev/nvmap", 10, 1), d);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("/dev/nvmap (c 10:1)"), std::string::npos);
+  // No catalogue device listed: no GPU; NVSENTRY_GPU=sim wins over the list (every device).
+  EXPECT_FALSE(GpuRequestOf(WithDevice("/dev/ttyS0", 4, 64), d)->has_value());
+  nlohmann::json sim = WithDevice("/dev/nvhost-gpu", 1, 5);
+  sim["process"]["env"].push_back("NVSENTRY_GPU=sim");
+  auto chosen = GpuRequestOf(sim, d);
+  ASSERT_TRUE(chosen.ok() && chosen->has_value());
+  EXPECT_TRUE((*chosen)->devices.empty());
+  EXPECT_FALSE((*chosen)->run.backend_host);
 }
 
 // Which magics a merged profile lets through natively (ALLOW rules on ioctl) and which it
@@ -191,6 +235,9 @@ TEST(OciLog, LinesAsRuncWritesThem) {
   EXPECT_EQ(FormatLogLine(true, "error", "bad \"x\"\n", "T"),
             R"({"level":"error","msg":"bad \"x\"\n","time":"T"})");
   EXPECT_EQ(FormatLogLine(false, "error", "bad", "T"), R"(time="T" level=error msg="bad")");
+  // As logrus quotes a text line's value: ' as it is, " and \ and newlines escaped.
+  EXPECT_EQ(FormatLogLine(false, "info", "it's \"x\"\\\n", "T"),
+            R"(time="T" level=info msg="it's \"x\"\\\n")");
 }
 
 }  // namespace
