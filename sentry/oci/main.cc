@@ -20,7 +20,12 @@ constexpr char kUsage[] =
     "runc's command line (create, start, state, kill, delete, exec, ps, pause, resume, update,\n"
     "features, events, spec, run, list, ...); the configuration is "
     "/etc/nvsentry/oci.toml\n"
-    "(NVSENTRY_OCI_CONFIG names another). See docs/containers.md.\n";
+    "(NVSENTRY_OCI_CONFIG names another). A container gets the sandbox's GPU when its\n"
+    "environment has NVSENTRY_GPU=sim or NVSENTRY_GPU=host, when its linux.devices list GPU\n"
+    "nodes, or by the annotations nvsentry.gpu, .policy, .service, .firmware, .backend, .trace,\n"
+    ".trace-format and .learn; `nvsentry cdi` prints a CDI spec for podman's --device "
+    "nvsentry.dev/gpu=sim.\n"
+    "Every other container goes to the runtime untouched. See docs/containers.md.\n";
 
 }  // namespace
 
@@ -36,6 +41,16 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     OciLog(*command).Error(absl::StrCat("nvsentry-oci: ", config.status().message()));
     return 1;
+  }
+  // Its own line first, then the runtime's (podman info shows the whole text as the version).
+  if (command->verb == "--version" || command->verb == "-v") {
+    printf("nvsentry-oci 0.1.0, over %s:\n", config->runtime.c_str());
+    fflush(stdout);
+  }
+  if (command->verb == "--help" || command->verb == "-h") {
+    printf("%sWhat follows is the help of the runtime it runs containers with (%s):\n\n", kUsage,
+           config->runtime.c_str());
+    fflush(stdout);
   }
   if (command->verb == "create" || command->verb == "run") return Create(*command, *config);
   if (command->verb == "delete") return Delete(*command, *config);

@@ -416,6 +416,18 @@ def bundle_crash(t):
     check(t.state("crash") is None, "bundle: the container is gone")
 
 
+def bundle_help_and_version(t):
+    """--help and --version say what nvsentry-oci is before the runtime's own text."""
+    r = subprocess.run([t.oci, "--version"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout.startswith("nvsentry-oci ") and "runc version" in r.stdout,
+          "bundle: --version names nvsentry-oci, then the runtime's version", r.stdout + r.stderr)
+    r = subprocess.run([t.oci, "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and "NVSENTRY_GPU=sim" in r.stdout and "nvsentry cdi" in r.stdout
+          and r.stdout.index("NVSENTRY_GPU") < r.stdout.find("Open Container Initiative runtime"),
+          "bundle: --help says how a container gets a GPU, then the runtime's help",
+          r.stdout[:2000] + r.stderr)
+
+
 def case_bundle(oci, demo, work):
     if not shutil.which("runc"):
         skip("runc is not installed (scripts/install-deps.sh --tests)")
@@ -423,7 +435,7 @@ def case_bundle(oci, demo, work):
     make_rootfs(rootfs, demo)
     t = Bundles(work, oci, rootfs)
     try:
-        for test in (bundle_gpu, bundle_engine_log, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
+        for test in (bundle_help_and_version, bundle_gpu, bundle_engine_log, bundle_run_verb, bundle_no_gpu, bundle_exec, bundle_bad_request, bundle_seccomp,
                      bundle_policy, bundle_trace, bundle_learn,
                      bundle_two_at_once, bundle_device_list, bundle_crash):
             test(t)
