@@ -1,10 +1,13 @@
 // /dev/nvhost-tsg-gpu of the fake Jetson: r32.7.4's TSGs (docs/host-abi.md, Rules: L4T-TSG-n).
 // The sim has no TSGs: a TSG is the fake's record of its channels and its scheduling, and the
 // channel calls consult it (serve_channel.cc). Opening the node made the TSG.
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "abi/l4t/nvgpu_tsg.h"
 #include "hostshim/fake_l4t/serve_context.h"
+#include "hostshim/unique_fd.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 namespace {
@@ -74,7 +77,63 @@ void SetInterleave(L4tCall& c) {
   c.Answer(0);
 }
 
+// EVENT_ID_CTRL (L4T-TSG-14): an event id past the last or a command other than ENABLE is EINVAL,
+// and so is an event enabled already; ENABLE answers a new fd (O_RDWR, not close-on-exec) that
+// polls readable once the event is posted. The fd is an eventfd the caller makes.
+void EventIdCtrl(L4tCall& c) {
+  auto& a = c.As<ht::EventIdCtrl>();
+  if (a.event_id >= Tsg::kEventIds || a.cmd != 1) return c.Answer(EINVAL);
+  Tsg& tsg = *c.session.group;
+  {
+    absl::MutexLock l(&tsg.mu);
+    if (tsg.event_fds[a.event_id] >= 0) return c.Answer(EINVAL);
+  }
+  const int copy = c.req.caller.MakeEventFd();
+  if (copy == -EOPNOTSUPP) return NotServed(c);  // over FUSE alone: no fd to hand out
+  if (copy < 0) return c.Answer(-copy);
+  UniqueFd own(copy);
+  const int placed = c.req.caller.PlaceFd(copy, /*cloexec=*/false);
+  if (placed < 0) return c.Answer(-placed);
+  {
+    absl::MutexLock l(&tsg.mu);
+    if (tsg.event_fds[a.event_id] >= 0) return c.Answer(EINVAL);  // enabled meanwhile
+    tsg.event_fds[a.event_id] = own.Release();
+  }
+  a.event_fd = placed;
+  c.Answer(0);
+}
+
 }  // namespace
+
+Tsg::~Tsg() {
+  absl::MutexLock l(&mu);
+  for (int fd : event_fds)
+    if (fd >= 0) close(fd);
+}
+
+void Tsg::Post(uint32_t id) {
+  absl::MutexLock l(&mu);
+  if (id >= kEventIds || event_fds[id] < 0) return;
+  const uint64_t one = 1;
+  (void)!write(event_fds[id], &one, sizeof one);
+}
+
+void TsgBoard::Add(std::shared_ptr<Tsg> tsg) {
+  absl::MutexLock l(&mu);
+  std::erase_if(tsgs, [](const std::weak_ptr<Tsg>& w) { return w.expired(); });
+  tsgs.push_back(std::move(tsg));
+}
+
+void TsgBoard::PostBlockingSync() {
+  std::vector<std::shared_ptr<Tsg>> live;
+  {
+    absl::MutexLock l(&mu);
+    for (const std::weak_ptr<Tsg>& w : tsgs)
+      if (std::shared_ptr<Tsg> t = w.lock()) live.push_back(std::move(t));
+  }
+  for (const std::shared_ptr<Tsg>& t : live)
+    if (!t->Channels().empty()) t->Post(Tsg::kEventBlockingSync);
+}
 
 std::vector<std::shared_ptr<Session>> Tsg::Channels() {
   std::vector<std::shared_ptr<Session>> out;
@@ -90,8 +149,8 @@ void ServeTsg(L4tCall& c) {
     case ht::kUnbindChannel: return UnbindChannel(c);
     case ht::kSetTimeslice: return SetTimeslice(c);
     case ht::kSetRunlistInterleave: return SetInterleave(c);
-    // EVENT_ID_CTRL returns a new fd, which a FUSE server cannot place in its caller; ENABLE,
-    // DISABLE, PREEMPT and GET_TIMESLICE are not simulated.
+    case ht::kEventIdCtrl: return EventIdCtrl(c);
+    // ENABLE, DISABLE, PREEMPT and GET_TIMESLICE are not simulated.
     default: return NotServed(c);
   }
 }

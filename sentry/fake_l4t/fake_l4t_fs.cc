@@ -46,12 +46,24 @@ const L4tNode* NodeOf(fuse_ino_t ino) {
   return ino >= 2 && ino - 2 < std::size(kNodes) ? &kNodes[ino - 2] : nullptr;
 }
 
-const FlatDir& Dir() {
-  static const FlatDir dir([] {
-    std::vector<std::string> names;
-    for (L4tNode n : kNodes) names.emplace_back(NameOf(n));
-    return names;
-  }());
+// The handle file (each nvmap handle fd is an open of it) is the inode after the nodes': found by
+// name, never listed.
+constexpr fuse_ino_t kHandleFileIno = 2 + std::size(kNodes);
+
+FlatDir MakeDir(bool with_handle_file) {
+  std::vector<std::string> names;
+  for (L4tNode n : kNodes) names.emplace_back(NameOf(n));
+  if (with_handle_file) names.emplace_back(hostshim::fake_l4t::kHandleFileName);
+  return FlatDir(std::move(names));
+}
+
+const FlatDir& Dir() {  // lookups and attributes
+  static const FlatDir dir = MakeDir(true);
+  return dir;
+}
+
+const FlatDir& Listing() {  // what READDIR shows
+  static const FlatDir dir = MakeDir(false);
   return dir;
 }
 
@@ -134,12 +146,12 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*)
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const L4tNode* node = NodeOf(ino);
-  if (node == nullptr) {
+  if (node == nullptr && ino != kHandleFileIno) {
     fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : ENOENT);
     return;
   }
   FakeJetson& fake = ImplOf(req).fake;
-  const int64_t handle = fake.Open(*node);
+  const int64_t handle = node != nullptr ? fake.Open(*node) : fake.OpenHandleFile();
   if (handle <= 0) {
     const int err = handle < 0 ? static_cast<int>(-handle) : EIO;
     fuse_reply_err(req, err == ENOSYS ? EOPNOTSUPP : err);  // ENOSYS: "no OPEN here" for good
@@ -148,7 +160,8 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->fh = static_cast<uint64_t>(handle);
   fi->direct_io = 1;
   fi->keep_cache = 0;
-  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: open {} by {}: session {}", NameOf(*node),
+  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: open {} by {}: session {}",
+                  node != nullptr ? NameOf(*node) : hostshim::fake_l4t::kHandleFileName,
                   fuse_req_ctx(req)->pid, handle);
   // The caller was gone before the answer: no RELEASE will come.
   if (fuse_reply_open(req, fi) == -ENOENT) fake.Release(fi->fh);
@@ -180,7 +193,7 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void* arg, fuse_file_in
 // Which open a file is (FakeL4tCaller::SessionOf, through IdentifyDeviceFile): for this
 // process's own threads only; never ENOSYS (the kernel would stop asking for good).
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  Dir().ReadDir(req, size, off, false, fi);
+  Listing().ReadDir(req, size, off, false, fi);
 }
 
 }  // namespace
