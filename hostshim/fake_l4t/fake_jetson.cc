@@ -1,5 +1,7 @@
 #include "hostshim/fake_l4t/fake_jetson.h"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -116,6 +118,19 @@ int64_t FakeJetson::OpenHandleFile() {
   return AddSession(*state_, std::move(s));
 }
 
+int64_t FakeJetson::OpenEventFile() {
+  auto s = std::make_shared<Session>();
+  s->node = L4tNode::kTsg;
+  s->event = std::make_shared<EventFile>();
+  return AddSession(*state_, std::move(s));
+}
+
+unsigned FakeJetson::Poll(uint64_t handle, std::function<void()> waker) {
+  std::shared_ptr<Session> s = state_->Find(handle);
+  if (s == nullptr || s->event == nullptr) return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+  return s->event->Poll(std::move(waker));
+}
+
 void FakeJetson::Release(uint64_t handle) {
   std::shared_ptr<Session> s;
   {
@@ -132,7 +147,8 @@ void FakeJetson::Release(uint64_t handle) {
 void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L4tReply> reply) {
   std::shared_ptr<Session> s = state_->Find(handle);
   if (s == nullptr) return reply->Send(EBADF, {});
-  if (s->handle_file) return reply->Send(ENOTTY, {});  // a dma-buf: no node's calls
+  // A dma-buf, an event fd: no node's calls.
+  if (s->handle_file || s->event != nullptr) return reply->Send(ENOTTY, {});
   const abi::IoctlDesc* desc = abi::l4t::FindL4tIoctl(s->node, req.code);
   if (desc == nullptr) {
     const int err = UnservedCodeErrno(s->node, req.code);
@@ -179,7 +195,7 @@ std::string FakeJetson::Status() const {
     for (const auto& [h, s] : state_->sessions) {
       handle_files += s->handle_file ? 1 : 0;
       for (size_t i = 0; i < std::size(kServed); ++i)
-        if (kServed[i] == s->node && !s->handle_file) ++per_node[i];
+        if (kServed[i] == s->node && !s->handle_file && s->event == nullptr) ++per_node[i];
     }
   }
   std::string line = "fake-l4t: sessions";

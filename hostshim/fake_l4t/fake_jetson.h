@@ -12,15 +12,16 @@
 // object ids, counted per open and freed when the open closes, or (handles_are_fds) dma-buf fds
 // as on r32.7.4; objects are backed by this process's memory. ALLOC_AS, OPEN_TSG and OPEN_CHANNEL
 // return a new fd through L4tCaller::OpenNode and PlaceFd, nvmap's handle fds through
-// OpenHandleFile and DupFd, the fence and TSG event fds through MakeEventFd (ENOTTY where the
-// caller cannot take one); the other calls that return fds (POLL_FD_CREATE, SYNC_FENCE_CREATE,
-// GET_EVENT_FD, FROM_VA) and the rest the fake does not serve answer ENOTTY with a log line;
-// unknown codes as r32.7.4 answers them (L4T-NODE-2: EINVAL outside an nvgpu node's limits, else
-// ENOTTY); a short argument EINVAL; a bad user pointer EFAULT. Where the sim's answers differ from
-// r32.7.4's, the fake answers r32.7.4's (docs/host-abi.md, Rules).
+// OpenHandleFile and DupFd, TSG event fds through OpenEventFile, fence fds through MakeEventFd
+// (ENOTTY where the caller cannot take one); the other calls that return fds (POLL_FD_CREATE,
+// SYNC_FENCE_CREATE, GET_EVENT_FD, FROM_VA) and the rest the fake does not serve answer ENOTTY with
+// a log line; unknown codes as r32.7.4 answers them (L4T-NODE-2: EINVAL outside an nvgpu node's
+// limits, else ENOTTY); a short argument EINVAL; a bad user pointer EFAULT. Where the sim's answers
+// differ from r32.7.4's, the fake answers r32.7.4's (docs/host-abi.md, Rules).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,8 +31,10 @@
 
 namespace nvsentry::hostshim::fake_l4t {
 
-// The handle file beside the nodes (unlisted): each nvmap handle fd is an open of it.
+// The handle file beside the nodes (unlisted): each nvmap handle fd is an open of it; and the event
+// file, each TSG event fd (EVENT_ID_CTRL) an open of it.
 inline constexpr std::string_view kHandleFileName = ".nvmap-dmabuf";
+inline constexpr std::string_view kEventFileName = ".nvgpu-event";
 
 struct FakeState;
 
@@ -54,6 +57,13 @@ class FakeJetson {
   // A new open of the handle file (kHandleFileName): a session naming no object until the call
   // that opened it binds one (an nvmap handle fd); the nodes' calls on it answer ENOTTY.
   int64_t OpenHandleFile();
+  // A new open of the event file: an event of no TSG until EVENT_ID_CTRL enables it; the nodes'
+  // calls on it answer ENOTTY.
+  int64_t OpenEventFile();
+  // A poll of open `handle`: for an event file POLLIN | POLLPRI once its event is posted (which
+  // clears it), else 0 and `waker` is called at the next post; any other open is always ready
+  // (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM, as a file without poll).
+  unsigned Poll(uint64_t handle, std::function<void()> waker);
   // The open `handle` is gone: what it made goes (an nvmap open's handles, a channel, an address
   // space once nothing uses it).
   void Release(uint64_t handle);

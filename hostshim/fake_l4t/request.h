@@ -72,6 +72,11 @@ class L4tCaller {
     (void)fd;
     return -EOPNOTSUPP;
   }
+  // A TSG event's fd (L4T-TSG-14): a new open of the event file, as OpenNode.
+  virtual int OpenEventFile(uint64_t* session) {
+    (void)session;
+    return -EOPNOTSUPP;
+  }
   // Whether `fd` is an open fd of the caller's (dma_buf_get's EBADF when not).
   virtual bool IsOpenFd(int32_t fd) { return fd >= 0 && SessionOf(fd) != 0; }
 };

@@ -24,6 +24,7 @@
 namespace nvsentry::hostshim::fake_l4t {
 
 struct Session;
+struct EventFile;
 
 // A TSG (L4T-TSG-n): the channels bound to it and its scheduling. An open of
 // /dev/nvhost-tsg-gpu holds one; each bound channel holds it too (r32.7.4's channel keeps a
@@ -36,10 +37,10 @@ struct Tsg {
   std::vector<std::weak_ptr<Session>> channels ABSL_GUARDED_BY(mu);
   uint32_t timeslice_us ABSL_GUARDED_BY(mu) = 0;  // 0: never set
   uint32_t interleave ABSL_GUARDED_BY(mu) = 0;
-  // EVENT_ID_CTRL's fds (L4T-TSG-14): the fake's copy of each enabled event's eventfd, or -1.
-  int event_fds[kEventIds] ABSL_GUARDED_BY(mu) = {-1, -1, -1, -1, -1, -1};
+  // EVENT_ID_CTRL's fds (L4T-TSG-14): each enabled event's open of the event file; an event is
+  // enabled while that file is open.
+  std::weak_ptr<EventFile> events[kEventIds] ABSL_GUARDED_BY(mu);
 
-  ~Tsg();
   // The live channels bound to it.
   std::vector<std::shared_ptr<Session>> Channels();
   // Posts event `id`: its fd, if enabled, polls readable.
@@ -58,6 +59,18 @@ struct TsgBoard {
 };
 
 struct FakeState;
+
+// An open of the event file: one enabled event of a TSG (L4T-TSG-14). Posted until a poll finds
+// it, as nvgpu's gk20a_event_id_poll clears the event it reports.
+struct EventFile {
+  absl::Mutex mu;
+  bool posted ABSL_GUARDED_BY(mu) = false;
+  std::function<void()> waker ABSL_GUARDED_BY(mu);  // the last poll's, called at the next Post
+
+  void Post();
+  // POLLIN | POLLPRI (and cleared) when posted; otherwise 0, and `waker` (may be empty) is kept.
+  unsigned Poll(std::function<void()> waker);
+};
 
 // An nvmap object as r32.7.4's handle fds name it (L4T-MAP-1): held by every open of the handle
 // file that names it (CREATE's, and the dups GET_FD and FROM_FD make); the sim's one reference
@@ -95,6 +108,8 @@ struct Session {
   // dma-buf): the object it names, bound once right after the open (null until then).
   bool handle_file = false;
   std::shared_ptr<HandleObject> object ABSL_GUARDED_BY(mu);
+  // An open of the event file (node kTsg, no group): the event it is (never null).
+  std::shared_ptr<EventFile> event;
 };
 
 struct FakeState {

@@ -1,6 +1,7 @@
 // /dev/nvhost-tsg-gpu of the fake Jetson: r32.7.4's TSGs (docs/host-abi.md, Rules: L4T-TSG-n).
 // The sim has no TSGs: a TSG is the fake's record of its channels and its scheduling, and the
 // channel calls consult it (serve_channel.cc). Opening the node made the TSG.
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,44 +79,64 @@ void SetInterleave(L4tCall& c) {
 }
 
 // EVENT_ID_CTRL (L4T-TSG-14): an event id past the last or a command other than ENABLE is EINVAL,
-// and so is an event enabled already; ENABLE answers a new fd (O_RDWR, not close-on-exec) that
-// polls readable once the event is posted. The fd is an eventfd the caller makes.
+// and so is an event enabled already (its fd still open); ENABLE answers a new fd (O_RDWR, not
+// close-on-exec), an open of the event file, which polls readable once the event is posted.
 void EventIdCtrl(L4tCall& c) {
   auto& a = c.As<ht::EventIdCtrl>();
   if (a.event_id >= Tsg::kEventIds || a.cmd != 1) return c.Answer(EINVAL);
   Tsg& tsg = *c.session.group;
   {
     absl::MutexLock l(&tsg.mu);
-    if (tsg.event_fds[a.event_id] >= 0) return c.Answer(EINVAL);
+    if (!tsg.events[a.event_id].expired()) return c.Answer(EINVAL);
   }
-  const int copy = c.req.caller.MakeEventFd();
-  if (copy == -EOPNOTSUPP) return NotServed(c);  // over FUSE alone: no fd to hand out
-  if (copy < 0) return c.Answer(-copy);
-  UniqueFd own(copy);
-  const int placed = c.req.caller.PlaceFd(copy, /*cloexec=*/false);
-  if (placed < 0) return c.Answer(-placed);
+  uint64_t handle = 0;
+  const int fd = c.req.caller.OpenEventFile(&handle);
+  if (fd == -EOPNOTSUPP) return NotServed(c);  // over FUSE alone: no fd to hand out
+  if (fd < 0) return c.Answer(-fd);
+  const UniqueFd own(fd);  // the caller gets a copy; the fake's goes
+  std::shared_ptr<Session> s = c.state.Find(handle);
+  if (s == nullptr || s->event == nullptr) return c.Answer(EIO);
   {
     absl::MutexLock l(&tsg.mu);
-    if (tsg.event_fds[a.event_id] >= 0) return c.Answer(EINVAL);  // enabled meanwhile
-    tsg.event_fds[a.event_id] = own.Release();
+    if (!tsg.events[a.event_id].expired()) return c.Answer(EINVAL);  // enabled meanwhile
+    tsg.events[a.event_id] = s->event;
   }
+  const int placed = c.req.caller.PlaceFd(fd, /*cloexec=*/false);
+  if (placed < 0) return c.Answer(-placed);
   a.event_fd = placed;
   c.Answer(0);
 }
 
 }  // namespace
 
-Tsg::~Tsg() {
-  absl::MutexLock l(&mu);
-  for (int fd : event_fds)
-    if (fd >= 0) close(fd);
+void Tsg::Post(uint32_t id) {
+  std::shared_ptr<EventFile> event;
+  {
+    absl::MutexLock l(&mu);
+    if (id < kEventIds) event = events[id].lock();
+  }
+  if (event != nullptr) event->Post();
 }
 
-void Tsg::Post(uint32_t id) {
+void EventFile::Post() {
+  std::function<void()> wake;
+  {
+    absl::MutexLock l(&mu);
+    posted = true;
+    wake.swap(waker);
+  }
+  if (wake) wake();
+}
+
+unsigned EventFile::Poll(std::function<void()> w) {
   absl::MutexLock l(&mu);
-  if (id >= kEventIds || event_fds[id] < 0) return;
-  const uint64_t one = 1;
-  (void)!write(event_fds[id], &one, sizeof one);
+  if (posted) {
+    posted = false;
+    waker = nullptr;
+    return POLLIN | POLLPRI;
+  }
+  waker = std::move(w);
+  return 0;
 }
 
 void TsgBoard::Add(std::shared_ptr<Tsg> tsg) {

@@ -68,6 +68,9 @@ class TracedCaller : public FakeL4tCaller {
   int OpenHandleFile(uint64_t* session) override {
     return OpenPath(hostshim::fake_l4t::kHandleFileName, session);
   }
+  int OpenEventFile(uint64_t* session) override {
+    return OpenPath(hostshim::fake_l4t::kEventFileName, session);
+  }
   // A dup in the caller (fcntl F_DUPFD(_CLOEXEC) in its place); the fake gets a copy.
   int DupFd(int32_t fd, bool cloexec) override {
     if (caller_fd_ >= 0) return -EBUSY;  // one fd per call

@@ -320,6 +320,8 @@ static void tsg_event(int tsg, int ch, int nvmap, struct buffer b) {
   struct nvgpu_submit_gpfifo_args sub = {(uint64_t)(uintptr_t)&entry, 1, 0, {0, 0}};
   if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &sub) != 0) fail("SUBMIT NON_STALL_INTERRUPT");
   expect(poll(&p, 1, 10000) == 1 && (p.revents & POLLIN), "BLOCKING_SYNC was never posted");
+  /* gk20a_event_id_poll clears the event it reports. */
+  expect(poll(&p, 1, 0) == 0, "the event fd is still readable after a poll reported it");
   close(ev.event_fd);
   printf("EVENT_ID_CTRL: BLOCKING_SYNC's fd polled readable after a non-stall interrupt\n");
 }

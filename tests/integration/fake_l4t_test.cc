@@ -136,8 +136,8 @@ TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
 // Under `-- PROGRAM` nvmap's handles are dma-buf fds as on r32.7.4 (L4T-MAP-1, -3, -7,
 // L4T-NODE-8): close-on-exec fds that outlive their nvmap open, more of them from GET_FD and
 // FROM_FD, FREE closing the fd (any fd), MAP_BUFFER_EX refusing a closed fd (EBADF) and an fd
-// that is no dma-buf (EINVAL); every buffer freed once its fds are closed. The handle file is
-// not listed.
+// that is no dma-buf (EINVAL); every buffer freed once its fds are closed. The handle file and
+// the event file are not listed.
 TEST(FakeL4tProgram, NvmapHandlesAreFdsAndFreeClosesThem) {
   if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
   RunResult r = RunUnderFake({L4T_CLIENT_BIN, "--fds", "{DIR}"});
@@ -154,6 +154,7 @@ TEST(FakeL4tProgram, NvmapHandlesAreFdsAndFreeClosesThem) {
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_NE(ls.out.find("nvmap"), std::string::npos) << ls.out;
   EXPECT_EQ(ls.out.find("dmabuf"), std::string::npos) << ls.out;
+  EXPECT_EQ(ls.out.find("event"), std::string::npos) << ls.out;
 }
 
 // PROGRAM's exit status is the fake's; one that cannot be found is 127.

@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <set>
 
@@ -42,6 +43,12 @@ class FdCaller : public MemCaller {
     (void)fd;
     fds[next_] = last_;
     return next_++;
+  }
+  int OpenEventFile(uint64_t* session) override {
+    const int64_t h = fake_.OpenEventFile();
+    if (h <= 0) return static_cast<int>(h);
+    *session = last_ = static_cast<uint64_t>(h);
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
   // The eventfd is this process's (`event`, kept for the test to poll); the fake gets a dup.
   int MakeEventFd() override {
@@ -162,8 +169,9 @@ TEST_F(FakeL4tFdRules, L4T_CH_10_SyncFenceAnswersAFenceFdReadableOnceReached) {
 }
 
 // EVENT_ID_CTRL (L4T-TSG-14): an fd per enabled event, refused past the last event id, for a
-// command other than ENABLE and for an event enabled already; BLOCKING_SYNC polls readable once
-// the work of a bound channel raises a non-stall interrupt (here: the host's NON_STALL_INTERRUPT).
+// command other than ENABLE and for an event enabled while its fd is open; BLOCKING_SYNC polls
+// readable once the work of a bound channel raises a non-stall interrupt (here: the host's
+// NON_STALL_INTERRUPT), and the poll that finds it clears it.
 TEST_F(FakeL4tFdRules, L4T_TSG_14_EventIdCtrlHandsOutAnEventFdPostedByTheGpusWork) {
   const uint64_t nvmap = Open(L4tNode::kNvmap);
   const uint64_t as = Open(L4tNode::kNvhostAsGpu);
@@ -176,8 +184,8 @@ TEST_F(FakeL4tFdRules, L4T_TSG_14_EventIdCtrlHandsOutAnEventFdPostedByTheGpusWor
   EXPECT_EQ(Call(tsg, ht::kEventIdCtrl, &fuse), ENOTTY);  // no fd for a FUSE caller
   ht::EventIdCtrl ev{1, 2, -1, 0};
   ASSERT_EQ(CallTakingFds(tsg, ht::kEventIdCtrl, &ev), 0);
-  EXPECT_GE(ev.event_fd, 100);  // the caller's new fd
-  ASSERT_GE(fd_caller_.event, 0);
+  ASSERT_TRUE(fd_caller_.fds.contains(ev.event_fd)) << ev.event_fd;  // the caller's new fd
+  const uint64_t event = fd_caller_.fds[ev.event_fd];
   ht::EventIdCtrl twice{1, 2, -1, 0};
   EXPECT_EQ(CallTakingFds(tsg, ht::kEventIdCtrl, &twice), EINVAL);
   // A channel of the TSG runs the host's NON_STALL_INTERRUPT.
@@ -198,15 +206,21 @@ TEST_F(FakeL4tFdRules, L4T_TSG_14_EventIdCtrlHandsOutAnEventFdPostedByTheGpusWor
   m.compr_kind = ha::kKindInvalid;
   m.dmabuf_fd = push;
   ASSERT_EQ(Call(as, ha::kMapBufferEx, &m), 0);
-  pollfd p{fd_caller_.event, POLLIN, 0};
-  EXPECT_EQ(poll(&p, 1, 0), 0);  // nothing posted yet
+  std::atomic<bool> woken{false};
+  EXPECT_EQ(fake_.Poll(event, [&woken] { woken = true; }), 0u);  // nothing posted yet
   hc::GpfifoEntry e{static_cast<uint32_t>(m.offset),
                     static_cast<uint32_t>(m.offset >> 32) | (2u << 10)};
   hc::SubmitGpfifo sub{reinterpret_cast<uint64_t>(&e), 1, 0, {}};
   ASSERT_EQ(Call(ch, hc::kSubmitGpfifo, &sub), 0);
-  EXPECT_EQ(poll(&p, 1, 10000), 1);
-  EXPECT_TRUE(p.revents & POLLIN);
-  close(fd_caller_.event);
+  for (int i = 0; i < 10000 && !woken; ++i) usleep(1000);
+  EXPECT_TRUE(woken);
+  EXPECT_EQ(fake_.Poll(event, {}), unsigned{POLLIN | POLLPRI});
+  EXPECT_EQ(fake_.Poll(event, {}), 0u);  // the poll that found it cleared it
+  // The event's fd closed: the event may be enabled again.
+  fake_.Release(event);
+  ht::EventIdCtrl again{1, 2, -1, 0};
+  EXPECT_EQ(CallTakingFds(tsg, ht::kEventIdCtrl, &again), 0);
+  fake_.Release(fd_caller_.fds[again.event_fd]);
   fake_.Release(ch);
   fake_.Release(tsg);
   fake_.Release(as);
