@@ -1,5 +1,7 @@
 #include "hostshim/fake_l4t/fake_jetson.h"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -9,6 +11,7 @@
 #include "hostshim/fake_l4t/serve_context.h"
 #include "hostshim/fake_l4t/translate.h"
 #include "hostshim/rate_limited_log.h"
+#include "hostshim/sim/engines/gpu_channel.h"
 #include "hostshim/sim/memory/nvmap.h"
 #include "spdlog/spdlog.h"
 
@@ -53,10 +56,11 @@ abi::NvError MakeAddressSpace(DeviceBackend& as, uint32_t big_page_size) {
 namespace {
 
 // r32.7's open of nvhost-tsg-gpu makes a TSG (L4T-TSG-6); the sim has none: it is the fake's.
-std::shared_ptr<Session> MakeTsgSession() {
+std::shared_ptr<Session> MakeTsgSession(TsgBoard& board) {
   auto s = std::make_shared<Session>();
   s->node = L4tNode::kTsg;
   s->group = std::make_shared<Tsg>();
+  board.Add(s->group);
   return s;
 }
 
@@ -69,8 +73,10 @@ int64_t AddSession(FakeState& state, std::shared_ptr<Session> s) {
 
 }  // namespace
 
-FakeJetson::FakeJetson(uint32_t default_big_page_size) : state_(std::make_unique<FakeState>()) {
+FakeJetson::FakeJetson(uint32_t default_big_page_size, bool handles_are_fds)
+    : state_(std::make_unique<FakeState>()) {
   state_->default_big_page_size = default_big_page_size;
+  state_->handles_are_fds = handles_are_fds;
 }
 
 FakeJetson::~FakeJetson() {
@@ -86,7 +92,7 @@ FakeJetson::~FakeJetson() {
 
 int64_t FakeJetson::Open(L4tNode node) {
   if (!Served(node)) return -ENODEV;
-  if (node == L4tNode::kTsg) return AddSession(*state_, MakeTsgSession());
+  if (node == L4tNode::kTsg) return AddSession(*state_, MakeTsgSession(*state_->tsgs));
   abi::NvError refused = abi::NvError::kSuccess;
   std::shared_ptr<DeviceBackend> backend =
       state_->gpu.Open(abi::Device(GuestDevice(node)), refused);
@@ -97,10 +103,32 @@ int64_t FakeJetson::Open(L4tNode node) {
         e != abi::NvError::kSuccess)
       return -ErrnoOf(e);
   }
+  if (auto* ch = dynamic_cast<sim::GpuChannel*>(backend.get()))  // L4T-TSG-14's BLOCKING_SYNC
+    ch->engine().SetNonstallHook([board = state_->tsgs] { board->PostBlockingSync(); });
   auto s = std::make_shared<Session>();
   s->node = node;
   s->backend = std::move(backend);
   return AddSession(*state_, std::move(s));
+}
+
+int64_t FakeJetson::OpenHandleFile() {
+  auto s = std::make_shared<Session>();
+  s->node = L4tNode::kNvmap;
+  s->handle_file = true;
+  return AddSession(*state_, std::move(s));
+}
+
+int64_t FakeJetson::OpenEventFile() {
+  auto s = std::make_shared<Session>();
+  s->node = L4tNode::kTsg;
+  s->event = std::make_shared<EventFile>();
+  return AddSession(*state_, std::move(s));
+}
+
+unsigned FakeJetson::Poll(uint64_t handle, std::function<void()> waker) {
+  std::shared_ptr<Session> s = state_->Find(handle);
+  if (s == nullptr || s->event == nullptr) return POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+  return s->event->Poll(std::move(waker));
 }
 
 void FakeJetson::Release(uint64_t handle) {
@@ -119,6 +147,8 @@ void FakeJetson::Release(uint64_t handle) {
 void FakeJetson::Ioctl(uint64_t handle, const L4tRequest& req, std::shared_ptr<L4tReply> reply) {
   std::shared_ptr<Session> s = state_->Find(handle);
   if (s == nullptr) return reply->Send(EBADF, {});
+  // A dma-buf, an event fd: no node's calls.
+  if (s->handle_file || s->event != nullptr) return reply->Send(ENOTTY, {});
   const abi::IoctlDesc* desc = abi::l4t::FindL4tIoctl(s->node, req.code);
   if (desc == nullptr) {
     const int err = UnservedCodeErrno(s->node, req.code);
@@ -159,18 +189,22 @@ bool FakeJetson::HoldsNothing() const {
 
 std::string FakeJetson::Status() const {
   size_t per_node[std::size(kServed)] = {};
+  size_t handle_files = 0;
   {
     absl::MutexLock l(&state_->mu);
-    for (const auto& [h, s] : state_->sessions)
+    for (const auto& [h, s] : state_->sessions) {
+      handle_files += s->handle_file ? 1 : 0;
       for (size_t i = 0; i < std::size(kServed); ++i)
-        if (kServed[i] == s->node) ++per_node[i];
+        if (kServed[i] == s->node && !s->handle_file && s->event == nullptr) ++per_node[i];
+    }
   }
   std::string line = "fake-l4t: sessions";
   for (size_t i = 0; i < std::size(kServed); ++i)
     absl::StrAppend(&line, " ", std::string(abi::l4t::Node(kServed[i]).path.substr(5)), "=",
                     per_node[i]);
-  absl::StrAppend(&line, "; memory ", state_->memory.count(), " regions ", state_->memory.bytes(),
-                  " bytes; parked ", ParkedGuestCalls(), "; ", state_->gpu.Status());
+  absl::StrAppend(&line, " handle-fds=", handle_files, "; memory ", state_->memory.count(),
+                  " regions ", state_->memory.bytes(), " bytes; parked ", ParkedGuestCalls(), "; ",
+                  state_->gpu.Status());
   return line;
 }
 

@@ -54,6 +54,31 @@ class L4tCaller {
   // A new eventfd of the caller's (a sync-file-like fence fd: readable once the fake writes to
   // it): the fake's copy, which PlaceFd then hands out (its number), or -errno.
   virtual int MakeEventFd() { return -EOPNOTSUPP; }
+  // nvmap's handle fds (L4T-MAP-1): a new open of the handle file (an unlisted file beside the
+  // nodes; a session the fake then binds to an object), as OpenNode; PlaceFd hands it out.
+  virtual int OpenHandleFile(uint64_t* session) {
+    (void)session;
+    return -EOPNOTSUPP;
+  }
+  // A new number in the caller for the open file behind its `fd` (a dup, close-on-exec when
+  // `cloexec`): the fake's copy, which PlaceFd then hands out, or -errno.
+  virtual int DupFd(int32_t fd, bool cloexec) {
+    (void)fd;
+    (void)cloexec;
+    return -EOPNOTSUPP;
+  }
+  // Closes the caller's `fd` (nvmap FREE): close's answer, 0 or -errno.
+  virtual int CloseFd(int32_t fd) {
+    (void)fd;
+    return -EOPNOTSUPP;
+  }
+  // A TSG event's fd (L4T-TSG-14): a new open of the event file, as OpenNode.
+  virtual int OpenEventFile(uint64_t* session) {
+    (void)session;
+    return -EOPNOTSUPP;
+  }
+  // Whether `fd` is an open fd of the caller's (dma_buf_get's EBADF when not).
+  virtual bool IsOpenFd(int32_t fd) { return fd >= 0 && SessionOf(fd) != 0; }
 };
 
 // Answers one request exactly once. Send after an earlier Send (or after the request was

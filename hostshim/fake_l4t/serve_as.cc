@@ -45,9 +45,10 @@ void BindChannel(L4tCall& c) {
 // MAP_BUFFER_EX's checks before any mapping is made, in r32.7.4's order: direct kind control
 // (L4T-AS-6), the handle, an anywhere map of the whole buffer only (L4T-AS-8), the range
 // (L4T-AS-9). `page_size` is not looked at (L4T-AS-10).
-int CheckMap(L4tCall& c, const ha::MapBufferEx& a) {
+int CheckMap(L4tCall& c, const ha::MapBufferEx& a, uint32_t* id) {
   if (!(a.flags & ha::kMapDirectKindCtrl)) return EINVAL;
-  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), a.dmabuf_fd);
+  if (const int e = ObjectOfDmabuf(c, a.dmabuf_fd, id); e != 0) return e;  // L4T-AS-7
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), *id);
   if (obj == nullptr) return EINVAL;
   if (!(a.flags & ha::kMapFixedOffset) && (a.buffer_offset || a.offset || a.mapping_size))
     return EINVAL;
@@ -58,13 +59,14 @@ int CheckMap(L4tCall& c, const ha::MapBufferEx& a) {
 
 void MapBufferEx(L4tCall& c) {
   const auto a = c.As<ha::MapBufferEx>();
-  if (int e = CheckMap(c, a); e != 0) return c.Answer(e);
+  uint32_t id = 0;  // the sim's object (the fake's key: one buffer, whichever fd names it)
+  if (int e = CheckMap(c, a, &id); e != 0) return c.Answer(e);
   ga::MapBufferEx g{};
   int32_t kind = 0;
   if (int e = MapBufferExToGuest(a.flags, a.compr_kind, a.incompr_kind, &g.flags, &kind); e != 0)
     return c.Answer(e);
   const bool fixed = a.flags & ha::kMapFixedOffset;
-  const MapKey key{a.dmabuf_fd, a.compr_kind != ha::kKindInvalid ? a.compr_kind : a.incompr_kind,
+  const MapKey key{id, a.compr_kind != ha::kKindInvalid ? a.compr_kind : a.incompr_kind,
                    a.flags & kMappingFlags, fixed ? a.offset : 0};
   Session& s = c.session;
   {
@@ -76,7 +78,7 @@ void MapBufferEx(L4tCall& c) {
     }
   }
   g.kind = static_cast<uint32_t>(kind);
-  g.mem_id = a.dmabuf_fd;  // the fake's handles are nvmap ids
+  g.mem_id = id;
   g.buffer_offset = a.buffer_offset;
   g.mapping_size = a.mapping_size;
   g.offset_or_align = a.offset;

@@ -217,24 +217,31 @@ void SetTimeoutEx(L4tCall& c) {
 // SET_ERROR_NOTIFIER (L4T-CH-12): `mem` 0 is refused; a number that is no buffer drops the
 // current notifier, then is refused; the rest is the sim's (16 bytes inside, cleared).
 void SetErrorNotifier(L4tCall& c) {
-  const auto a = c.As<hch::SetErrorNotifier>();
+  auto a = c.As<hch::SetErrorNotifier>();
   if (a.mem == 0) return c.Answer(EINVAL);
-  if (c.state.gpu.nvmap().Resolve(getpid(), a.mem) == nullptr) {
+  uint32_t id = 0;
+  if (ObjectOfDmabuf(c, a.mem, &id) != 0) {
     SelfCaller caller;
     GuestCallSpec g{kGpu, gch::kSetErrorNotifier, Bytes(hch::SetErrorNotifier{})};
     RunGuestCall(*c.session.backend, std::move(g), caller, [](NvError, std::span<uint8_t>) {});
     return c.Answer(EINVAL);
   }
-  ForwardSame(c, kGpu, gch::kSetErrorNotifier);
+  a.mem = id;  // the sim's name for it; the argument goes back as passed
+  ForwardSpec f{kGpu, gch::kSetErrorNotifier, Bytes(a)};
+  f.back = ErrnoOnly;
+  Forward(c, std::move(f));
 }
 
 // WAIT (L4T-CH-11): a channel marked timed out answers ETIMEDOUT; `timeout` 0 is no timeout; a
-// notifier wait that times out answers EINTR, a semaphore wait ETIMEDOUT. dmabuf_fd is an nvmap
-// id here; a wait parks.
+// notifier wait that times out answers EINTR, a semaphore wait ETIMEDOUT. dmabuf_fd is a handle
+// fd (or, over FUSE alone, an nvmap id), the sim's id in the guest call; a wait parks.
 void Wait(L4tCall& c) {
   if (TimedOut(c.session)) return c.Answer(ETIMEDOUT);
   auto a = c.As<hch::Wait>();
   const bool notifier = a.type == 0;
+  if (c.state.handles_are_fds && (a.type == 0 || a.type == 1)) {
+    if (ObjectOfDmabuf(c, a.dmabuf_fd, &a.dmabuf_fd) != 0) return c.Answer(EINVAL);
+  }
   if (a.timeout == 0) a.timeout = 0xFFFFFFFFu;  // the sim's "no timeout"
   ForwardSpec f{kGpu, gch::kWait, Bytes(a)};
   f.may_park = true;

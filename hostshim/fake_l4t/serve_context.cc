@@ -64,7 +64,7 @@ std::shared_ptr<Session> SessionOfFd(L4tCall& c, int32_t fd, abi::l4t::L4tNode n
   const uint64_t handle = c.req.caller.SessionOf(fd);
   if (handle == 0) return nullptr;
   std::shared_ptr<Session> s = c.state.Find(handle);
-  return s != nullptr && s->node == node ? s : nullptr;
+  return s != nullptr && s->node == node && !s->handle_file && s->event == nullptr ? s : nullptr;
 }
 
 int HandOutNode(L4tCall& c, abi::l4t::L4tNode node, const std::function<int(Session&)>& prepare,

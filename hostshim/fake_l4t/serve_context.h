@@ -24,18 +24,62 @@
 namespace nvsentry::hostshim::fake_l4t {
 
 struct Session;
+struct EventFile;
 
 // A TSG (L4T-TSG-n): the channels bound to it and its scheduling. An open of
 // /dev/nvhost-tsg-gpu holds one; each bound channel holds it too (r32.7.4's channel keeps a
 // reference on its TSG), so it outlives its fd while a channel uses it.
 struct Tsg {
+  // nvgpu's event ids (NVGPU_IOCTL_CHANNEL_EVENT_ID_*): BPT_INT 0 .. GR_SEMAPHORE_WRITE_AWAKEN 5.
+  static constexpr uint32_t kEventIds = 6, kEventBlockingSync = 2;
+
   absl::Mutex mu;
   std::vector<std::weak_ptr<Session>> channels ABSL_GUARDED_BY(mu);
   uint32_t timeslice_us ABSL_GUARDED_BY(mu) = 0;  // 0: never set
   uint32_t interleave ABSL_GUARDED_BY(mu) = 0;
+  // EVENT_ID_CTRL's fds (L4T-TSG-14): each enabled event's open of the event file; an event is
+  // enabled while that file is open.
+  std::weak_ptr<EventFile> events[kEventIds] ABSL_GUARDED_BY(mu);
 
   // The live channels bound to it.
   std::vector<std::shared_ptr<Session>> Channels();
+  // Posts event `id`: its fd, if enabled, polls readable.
+  void Post(uint32_t id);
+};
+
+// Every TSG, for what nvgpu posts to all of them: each non-stall interrupt of the GPU's work
+// posts BLOCKING_SYNC to the TSG of every bound channel (gk20a_channel_semaphore_wakeup). Held by
+// the sim's channels' hooks, so it outlives the fake's state.
+struct TsgBoard {
+  absl::Mutex mu;
+  std::vector<std::weak_ptr<Tsg>> tsgs ABSL_GUARDED_BY(mu);
+
+  void Add(std::shared_ptr<Tsg> tsg);
+  void PostBlockingSync();
+};
+
+struct FakeState;
+
+// An open of the event file: one enabled event of a TSG (L4T-TSG-14). Posted until a poll finds
+// it, as nvgpu's gk20a_event_id_poll clears the event it reports.
+struct EventFile {
+  absl::Mutex mu;
+  bool posted ABSL_GUARDED_BY(mu) = false;
+  std::function<void()> waker ABSL_GUARDED_BY(mu);  // the last poll's, called at the next Post
+
+  void Post();
+  // POLLIN | POLLPRI (and cleared) when posted; otherwise 0, and `waker` (may be empty) is kept.
+  unsigned Poll(std::function<void()> waker);
+};
+
+// An nvmap object as r32.7.4's handle fds name it (L4T-MAP-1): held by every open of the handle
+// file that names it (CREATE's, and the dups GET_FD and FROM_FD make); the sim's one reference
+// goes with the last, through the nvmap backend that made it.
+struct HandleObject {
+  FakeState& state;
+  std::shared_ptr<DeviceBackend> backend;
+  uint32_t id;  // the sim's
+  ~HandleObject();
 };
 
 // One open of a node: the sim's device session behind it (none for a TSG), and for /dev/nvmap the
@@ -60,11 +104,19 @@ struct Session {
   std::shared_ptr<Tsg> group;
   // nvhost-as-gpu: mappings with their references, and reservations.
   AsRecords as ABSL_GUARDED_BY(mu);
+  // An open of the handle file (node kNvmap, no backend; nvmap calls on it are ENOTTY, as on a
+  // dma-buf): the object it names, bound once right after the open (null until then).
+  bool handle_file = false;
+  std::shared_ptr<HandleObject> object ABSL_GUARDED_BY(mu);
+  // An open of the event file (node kTsg, no group): the event it is (never null).
+  std::shared_ptr<EventFile> event;
 };
 
 struct FakeState {
   sim::Gpu gpu;
   uint32_t default_big_page_size = 0x10000;  // an opened address space's (FakeJetson's)
+  bool handles_are_fds = false;              // nvmap handles are fds (FakeJetson's)
+  std::shared_ptr<TsgBoard> tsgs = std::make_shared<TsgBoard>();
   NvmapMemory memory;
   mutable absl::Mutex mu;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
@@ -145,5 +197,17 @@ void ServeNvmap(L4tCall& c);
 void ServeTsg(L4tCall& c);
 // Drops every handle an nvmap open holds (its last close).
 void ReleaseNvmapHandles(FakeState& state, Session& session);
+// The sim's FREE of one reference to object `id` (run at once); what went with it goes.
+abi::NvError FreeNvmapObject(FakeState& state, DeviceBackend& backend, uint32_t id);
+
+// nvmap's fd flavour (nvmap_fds.cc). The sim's object behind the caller's dma-buf fd `fd`: 0
+// with `*id`, or dma_buf_get's errno: EBADF for no open fd, EINVAL for an fd that is no dma-buf
+// (L4T-NODE-8). In the id flavour `fd` is the id: EINVAL when the sim has no such object.
+int ObjectOfDmabuf(L4tCall& c, uint32_t fd, uint32_t* id);
+// CREATE and CREATE_64 (the object `id` just made, whose one reference passes to the fd),
+// GET_FD, FROM_FD and FREE where handles are fds (L4T-MAP-2, -3, -7).
+void AnswerCreateFd(L4tCall& c, uint32_t id, bool wide);
+void GetFdOrFromFd(L4tCall& c, bool from_fd);
+void FreeFd(L4tCall& c);
 
 }  // namespace nvsentry::hostshim::fake_l4t

@@ -1,7 +1,8 @@
-// /dev/nvmap of the fake Jetson: handles are the sim's nvmap ids (the id flavour of nvmap: a FUSE
-// server cannot place a dma-buf fd in its caller), each open counts its own, and ALLOC backs an
-// object with the fake's own memory (nvmap_memory.h). Checks and answers are r32.7.4's where the
-// id flavour allows (docs/host-abi.md, Rules: L4T-MAP-n).
+// /dev/nvmap of the fake Jetson: handles are dma-buf fds of the caller as on r32.7.4 where the
+// caller can take fds (nvmap_fds.cc), else the sim's nvmap ids (the id flavour of nvmap: a FUSE
+// server cannot place a dma-buf fd in its caller), each open counting its own; ALLOC backs an
+// object with the fake's own memory (nvmap_memory.h). Checks and answers are r32.7.4's
+// (docs/host-abi.md, Rules: L4T-MAP-n).
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,8 +43,18 @@ bool Unhold(Session& s, uint32_t handle) {
   return true;
 }
 
+// The object behind the handle `value` an nvmap call names: the open's own id, or (fds) the
+// caller's handle fd. False when it names none (the driver's nvmap_handle_get_from_fd: NULL).
+bool ObjectOf(L4tCall& c, uint32_t value, uint32_t* id) {
+  if (c.state.handles_are_fds) return ObjectOfDmabuf(c, value, id) == 0;
+  *id = value;
+  return Holds(c.session, value);
+}
+
+}  // namespace
+
 // The sim's FREE of one reference, run synchronously; the fake's memory goes with the object's.
-NvError FreeOne(FakeState& state, DeviceBackend& backend, uint32_t handle) {
+NvError FreeNvmapObject(FakeState& state, DeviceBackend& backend, uint32_t handle) {
   NvError result = NvError::kSuccess;
   SelfCaller caller;
   GuestCallSpec g{kMap, gm::kFree, Bytes(gm::Free{handle, 0, 0, 0, 0})};
@@ -70,6 +81,8 @@ NvError FreeOne(FakeState& state, DeviceBackend& backend, uint32_t handle) {
   return result;
 }
 
+namespace {
+
 // CREATE and CREATE_64 (L4T-MAP-2): size 0 is refused; the object is the size in whole 4 KiB
 // pages; the handle out is the open's (CREATE_64: in the first 4 bytes). The sim's objects are
 // 32-bit sized: larger ones are ENOMEM here (the fake's bound).
@@ -79,6 +92,18 @@ void Make(L4tCall& c, uint64_t size, bool wide) {
   if (pages > 0xFFFFF000u) return c.Answer(ENOMEM);
   Session& s = c.session;
   ForwardSpec f{kMap, gm::kCreate, Bytes(gm::Create{static_cast<uint32_t>(pages), 0})};
+  if (c.state.handles_are_fds) {  // the object, then its fd (the sim's CREATE answers at once)
+    NvError err = NvError::kSuccess;
+    uint32_t id = 0;
+    SelfCaller caller;
+    GuestCallSpec g{kMap, gm::kCreate, std::move(f.guest_arg)};
+    RunGuestCall(*s.backend, std::move(g), caller, [&](NvError e, std::span<uint8_t> arg) {
+      err = e;
+      id = reinterpret_cast<const gm::Create*>(arg.data())->handle;
+    });
+    if (err != NvError::kSuccess) return c.Answer(ErrnoOf(err));
+    return AnswerCreateFd(c, id, wide);
+  }
   f.back = [&s, wide](NvError err, std::span<const uint8_t> guest, std::span<uint8_t> l4t) {
     if (err != NvError::kSuccess) return ErrnoOf(err);
     const uint32_t handle = reinterpret_cast<const gm::Create*>(guest.data())->handle;
@@ -90,10 +115,12 @@ void Make(L4tCall& c, uint64_t size, bool wide) {
 }
 
 // ALLOC's checks in r32.7.4's order (L4T-MAP-4), before the sim's.
-int CheckAlloc(L4tCall& c, const hm::AllocHandle& a, const sim::NvmapObject* obj) {
+int CheckAlloc(L4tCall& c, const hm::AllocHandle& a, uint32_t* id) {
   constexpr uint32_t kExclusive[] = {1u << 1, 1u << 2, 1u << 26};  // IVM, IVM_VPR, VIDMEM
   if (a.align & (a.align - 1)) return EINVAL;
-  if (!Holds(c.session, a.handle) || obj == nullptr) return EINVAL;
+  if (!ObjectOf(c, a.handle, id)) return EINVAL;
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), *id);
+  if (obj == nullptr) return EINVAL;
   if (obj->attributes().allocated) return EEXIST;
   for (uint32_t heap : kExclusive)
     if ((a.heap_mask & heap) && (a.heap_mask & ~heap)) return EINVAL;
@@ -103,20 +130,22 @@ int CheckAlloc(L4tCall& c, const hm::AllocHandle& a, const sim::NvmapObject* obj
 
 void Alloc(L4tCall& c) {
   const auto a = c.As<hm::AllocHandle>();
-  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), a.handle);
-  if (int e = CheckAlloc(c, a, obj.get()); e != 0) return c.Answer(e);
+  uint32_t id = 0;
+  if (int e = CheckAlloc(c, a, &id); e != 0) return c.Answer(e);
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), id);
+  if (obj == nullptr) return c.Answer(EINVAL);  // freed meanwhile
   std::shared_ptr<Region> region = Region::Map(obj->size());
   if (region == nullptr) return c.Answer(ENOMEM);
   gm::Alloc g{};
-  g.handle = a.handle;
+  g.handle = id;
   g.heapmask = a.heap_mask;
   g.flags = a.flags;
   g.align = std::max<uint32_t>(a.align, 4096);  // user objects are page aligned
   g.addr = region->address();
   FakeState& state = c.state;
   ForwardSpec f{kMap, gm::kAlloc, Bytes(g)};
-  f.back = [&state, region, handle = a.handle](NvError err, std::span<const uint8_t>,
-                                               std::span<uint8_t>) {
+  f.back = [&state, region, handle = id](NvError err, std::span<const uint8_t>,
+                                         std::span<uint8_t>) {
     if (err != NvError::kSuccess) return ErrnoOf(err);  // the region goes with this lambda
     state.memory.Add(handle, region);
     // Freed meanwhile by another thread (before the region was known): no orphan region.
@@ -129,11 +158,12 @@ void Alloc(L4tCall& c) {
 // FREE (L4T-MAP-7): 0 is nothing; a handle the caller does not hold is, on r32.7.4, no open fd
 // for close to close: EBADF.
 void Free(L4tCall& c) {
+  if (c.state.handles_are_fds) return FreeFd(c);
   // _IO: the argument is the handle itself.
   if (c.req.arg == 0) return c.Answer(0);
   const auto handle = static_cast<uint32_t>(c.req.arg);
   if (c.req.arg > UINT32_MAX || !Unhold(c.session, handle)) return c.Answer(EBADF);
-  c.Answer(ErrnoOf(FreeOne(c.state, *c.session.backend, handle)));
+  c.Answer(ErrnoOf(FreeNvmapObject(c.state, *c.session.backend, handle)));
 }
 
 // READ and WRITE: between the caller's memory and the object's, which is the fake's own. The
@@ -142,9 +172,10 @@ void Free(L4tCall& c) {
 void ReadWrite(L4tCall& c, bool to_caller) {
   const auto rw = c.As<hm::RwHandle>();
   if (rw.addr == 0 || rw.elem_size == 0 || rw.count == 0) return c.Answer(EINVAL);
-  if (!Holds(c.session, rw.handle)) return c.Answer(EINVAL);
-  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), rw.handle);
-  std::shared_ptr<Region> region = c.state.memory.Find(rw.handle);  // held during the copy
+  uint32_t id = 0;
+  if (!ObjectOf(c, rw.handle, &id)) return c.Answer(EINVAL);
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), id);
+  std::shared_ptr<Region> region = c.state.memory.Find(id);  // held during the copy
   if (obj == nullptr) return c.Answer(EINVAL);
   if (region == nullptr) return c.Answer(EPERM);  // not allocated: no heap the CPU may reach
   std::vector<RwAtom> atoms;
@@ -168,8 +199,9 @@ void Parameters(L4tCall& c) {
   auto& p = c.As<hm::HandleParameters>();
   if (!c.req.caller.Read(c.req.arg, {reinterpret_cast<uint8_t*>(&p), sizeof p}))
     return c.Answer(EFAULT);
-  if (!Holds(c.session, p.handle)) return c.Answer(ENODEV);
-  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), p.handle);
+  uint32_t id = 0;
+  if (!ObjectOf(c, p.handle, &id)) return c.Answer(ENODEV);
+  std::shared_ptr<sim::NvmapObject> obj = c.state.gpu.nvmap().Resolve(getpid(), id);
   if (obj == nullptr) return c.Answer(ENODEV);
   const sim::NvmapObject::Attributes attr = obj->attributes();
   p.contig = 0;
@@ -196,8 +228,9 @@ void ServeNvmap(L4tCall& c) {
     case hm::kWrite: return ReadWrite(c, false);
     case hm::kRead: return ReadWrite(c, true);
     case hm::kParameters: return Parameters(c);
-    // FROM_ID and GET_ID: deprecated on r32.7.4 (ENOTTY, L4T-MAP-9), as is PARAM. GET_FD and
-    // FROM_FD make dma-buf fds, which the fake's id handles have none of.
+    case hm::kGetFd: return GetFdOrFromFd(c, false);
+    case hm::kFromFd: return GetFdOrFromFd(c, true);
+    // FROM_ID and GET_ID: deprecated on r32.7.4 (ENOTTY, L4T-MAP-9), as is PARAM.
     default: return NotServed(c);
   }
 }
@@ -209,7 +242,7 @@ void ReleaseNvmapHandles(FakeState& state, Session& session) {
     held.swap(session.handles);
   }
   for (const auto& [handle, refs] : held)
-    for (uint32_t i = 0; i < refs; ++i) FreeOne(state, *session.backend, handle);
+    for (uint32_t i = 0; i < refs; ++i) FreeNvmapObject(state, *session.backend, handle);
 }
 
 }  // namespace nvsentry::hostshim::fake_l4t

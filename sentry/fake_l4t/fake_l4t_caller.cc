@@ -108,4 +108,14 @@ uint64_t FakeL4tCaller::SessionOf(int32_t fd) {
   return handle > 0 ? static_cast<uint64_t>(handle) : 0;
 }
 
+bool FakeL4tCaller::IsOpenFd(int32_t fd) {
+  if (tid_ <= 0 || fd < 0) return false;
+  const pid_t tgid = TgidOf(tid_);
+  const hostshim::UniqueFd pidfd(tgid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, tgid, 0))
+                                          : -1);
+  if (!pidfd) return false;
+  const hostshim::UniqueFd copy(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+  return static_cast<bool>(copy);
+}
+
 }  // namespace nvsentry::sentry

@@ -28,6 +28,7 @@ class FakeL4tCaller : public hostshim::fake_l4t::L4tCaller {
   bool Transfer(std::span<const hostshim::fake_l4t::CallerPiece> pieces, bool to_caller) override;
   // 0 also when kMaxIdentifying identifications are under way.
   uint64_t SessionOf(int32_t fd) override;
+  bool IsOpenFd(int32_t fd) override;
 
  private:
   const pid_t tid_;

@@ -90,8 +90,10 @@ int RunFakeL4t(const FakeL4tOptions& o) {
 
   // GM20B's 64 KiB default big page where PROGRAM can get 128 KiB from ALLOC_AS; over FUSE alone,
   // where ALLOC_AS cannot hand out its fd, the sim's 128 KiB, which the suite's guests ask for.
+  // nvmap handles are fds where PROGRAM's calls can take them, ids over FUSE alone.
   auto* fake = new hostshim::fake_l4t::FakeJetson(
-      o.program.empty() ? 0x20000 : hostshim::fake_l4t::kL4tDefaultBigPageSize);  // lives on
+      o.program.empty() ? 0x20000 : hostshim::fake_l4t::kL4tDefaultBigPageSize,
+      /*handles_are_fds=*/!o.program.empty());  // lives on
   absl::StatusOr<std::unique_ptr<FakeL4tFs>> fs = FakeL4tFs::Mount(o.dir, *fake);
   if (!fs.ok()) {
     fprintf(stderr, "nvsentry fake-l4t: %s\n", std::string(fs.status().message()).c_str());

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "abi/l4t/nodes.h"
@@ -46,12 +48,27 @@ const L4tNode* NodeOf(fuse_ino_t ino) {
   return ino >= 2 && ino - 2 < std::size(kNodes) ? &kNodes[ino - 2] : nullptr;
 }
 
-const FlatDir& Dir() {
-  static const FlatDir dir([] {
-    std::vector<std::string> names;
-    for (L4tNode n : kNodes) names.emplace_back(NameOf(n));
-    return names;
-  }());
+// The handle file (each nvmap handle fd is an open of it) and the event file (each TSG event fd)
+// are the inodes after the nodes': found by name, never listed.
+constexpr fuse_ino_t kHandleFileIno = 2 + std::size(kNodes), kEventFileIno = kHandleFileIno + 1;
+
+FlatDir MakeDir(bool with_handle_file) {
+  std::vector<std::string> names;
+  for (L4tNode n : kNodes) names.emplace_back(NameOf(n));
+  if (with_handle_file) {
+    names.emplace_back(hostshim::fake_l4t::kHandleFileName);
+    names.emplace_back(hostshim::fake_l4t::kEventFileName);
+  }
+  return FlatDir(std::move(names));
+}
+
+const FlatDir& Dir() {  // lookups and attributes
+  static const FlatDir dir = MakeDir(true);
+  return dir;
+}
+
+const FlatDir& Listing() {  // what READDIR shows
+  static const FlatDir dir = MakeDir(false);
   return dir;
 }
 
@@ -134,12 +151,14 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*)
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   const L4tNode* node = NodeOf(ino);
-  if (node == nullptr) {
+  if (node == nullptr && ino != kHandleFileIno && ino != kEventFileIno) {
     fuse_reply_err(req, FlatDir::IsRoot(ino) ? EISDIR : ENOENT);
     return;
   }
   FakeJetson& fake = ImplOf(req).fake;
-  const int64_t handle = fake.Open(*node);
+  const int64_t handle = node != nullptr         ? fake.Open(*node)
+                         : ino == kHandleFileIno ? fake.OpenHandleFile()
+                                                 : fake.OpenEventFile();
   if (handle <= 0) {
     const int err = handle < 0 ? static_cast<int>(-handle) : EIO;
     fuse_reply_err(req, err == ENOSYS ? EOPNOTSUPP : err);  // ENOSYS: "no OPEN here" for good
@@ -148,8 +167,9 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->fh = static_cast<uint64_t>(handle);
   fi->direct_io = 1;
   fi->keep_cache = 0;
-  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: open {} by {}: session {}", NameOf(*node),
-                  fuse_req_ctx(req)->pid, handle);
+  NVS_LOG_LIMITED(spdlog::level::debug, "fake-l4t: open {} by {}: session {}",
+                  node != nullptr ? NameOf(*node) : "(an unlisted file)", fuse_req_ctx(req)->pid,
+                  handle);
   // The caller was gone before the answer: no RELEASE will come.
   if (fuse_reply_open(req, fi) == -ENOENT) fake.Release(fi->fh);
 }
@@ -177,10 +197,22 @@ void Ioctl(fuse_req_t req, fuse_ino_t, unsigned int cmd, void* arg, fuse_file_in
   impl.fake.Ioctl(fi->fh, r, std::make_shared<FuseReply>(req));
 }
 
+// A TSG event fd polls readable once its event is posted (FakeJetson::Poll); the kernel's poll
+// handle, when it asks to be told, is notified then. Never ENOSYS: the kernel would take every
+// file of the filesystem as always ready from then on.
+void Poll(fuse_req_t req, fuse_ino_t, fuse_file_info* fi, fuse_pollhandle* ph) {
+  std::function<void()> waker;
+  if (ph != nullptr) {
+    std::shared_ptr<fuse_pollhandle> handle(ph, fuse_pollhandle_destroy);
+    waker = [handle] { fuse_lowlevel_notify_poll(handle.get()); };
+  }
+  fuse_reply_poll(req, ImplOf(req).fake.Poll(fi->fh, std::move(waker)));
+}
+
 // Which open a file is (FakeL4tCaller::SessionOf, through IdentifyDeviceFile): for this
 // process's own threads only; never ENOSYS (the kernel would stop asking for good).
 void ReadDir(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
-  Dir().ReadDir(req, size, off, false, fi);
+  Listing().ReadDir(req, size, off, false, fi);
 }
 
 }  // namespace
@@ -206,6 +238,7 @@ absl::StatusOr<std::unique_ptr<FakeL4tFs>> FakeL4tFs::Mount(const std::string& d
     o.read = FlatDir::Read;
     o.write = FlatDir::Write;
     o.ioctl = Ioctl;
+    o.poll = Poll;
     o.lseek = FlatDir::Lseek;
     o.opendir = FlatDir::OpenDir;
     o.readdir = ReadDir;

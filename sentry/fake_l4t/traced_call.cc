@@ -63,8 +63,65 @@ class TracedCaller : public FakeL4tCaller {
 
   // The caller opens the node itself (the call turned into openat); the fake gets a copy.
   int OpenNode(abi::l4t::L4tNode node, uint64_t* session) override {
+    return OpenPath(abi::l4t::Node(node).path.substr(5), session);
+  }
+  int OpenHandleFile(uint64_t* session) override {
+    return OpenPath(hostshim::fake_l4t::kHandleFileName, session);
+  }
+  int OpenEventFile(uint64_t* session) override {
+    return OpenPath(hostshim::fake_l4t::kEventFileName, session);
+  }
+  // A dup in the caller (fcntl F_DUPFD(_CLOEXEC) in its place); the fake gets a copy.
+  int DupFd(int32_t fd, bool cloexec) override {
     if (caller_fd_ >= 0) return -EBUSY;  // one fd per call
-    const std::string path = s_.dir + std::string(abi::l4t::Node(node).path.substr(4));
+    const int64_t dup_fd =
+        Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
+                           static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD), 0, 0});
+    if (dup_fd < 0) return static_cast<int>(dup_fd);
+    caller_fd_ = static_cast<int>(dup_fd);
+    return CopyOfCallerFd();
+  }
+  int CloseFd(int32_t fd) override {
+    return static_cast<int>(Inject(SYS_close, {static_cast<uint64_t>(fd)}));
+  }
+  // A new eventfd made by the caller itself (eventfd2 in its place); the fake gets a copy.
+  int MakeEventFd() override {
+    if (caller_fd_ >= 0) return -EBUSY;  // one fd per call
+    const int64_t fd = Inject(SYS_eventfd2, {0, EFD_CLOEXEC, 0, 0});
+    if (fd < 0) return static_cast<int>(fd);
+    caller_fd_ = static_cast<int>(fd);
+    return CopyOfCallerFd();
+  }
+  // The fd is the caller's already (OpenNode, MakeEventFd, DupFd); its close-on-exec flag is
+  // set as the driver's fd has it.
+  int PlaceFd(int fd, bool cloexec) override {
+    if (caller_fd_ < 0 || copy_ < 0 || !SameFile(fd, copy_)) return -EBADF;
+    const int64_t r = Inject(SYS_fcntl, {static_cast<uint64_t>(caller_fd_), F_SETFD,
+                                         static_cast<uint64_t>(cloexec ? FD_CLOEXEC : 0), 0});
+    if (r < 0) return static_cast<int>(r);
+    placed_ = true;
+    return caller_fd_;
+  }
+
+  // Resumes the caller with `result` as the ioctl's (an fd it made closed unless handed out by
+  // a call that succeeded).
+  void Finish(int64_t result) {
+    if (gone_) return;
+    if (caller_fd_ >= 0 && (!placed_ || result != 0))
+      Inject(SYS_close, {static_cast<uint64_t>(caller_fd_)});
+    if (gone_) return;
+    user_regs_struct r = saved_;
+    r.rax = static_cast<uint64_t>(result);
+    if (!in_syscall_) r.orig_rax = static_cast<uint64_t>(-1);  // the ioctl never runs
+    ptrace(PTRACE_SETREGS, tid_, 0, &r);
+    ptrace(PTRACE_CONT, tid_, 0, pending_signal_);
+  }
+
+ private:
+  // openat(DIR/name) by the caller, and the new open's session; the fake's copy, or -errno.
+  int OpenPath(std::string_view name, uint64_t* session) {
+    if (caller_fd_ >= 0) return -EBUSY;  // one fd per call
+    const std::string path = s_.dir + "/" + std::string(name);
     const uint64_t at = (saved_.rsp - kRedZone - path.size() - 1) & ~uint64_t{15};
     if (!Write(at, {reinterpret_cast<const uint8_t*>(path.c_str()), path.size() + 1}))
       return -EFAULT;
@@ -81,35 +138,7 @@ class TracedCaller : public FakeL4tCaller {
     *session = static_cast<uint64_t>(h);
     return copy;
   }
-  // A new eventfd made by the caller itself (eventfd2 in its place); the fake gets a copy.
-  int MakeEventFd() override {
-    if (caller_fd_ >= 0) return -EBUSY;  // one fd per call
-    const int64_t fd = Inject(SYS_eventfd2, {0, EFD_CLOEXEC, 0, 0});
-    if (fd < 0) return static_cast<int>(fd);
-    caller_fd_ = static_cast<int>(fd);
-    return CopyOfCallerFd();
-  }
-  // The fd is the caller's already (OpenNode, MakeEventFd); close-on-exec is not asked for yet.
-  int PlaceFd(int fd, bool cloexec) override {
-    (void)cloexec;
-    if (caller_fd_ < 0 || copy_ < 0 || !SameFile(fd, copy_)) return -EBADF;
-    placed_ = true;
-    return caller_fd_;
-  }
 
-  // Resumes the caller with `result` as the ioctl's (an fd it opened and was not handed closed).
-  void Finish(int64_t result) {
-    if (gone_) return;
-    if (caller_fd_ >= 0 && !placed_) Inject(SYS_close, {static_cast<uint64_t>(caller_fd_)});
-    if (gone_) return;
-    user_regs_struct r = saved_;
-    r.rax = static_cast<uint64_t>(result);
-    if (!in_syscall_) r.orig_rax = static_cast<uint64_t>(-1);  // the ioctl never runs
-    ptrace(PTRACE_SETREGS, tid_, 0, &r);
-    ptrace(PTRACE_CONT, tid_, 0, pending_signal_);
-  }
-
- private:
   // The fake's copy of caller_fd_ (and copy_, by which PlaceFd knows it), or -errno.
   int CopyOfCallerFd() {
     const UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, TgidOf(tid_), 0)));

@@ -7,8 +7,11 @@
 // is skipped, its result set by the fake. An fd the call hands out (L4T-NODE-7) is made by the
 // caller itself: the fake turns the stopped ioctl into openat(DIR/node) in the caller (the path
 // written below its stack's red zone), which the filesystem serves as any open, then identifies
-// the new fd's session and gives the caller's registers back with the ioctl's result. Any other
-// call goes on natively. x86-64 only (the registers); elsewhere the fake's calls answer ENOTTY.
+// the new fd's session and gives the caller's registers back with the ioctl's result. nvmap's
+// handle fds and TSG event fds are opens of DIR's unlisted handle and event files made the same
+// way; GET_FD and FROM_FD are a fcntl(F_DUPFD_CLOEXEC), FREE a close, a fence fd an eventfd2, each
+// run by the caller in the ioctl's place. Any other call goes on natively. x86-64 only (the
+// registers); elsewhere the fake's calls answer ENOTTY.
 #pragma once
 
 #include <sys/types.h>

@@ -15,9 +15,11 @@
  * `l4t_client --fds DIR` (run under `nvsentry fake-l4t DIR -- l4t_client --fds DIR`) also asks for
  * the calls that return fds, as r32.7.4 hands them out (docs/host-abi.md L4T-NODE-7): ctrl-gpu
  * ALLOC_AS with big pages of 128 KiB, 64 KiB and the default (64 KiB on GM20B, L4T-AS-1), OPEN_TSG
- * and OPEN_CHANNEL, and sets a channel up on those fds alone, and expects GM20B's 64 KiB default.
- * Without --fds, ALLOC_AS must answer ENOTTY (the FUSE-only fake cannot hand out an fd) and the
- * default is the sim's 128 KiB.
+ * and OPEN_CHANNEL, and sets a channel up on those fds alone, and expects GM20B's 64 KiB default;
+ * and nvmap's handles as fds (L4T-MAP-1, -3, -7): GET_FD, FROM_FD, FREE as close, and the dma-buf
+ * lookups' EBADF and EINVAL (L4T-NODE-8); and the TSG's EVENT_ID_CTRL, whose BLOCKING_SYNC fd
+ * polls readable after a non-stall interrupt (L4T-TSG-14). Without --fds, ALLOC_AS must answer
+ * ENOTTY (the FUSE-only fake cannot hand out an fd) and the default is the sim's 128 KiB.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,8 @@
 #define NVMAP_IOC_WRITE 0x40204E06u
 #define NVMAP_IOC_READ 0x40204E07u
 #define NVMAP_IOC_GET_ID 0xC0084E0Du
+#define NVMAP_IOC_GET_FD 0xC0084E0Fu
+#define NVMAP_IOC_FROM_FD 0xC0084E10u
 #define NVMAP_IOC_PARAMETERS 0x80384E1Bu
 struct nvmap_create_handle {
   uint32_t size, handle;
@@ -80,6 +84,15 @@ struct nvhost_ctrl_syncpt_waitex_args {
 #define NVGPU_IOCTL_CHANNEL_ALLOC_GPFIFO_EX 0x4020487Bu
 #define NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT 0x8004480Cu
 #define NVGPU_TSG_IOCTL_BIND_CHANNEL 0x40045401u
+#define NVGPU_IOCTL_TSG_EVENT_ID_CTRL 0xC0105407u
+struct nvgpu_event_id_ctrl_args {
+  uint32_t cmd; /* 1: ENABLE */
+  uint32_t event_id;
+  int32_t event_fd; /* out */
+  uint32_t padding;
+};
+#define NVGPU_IOCTL_CHANNEL_EVENT_ID_BLOCKING_SYNC 2u
+#define NVGPU_IOCTL_CHANNEL_EVENT_ID_MAX 6u
 #define NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL (1u << 8)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_FENCE_GET (1u << 1)
 #define NVGPU_SUBMIT_GPFIFO_FLAGS_SYNC_FENCE (1u << 3)
@@ -220,6 +233,52 @@ static int bad_dir(const char* prog, const char* dir) {
   return 1;
 }
 
+/* nvmap handles are dma-buf fds (L4T-MAP-1, -3, -7, L4T-NODE-8): close-on-exec fds of this
+ * process, good on any nvmap open and outliving the one that made them; GET_FD and FROM_FD give
+ * more fds of the same buffer; FREE closes the fd; a number that is no dma-buf is refused with
+ * dma_buf_get's errno. */
+static void handle_fds(int nvmap, int as) {
+  int other = open_node("nvmap");
+  struct buffer b = make_buffer(other, -1, 4096);
+  const int fd = (int)b.handle;
+  const int flags = fcntl(fd, F_GETFD);
+  expect(flags >= 0 && (flags & FD_CLOEXEC), "CREATE: the handle is no close-on-exec fd");
+  uint32_t word = 0xFD00D1E5u;
+  nvmap_rw(other, NVMAP_IOC_WRITE, b.handle, &word, 0, 4, 4, 4, 1, "WRITE through a handle fd");
+  close(other); /* the object lives on in its fd */
+  struct nvmap_create_handle get = {0, b.handle};
+  if (ioctl(nvmap, NVMAP_IOC_GET_FD, &get) != 0) fail("GET_FD");
+  struct nvmap_create_handle from = {(uint32_t)fd, 0};
+  if (ioctl(nvmap, NVMAP_IOC_FROM_FD, &from) != 0) fail("FROM_FD");
+  expect((int)get.size != fd && (int)from.handle != fd && (int)get.size != (int)from.handle,
+         "GET_FD/FROM_FD: not new fds");
+  if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)fd) != 0) fail("FREE of a handle fd");
+  expect(fcntl(fd, F_GETFD) < 0 && errno == EBADF, "FREE did not close the handle fd");
+  uint32_t back = 0;
+  nvmap_rw(nvmap, NVMAP_IOC_READ, get.size, &back, 0, 4, 4, 4, 1, "READ through GET_FD's fd");
+  expect(back == word, "GET_FD's fd: another buffer");
+  printf("nvmap: the handle is an fd; GET_FD and FROM_FD name its buffer after FREE closed it\n");
+  struct nvgpu_as_map_buffer_ex_args m;
+  memset(&m, 0, sizeof m);
+  m.flags = NVGPU_AS_MAP_BUFFER_FLAGS_DIRECT_KIND_CTRL;
+  m.compr_kind = -1;
+  m.dmabuf_fd = (uint32_t)fd; /* closed by FREE */
+  expect_errno(as, NVGPU_AS_IOCTL_MAP_BUFFER_EX, &m, EBADF, "MAP_BUFFER_EX of a closed fd");
+  m.dmabuf_fd = (uint32_t)nvmap;
+  expect_errno(as, NVGPU_AS_IOCTL_MAP_BUFFER_EX, &m, EINVAL, "MAP_BUFFER_EX of an nvmap open");
+  m.dmabuf_fd = from.handle;
+  if (ioctl(as, NVGPU_AS_IOCTL_MAP_BUFFER_EX, &m) != 0) fail("MAP_BUFFER_EX of FROM_FD's fd");
+  struct nvmap_create_handle not_dmabuf = {(uint32_t)as, 0};
+  expect_errno(nvmap, NVMAP_IOC_FROM_FD, &not_dmabuf, EINVAL, "FROM_FD of an address space fd");
+  int spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spare < 0) fail("/dev/null");
+  if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)spare) != 0) fail("FREE of another fd");
+  expect(fcntl(spare, F_GETFD) < 0, "FREE did not close another fd (r32.7.4's sys_close)");
+  if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)get.size) != 0) fail("FREE of GET_FD's fd");
+  if (ioctl(nvmap, NVMAP_IOC_FREE, (unsigned long)from.handle) != 0) fail("FREE of FROM_FD's fd");
+  printf("nvmap: dma-buf fds looked up in the fd table; FREE closes any fd\n");
+}
+
 /* The big page size of an address space: its second region's page size. */
 static uint32_t big_pages_of(int as) {
   struct nvgpu_as_va_region regions[2];
@@ -238,6 +297,33 @@ static int alloc_as(int ctrl_gpu, uint32_t big, uint32_t expected) {
   printf("ALLOC_AS(%u): fd with big pages of %u\n", big, got);
   expect(got == expected, "ALLOC_AS: the address space's big page size");
   return a.as_fd;
+}
+
+/* A TSG's event fd (L4T-TSG-14): BLOCKING_SYNC's fd polls readable once a channel of the TSG
+ * runs the host's NON_STALL_INTERRUPT (written into `b`, mapped in the channel's space). */
+static void tsg_event(int tsg, int ch, int nvmap, struct buffer b) {
+  struct nvgpu_event_id_ctrl_args past = {1, NVGPU_IOCTL_CHANNEL_EVENT_ID_MAX, -1, 0};
+  expect_errno(tsg, NVGPU_IOCTL_TSG_EVENT_ID_CTRL, &past, EINVAL, "EVENT_ID_CTRL of event 6");
+  struct nvgpu_event_id_ctrl_args ev = {1, NVGPU_IOCTL_CHANNEL_EVENT_ID_BLOCKING_SYNC, -1, 0};
+  if (ioctl(tsg, NVGPU_IOCTL_TSG_EVENT_ID_CTRL, &ev) != 0) fail("EVENT_ID_CTRL");
+  const int flags = fcntl(ev.event_fd, F_GETFD);
+  expect(flags >= 0 && !(flags & FD_CLOEXEC), "EVENT_ID_CTRL: no fd, or a close-on-exec one");
+  struct nvgpu_event_id_ctrl_args twice = ev;
+  expect_errno(tsg, NVGPU_IOCTL_TSG_EVENT_ID_CTRL, &twice, EINVAL, "EVENT_ID_CTRL twice");
+  struct pollfd p = {ev.event_fd, POLLIN, 0};
+  expect(poll(&p, 1, 0) == 0, "the event fd is readable before any event");
+  const uint32_t words[] = {(1u << 29) | (1u << 16) | (0x20 >> 2), 0}; /* NON_STALL_INTERRUPT */
+  nvmap_rw(nvmap, NVMAP_IOC_WRITE, b.handle, (void*)words, 0, sizeof words, sizeof words,
+           sizeof words, 1, "WRITE NON_STALL_INTERRUPT");
+  struct nvgpu_gpfifo_entry entry = {(uint32_t)b.gpu & ~3u,
+                                     ((uint32_t)(b.gpu >> 32) & 0xFF) | (2u << 10)};
+  struct nvgpu_submit_gpfifo_args sub = {(uint64_t)(uintptr_t)&entry, 1, 0, {0, 0}};
+  if (ioctl(ch, NVGPU_IOCTL_CHANNEL_SUBMIT_GPFIFO, &sub) != 0) fail("SUBMIT NON_STALL_INTERRUPT");
+  expect(poll(&p, 1, 10000) == 1 && (p.revents & POLLIN), "BLOCKING_SYNC was never posted");
+  /* gk20a_event_id_poll clears the event it reports. */
+  expect(poll(&p, 1, 0) == 0, "the event fd is still readable after a poll reported it");
+  close(ev.event_fd);
+  printf("EVENT_ID_CTRL: BLOCKING_SYNC's fd polled readable after a non-stall interrupt\n");
 }
 
 /* The calls that return fds (L4T-NODE-7, L4T-CTRL-11, L4T-TSG-6): a channel set up on them. */
@@ -271,6 +357,7 @@ static void fd_calls(int ctrl_gpu, int nvmap) {
   struct buffer b = make_buffer(nvmap, as128, 4096);
   expect(b.gpu >= (uint64_t)0x20000 << 10, "a map in ALLOC_AS's space");
   printf("fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG and a 128 KiB space of ALLOC_AS\n");
+  tsg_event((int)t.tsg_fd, oc.channel_fd, nvmap, b);
   close(oc.channel_fd);
   close((int)t.tsg_fd);
   close(as_default);
@@ -445,6 +532,7 @@ int main(int argc, char** argv) {
   /* 8. The calls that return fds. */
   if (fds) {
     fd_calls(ctrl_gpu, nvmap);
+    handle_fds(nvmap, as);
   } else {
     struct nvgpu_alloc_as_args a = {0x20000, -1, 0, 0};
     expect_errno(ctrl_gpu, NVGPU_GPU_IOCTL_ALLOC_AS, &a, ENOTTY, "ALLOC_AS over FUSE alone");

@@ -32,6 +32,7 @@ RunResult RunUnderFake(const std::vector<std::string>& program, int timeout_ms =
 // The fake's status line once nothing is open and nothing is held (up to the pinned bytes' limit).
 inline constexpr char kFakeHoldsNothing[] =
     "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 "
-    "nvhost-tsg-gpu=0 nvmap=0; memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects";
+    "nvhost-tsg-gpu=0 nvmap=0 handle-fds=0; memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap "
+    "objects";
 
 }  // namespace nvsentry::testing

@@ -26,7 +26,7 @@ namespace {
 // The status line once nothing is open and nothing is held.
 constexpr char kNothingHeld[] =
     "fake-l4t: sessions nvhost-ctrl=0 nvhost-ctrl-gpu=0 nvhost-as-gpu=0 nvhost-gpu=0 "
-    "nvhost-tsg-gpu=0 nvmap=0; "
+    "nvhost-tsg-gpu=0 nvmap=0 handle-fds=0; "
     "memory 0 regions 0 bytes; parked 0; gpu: 0 nvmap objects; budgets in use: open_fds 0/1024 "
     "nvmap_objects 0/65536 channels 0/64 address_spaces 0/16 pinned_bytes 0/";
 
@@ -62,8 +62,8 @@ TEST_F(FakeL4t, ClosingAnOpenFreesWhatItMade) {
   uint32_t alloc[4] = {create[1], 1, 0, 4096};  // nvmap_alloc_handle
   ASSERT_EQ(ioctl(nvmap, 0x40104E03u, alloc), 0) << strerror(errno);
   EXPECT_TRUE(
-      StatusShows("nvhost-gpu=1 nvhost-tsg-gpu=1 nvmap=1; memory 1 regions 1048576 bytes; "
-                  "parked 0; gpu: 1 nvmap objects"));
+      StatusShows("nvhost-gpu=1 nvhost-tsg-gpu=1 nvmap=1 handle-fds=0; memory 1 regions 1048576 "
+                  "bytes; parked 0; gpu: 1 nvmap objects"));
   EXPECT_TRUE(StatusShows("channels 1/64"));
   close(tsg);  // the channel still holds its TSG, as r32.7.4's does
   close(ch);
@@ -113,7 +113,8 @@ TEST_F(FakeL4t, OverFuseAloneAllocAsAnswersEnotty) {
 // `nvsentry fake-l4t DIR -- PROGRAM`: the calls that return fds return them (L4T-NODE-7):
 // ALLOC_AS with 128 KiB, 64 KiB and the default (64 KiB: L4T-AS-1, CTRL-11) big pages, OPEN_TSG,
 // OPEN_CHANNEL, and a channel set up on those fds alone; SUBMIT_GPFIFO with SYNC_FENCE's fence fd
-// polls readable (L4T-CH-10); all freed when the client ends.
+// polls readable (L4T-CH-10); a TSG's EVENT_ID_CTRL fd polls readable once BLOCKING_SYNC is
+// posted (L4T-TSG-14); all freed when the client ends.
 TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
   if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
   RunResult r = RunUnderFake({L4T_CLIENT_BIN, "--fds", "{DIR}"});
@@ -123,9 +124,37 @@ TEST(FakeL4tProgram, TheCallsThatReturnFdsReturnThem) {
         "ALLOC_AS(65536): fd with big pages of 65536", "ALLOC_AS(0): fd with big pages of 65536",
         "ALLOC_AS of 192 KiB pages: Invalid argument as expected",
         "fds: a channel of OPEN_CHANNEL in a TSG of OPEN_TSG",
-        "SYNC_FENCE: fence fd polled readable", "l4t_client: ok"})
+        "SYNC_FENCE: fence fd polled readable",
+        "EVENT_ID_CTRL of event 6: Invalid argument as expected",
+        "EVENT_ID_CTRL twice: Invalid argument as expected",
+        "EVENT_ID_CTRL: BLOCKING_SYNC's fd polled readable after a non-stall interrupt",
+        "l4t_client: ok"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.err.find(kFakeHoldsNothing), std::string::npos) << r.err;
+}
+
+// Under `-- PROGRAM` nvmap's handles are dma-buf fds as on r32.7.4 (L4T-MAP-1, -3, -7,
+// L4T-NODE-8): close-on-exec fds that outlive their nvmap open, more of them from GET_FD and
+// FROM_FD, FREE closing the fd (any fd), MAP_BUFFER_EX refusing a closed fd (EBADF) and an fd
+// that is no dma-buf (EINVAL); every buffer freed once its fds are closed. The handle file and
+// the event file are not listed.
+TEST(FakeL4tProgram, NvmapHandlesAreFdsAndFreeClosesThem) {
+  if (geteuid() != 0) GTEST_SKIP() << "fake-l4t needs root (/dev/fuse, mounting)";
+  RunResult r = RunUnderFake({L4T_CLIENT_BIN, "--fds", "{DIR}"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* line :
+       {"nvmap: the handle is an fd; GET_FD and FROM_FD name its buffer after FREE closed it",
+        "MAP_BUFFER_EX of a closed fd: Bad file descriptor as expected",
+        "MAP_BUFFER_EX of an nvmap open: Invalid argument as expected",
+        "FROM_FD of an address space fd: Invalid argument as expected",
+        "nvmap: dma-buf fds looked up in the fd table; FREE closes any fd", "l4t_client: ok"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  EXPECT_NE(r.err.find(kFakeHoldsNothing), std::string::npos) << r.err;
+  RunResult ls = RunUnderFake({"ls", "-A", "{DIR}"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_NE(ls.out.find("nvmap"), std::string::npos) << ls.out;
+  EXPECT_EQ(ls.out.find("dmabuf"), std::string::npos) << ls.out;
+  EXPECT_EQ(ls.out.find("event"), std::string::npos) << ls.out;
 }
 
 // PROGRAM's exit status is the fake's; one that cannot be found is 127.

@@ -96,12 +96,25 @@ ChannelEngine::ChannelEngine(const Deps& deps, uint32_t syncpoint_id)
   env.memory = &memory_;
   env.syncpoints = &syncpoints_;
   env.syncpoint_id = syncpoint_id_;
-  // Non-stall interrupts wake the Linux driver's WAITs; ours are polled, so nothing to do.
-  env.nonstall_interrupt = [] {};
+  // Non-stall interrupts wake the Linux driver's WAITs; ours are polled, so nothing to do but
+  // the hook (SetNonstallHook).
+  env.nonstall_interrupt = [this] {
+    std::function<void()> hook;
+    {
+      absl::MutexLock l(&hook_mu_);
+      hook = nonstall_hook_;
+    }
+    if (hook) hook();
+  };
   env.gpu_time_ns = clock_;
   env.policy = deps.policy;
   env.object_class = &object_class_;
   cp_ = std::make_unique<CommandProcessor>(std::move(env));
+}
+
+void ChannelEngine::SetNonstallHook(std::function<void()> hook) {
+  absl::MutexLock l(&hook_mu_);
+  nonstall_hook_ = std::move(hook);
 }
 
 ChannelEngine::~ChannelEngine() {

@@ -151,6 +151,10 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   void Reset();
   // ENABLE / DISABLE: a disabled channel keeps its jobs but does not run them.
   void SetEnabled(bool enabled);
+  // Called on each non-stall interrupt the channel's work raises (NON_STALL_INTERRUPT, engine
+  // completions that ask for one), on the thread running it: L4T's driver posts TSG events
+  // then (the fake Jetson's BLOCKING_SYNC). Must not call into this channel. Empty: nothing.
+  void SetNonstallHook(std::function<void()> hook);
   // The device session closed: drop everything and answer parked WAITs.
   void Close();
 
@@ -246,6 +250,8 @@ class ChannelEngine : public Runnable, public std::enable_shared_from_this<Chann
   PushbufferBatch batch_;                            // engine thread only; empty between runs
   std::vector<abi::channel::GpfifoEntry> upcoming_;  // engine thread only: scratch for batch_
 
+  absl::Mutex hook_mu_;  // apart from mu_: the hook runs from inside the channel's work
+  std::function<void()> nonstall_hook_ ABSL_GUARDED_BY(hook_mu_);
   mutable absl::Mutex mu_;
   std::shared_ptr<AddressSpace> as_ ABSL_GUARDED_BY(mu_);
   uint32_t ring_size_ ABSL_GUARDED_BY(mu_) = 0;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -218,6 +219,29 @@ TEST_F(SimSubmitBatch, AnEntrySeesWhatTheEntryBeforeItWrote) {
   uint32_t now = 1;
   std::memcpy(&now, mem.base + 0x100, 4);
   EXPECT_EQ(now, 0u);
+}
+
+// The host's NON_STALL_INTERRUPT calls the engine's non-stall hook (the fake Jetson posts its
+// TSGs' BLOCKING_SYNC from it), once per interrupt, and a job without one does not.
+TEST_F(SimSubmitBatch, ANonStallInterruptCallsTheHook) {
+  std::atomic<int> calls{0};
+  engine_->SetNonstallHook([&calls] { ++calls; });
+  Pages mem(1);
+  const uint64_t va = MapGuest(mem);
+  const std::vector<uint32_t> words = {Incr(0x20, 1), 0u, Incr(0x20, 1), 0u};  // twice
+  std::memcpy(mem.base, words.data(), words.size() * 4);
+  const std::vector<uint32_t> incr = SyncptIncrWords(engine_->syncpoint_id());
+  std::memcpy(mem.base + 0x200, incr.data(), incr.size() * 4);
+  promised_ = 1;
+  SubmitAndWait({Entry(va + 0x200, 4)});
+  EXPECT_EQ(calls.load(), 0);
+  promised_ = 0;
+  SubmitAndWait({Entry(va, 4)});
+  EXPECT_FALSE(engine_->failed()) << engine_->error().what;
+  EXPECT_EQ(calls.load(), 2);
+  engine_->SetNonstallHook({});
+  SubmitAndWait({Entry(va, 4)});
+  EXPECT_EQ(calls.load(), 2);
 }
 
 TEST_F(SimSubmitBatch, ReadManyReadsEveryPieceInOneGo) {
