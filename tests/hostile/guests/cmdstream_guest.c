@@ -13,7 +13,8 @@
  *                                    and a submission on the second channel (which pushes guest
  *                                    memory to a host backend) reaches the fence. With `forge`
  *                                    the guest first moves the held submission's own syncpoint to
- *                                    its fence with SYNCPT_INCR, as if the host had finished it
+ *                                    its fence with SYNCPT_INCR, as if the host had finished it,
+ *                                    and then waits for a later job of that channel instead
  *   cmdstream_guest gpu-rewrite ID   the GPU itself rewrites a checked pushbuffer before its fetch:
  *                                    a submission held behind a fence of a second channel
  *                                    releases semaphores over the words of the next submission
@@ -176,8 +177,9 @@ static int rewrite(uint32_t id, int forge) {
   uint32_t* push = pages(4096);
   uint32_t* other_push = pages(4096);
   uint32_t* sem = pages(4096);
+  uint32_t* idle_push = pages(4096);
   const uint64_t push_va = map(&g, push, 4096), other_va = map(&g, other_push, 4096);
-  const uint64_t sem_va = map(&g, sem, 4096);
+  const uint64_t sem_va = map(&g, sem, 4096), idle_va = map(&g, idle_push, 4096);
   /* The second channel's syncpoint, from its first fence. */
   struct nvgpu_fence gate = nop(other, other_push, other_va);
   wait_fence(&g, gate);
@@ -208,8 +210,15 @@ static int rewrite(uint32_t id, int forge) {
     }
   }
   memcpy(push, evil.words, 24);
-  /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate. */
+  /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate.
+   * That the gate opened says nothing of the held job itself: a GPU runs it after. */
   wait_fence(&g, nop(other, other_push, other_va));
+  if (forge) {
+    /* The guest reached f itself, so f says nothing of the held job either: it waits for idle as a
+     * client does, with a job after it on the same channel. Its fence is reached only by the held
+     * job's own increments or its own, both after the held job's work. */
+    f = nop(g.ch, idle_push, idle_va);
+  }
   wait_fence(&g, f);
   printf("semaphore=0x%X\n", sem[0]);
   struct nvhost_id_value v = {id, 0};
