@@ -20,9 +20,10 @@
  *                                    releases semaphores over the words of the next submission
  *                                    (a semaphore release when checked), making them two
  *                                    SYNCPOINTB increments of ID; then the fence opens
- *   cmdstream_guest window-write     finds the host backend's private window by probing its
+ *   cmdstream_guest window-write     seeks the host backend's private window by probing its
  *                                    address space with fixed ALLOC_SPACEs, then releases a
- *                                    semaphore into it (probes, window_end: where it ends)
+ *                                    semaphore just past the space it sees (probes, refused,
+ *                                    window_end, zone_err, outside_err)
  *
  * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
@@ -289,9 +290,11 @@ static int gpu_rewrite(uint32_t id) {
 }
 
 /* The sentry's private window (where the host backend keeps its copies of checked pushbuffers)
- * found by probing: fixed ALLOC_SPACEs of [x, end of the largest region) fail while they meet it,
- * so a binary search finds its end (nothing else lies at the top of a fresh space). Then a
- * semaphore release into it, whose address is in the stream. */
+ * sought by probing: a binary search with fixed ALLOC_SPACEs of [x, end of the largest region it
+ * sees), which once failed while they met the window and so found its end in about 20 probes
+ * (refused: how many failed). Then fixed ALLOC_SPACEs of 128 MiB just past that end (zone_err) and
+ * far beyond any region (outside_err), and a semaphore release just past the end, whose address is
+ * in the stream. */
 static int window_write(void) {
   struct gpu g;
   open_gpu(&g);
@@ -310,7 +313,7 @@ static int window_write(void) {
   int big = v.r[1].pages * v.r[1].page_size > v.r[0].pages * v.r[0].page_size;
   const uint64_t page = v.r[big].page_size, top = v.r[big].offset + v.r[big].pages * page;
   uint64_t lo = v.r[big].offset, hi = top; /* [hi, top) reservable; [lo, top) not */
-  int probes = 0;
+  int probes = 0, refused = 0;
   while (hi - lo > page) {
     const uint64_t mid = lo + (hi - lo) / page / 2 * page;
     struct nvgpu_as_alloc_space a = {(uint32_t)((top - mid) / page), (uint32_t)page, 1, 0, mid};
@@ -320,15 +323,20 @@ static int window_write(void) {
       must("FREE_SPACE", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &f));
       hi = mid;
     } else {
+      refused++;
       lo = mid;
     }
   }
-  printf("probes=%d\nwindow_end=0x%llX\n", probes, (unsigned long long)hi);
+  printf("probes=%d\nrefused=%d\nwindow_end=0x%llX\n", probes, refused, (unsigned long long)hi);
+  const uint32_t window_pages = (uint32_t)((128u << 20) / page);
+  struct nvgpu_as_alloc_space past = {window_pages, (uint32_t)page, 1, 0, top};
+  struct nvgpu_as_alloc_space far = {window_pages, (uint32_t)page, 1, 0, top << 4};
+  printf("zone_err=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &past));
+  printf("outside_err=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &far));
   void* push = pages(4096);
   const uint64_t push_va = map(&g, push, 4096);
-  const uint64_t at = hi - 16; /* the window's last 16 bytes */
   struct nvc_push pb = {0};
-  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(at >> 32), (uint32_t)at, 0xBADu, 2u | (1u << 24));
+  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(top >> 32), (uint32_t)top, 0xBADu, 2u | (1u << 24));
   run(&g, &pb, push, push_va);
   free(pb.words);
   return 0;
