@@ -25,8 +25,12 @@ bool GuestSyncpoints::Kept(uint32_t id) const {
   return kept_.contains(id);
 }
 
-void GuestSyncpoints::Applied(uint32_t id, uint32_t n) {
+void GuestSyncpoints::Apply(uint32_t id, uint32_t n) {
+  // Under mu_: WaitFor reads the table and `unapplied` under it, so it sees both before or both
+  // after (apart, a FENCE_WAIT read between them counted the jobs twice and passed a value no job
+  // had made yet).
   absl::MutexLock l(&mu_);
+  if (n != 0) table_.IncrementBy(id, n);
   auto it = kept_.find(id);
   if (it != kept_.end()) it->second.unapplied -= std::min(n, it->second.unapplied);
 }

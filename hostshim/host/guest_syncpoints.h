@@ -53,9 +53,10 @@ class GuestSyncpoints {
   bool Pending(uint32_t id) const;
   // The `on_landed` Keep was given for `id` (empty when none).
   std::function<void()> OnLanded(uint32_t id) const;
-  // The caller moved the table by `n` of the increments Landed returned (WaitFor counts them as
-  // made in between).
-  void Applied(uint32_t id, uint32_t n);
+  // Moves the table by `n` of the increments Landed returned, in one step with WaitFor's count
+  // of them (which counts them as made from Landed on): a wait never sees them twice, in the
+  // table and as landed.
+  void Apply(uint32_t id, uint32_t n);
   // The last host value Landed saw for a kept id (nullopt before the first).
   std::optional<uint32_t> LastHost(uint32_t id) const;
 

@@ -132,6 +132,11 @@ NvError HostAddressSpace::ReserveOwn(pid_t tid, uint64_t size, uint64_t buffer_o
   if (pages > UINT32_MAX) return NvError::kBadValue;
   as::AllocSpace r{static_cast<uint32_t>(pages), page, 0, 0, 0};
   if (HostCallResult res = Call(tid, l4t::kAllocSpace32, r); res.err != 0) return SpaceError(res);
+  if (InZone(r.offset_or_align, pages * page)) {  // no room in the guest's part of the space
+    l4t::FreeSpace f{r.offset_or_align, 0, 0};
+    Call(tid, l4t::kFreeSpace, f);
+    return NvError::kInsufficientMemory;
+  }
   h->flags |= l4t::kMapFixedOffset;
   h->offset = r.offset_or_align;
   h->buffer_offset = buffer_offset;
@@ -174,11 +179,21 @@ NvError HostAddressSpace::AllocSpace(pid_t tid, as::AllocSpace* a) {
   as::AllocSpace h = *a;
   h.flags &= 0x3;
   h.padding = 0;
+  const uint64_t size = uint64_t{a->pages} * a->page_size;
+  if ((h.flags & kAllocSpaceFixed) && InZone(h.offset_or_align, size)) {
+    GiveEntry();
+    return OutsideAnswer(tid, *a);
+  }
   if (HostCallResult r = Call(tid, l4t::kAllocSpace32, h); r.err != 0) {
     GiveEntry();
     return SpaceError(r);
   }
-  const uint64_t size = uint64_t{a->pages} * a->page_size;
+  if (InZone(h.offset_or_align, size)) {  // no room in the guest's part of the space
+    l4t::FreeSpace f{h.offset_or_align, a->pages, a->page_size};
+    Call(tid, l4t::kFreeSpace, f);
+    GiveEntry();
+    return NvError::kInsufficientMemory;
+  }
   if (!reservations_.emplace(h.offset_or_align, Reservation{size, a->page_size}).second) {
     // The host handed out a VA the sentry holds: never believed, given back.
     l4t::FreeSpace f{h.offset_or_align, a->pages, a->page_size};
@@ -217,7 +232,7 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
   const bool fixed = (m.arg.flags & l4t::kMapFixedOffset) != 0;
   // A fixed map over a mapping clashes, as simulated: r32.7.4 would take the same buffer at the
   // same VA as one more reference to it (L4T-AS-13), which the guest never asked for.
-  if (fixed && (Overlaps(m.arg.offset, m.size) || InWindow(m.arg.offset, m.size)))
+  if (fixed && (Overlaps(m.arg.offset, m.size) || InZone(m.arg.offset, m.size)))
     return NvError::kBadValue;
   if (NvError e = TakeEntry(); e != NvError::kSuccess) return e;
   // r32.7.4 maps no part of a buffer anywhere (L4T-AS-8) and answers a second anywhere map of one
@@ -245,6 +260,10 @@ NvError HostAddressSpace::Map(pid_t tid, const std::shared_ptr<sim::NvmapObject>
   if (mappings_.contains(h.offset)) {  // a VA the sentry holds: the host is not believed
     undo();
     return NvError::kIoctlFailed;
+  }
+  if (InZone(h.offset, m.size)) {  // an anywhere map the host put in the hidden zone: no room
+    undo();
+    return NvError::kInsufficientMemory;
   }
   // Registered first: an object whose last handle went meanwhile takes no new mapping.
   if (!object->AddMapping(weak_from_this(), h.offset)) {
@@ -288,7 +307,15 @@ void HostAddressSpace::ForceUnmap(uint64_t va) {
 
 NvError HostAddressSpace::Regions(pid_t tid, std::span<l4t::VaRegion> out, size_t* n) {
   absl::MutexLock l(&mu_);
-  return HostVaRegions(fd_.get(), note_, tid, out, n);
+  if (NvError e = HostVaRegions(fd_.get(), note_, tid, out, n); e != NvError::kSuccess) return e;
+  // The region holding the hidden zone ends where the zone starts.
+  for (size_t i = 0; i < std::min(*n, out.size()); ++i) {
+    l4t::VaRegion& r = out[i];
+    if (window_ != 0 && r.page_size != 0 && r.offset < zone_ &&
+        r.offset + r.pages * r.page_size == zone_end_)
+      r.pages = (zone_ - r.offset) / r.page_size;
+  }
+  return NvError::kSuccess;
 }
 
 NvError HostAddressSpace::Bind(pid_t tid, int channel_host_fd) {
@@ -314,15 +341,28 @@ bool HostAddressSpace::Resolve(uint64_t va, uint64_t size, std::vector<Piece>* o
   return true;
 }
 
-bool HostAddressSpace::InWindow(uint64_t va, uint64_t size) const {
+bool HostAddressSpace::InZone(uint64_t va, uint64_t size) const {
   if (window_ == 0 || size == 0) return false;
   const uint64_t end = va + size < va ? UINT64_MAX : va + size;
-  return va < window_ + kPrivateWindow && end > window_;
+  return va < zone_end_ && end > zone_;
 }
 
 bool HostAddressSpace::MeetsPrivate(uint64_t va, uint64_t size) const {
   absl::MutexLock l(&mu_);
-  return InWindow(va, size);
+  return InZone(va, size);
+}
+
+NvError HostAddressSpace::OutsideAnswer(pid_t tid, const as::AllocSpace& a) {
+  as::AllocSpace h = a;
+  h.flags &= 0x3;
+  h.padding = 0;
+  h.offset_or_align = zone_end_;
+  HostCallResult r = Call(tid, l4t::kAllocSpace32, h);
+  if (r.err != 0) return SpaceError(r);
+  // The host took it after all (a space larger than its regions said): given back, refused.
+  l4t::FreeSpace f{h.offset_or_align, a.pages, a.page_size};
+  Call(tid, l4t::kFreeSpace, f);
+  return NvError::kBadValue;
 }
 
 NvError HostAddressSpace::ReservePrivateWindow(pid_t tid) {
@@ -337,20 +377,23 @@ NvError HostAddressSpace::ReservePrivateWindow(pid_t tid) {
     if (regions[i].page_size != 0 && (best == nullptr || regions[i].pages * regions[i].page_size >
                                                              best->pages * best->page_size))
       best = &regions[i];
-  if (best == nullptr || kPrivateWindow % best->page_size != 0 ||
-      best->pages < kPrivateWindow / best->page_size)
-    return NvError::kInsufficientMemory;
+  if (best == nullptr || kPrivateWindow % best->page_size != 0) return NvError::kInsufficientMemory;
   const uint64_t pages = kPrivateWindow / best->page_size;
-  const uint64_t places = best->pages - pages + 1;
+  const uint64_t zone_pages = best->pages / 2;  // the upper half: the guest keeps the lower
+  if (zone_pages < pages) return NvError::kInsufficientMemory;
+  const uint64_t places = zone_pages - pages + 1;
+  const uint64_t zone = best->offset + (best->pages - zone_pages) * best->page_size;
   // A fresh space holds nothing the guest made; the host's own (if any) may take a place: another.
   for (int attempt = 0; attempt < 16; ++attempt) {
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, 0) != sizeof r) return NvError::kInsufficientMemory;
     as::AllocSpace a{static_cast<uint32_t>(pages), best->page_size, kAllocSpaceFixed, 0,
-                     best->offset + (r % places) * best->page_size};
+                     zone + (r % places) * best->page_size};
     if (Call(tid, l4t::kAllocSpace32, a).err != 0) continue;
     window_ = a.offset_or_align;
     window_page_ = best->page_size;
+    zone_ = zone;
+    zone_end_ = best->offset + best->pages * best->page_size;
     return NvError::kSuccess;
   }
   return NvError::kInsufficientMemory;

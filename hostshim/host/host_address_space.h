@@ -90,17 +90,22 @@ class HostAddressSpace : public sim::MappingOwner,
   bool Resolve(uint64_t va, uint64_t size, std::vector<Piece>* out) const;
 
   // The sentry's private window (pushbuffer_copy.h): kPrivateWindow bytes of VA reserved on the
-  // host at a random place in the space's largest region, before the guest can reserve or map
-  // anything in it (AsSession::AllocAs makes it with the space), so the guest cannot steer where it
-  // lies. No guest call frees it or maps into it; channels map their private copies into its
-  // slots. An error when the host has no room for it.
+  // host at a random place in the hidden zone, before the guest can reserve or map anything
+  // (AsSession::AllocAs makes it with the space), so the guest cannot steer where it lies. The
+  // hidden zone is the upper half of the space's largest region (whole pages), and it is not the
+  // guest's: GET_VA_REGIONS ends that region where the zone starts, a fixed ALLOC_SPACE or map
+  // meeting it answers as one beyond the space's end, and an anywhere one the host puts there is
+  // given back as no room. So every guest call answers alike wherever the window lies in the
+  // zone, and no probe finds it. Channels map their private copies into the window's slots. An
+  // error when the host has no room for it.
   static constexpr uint64_t kPrivateWindow = uint64_t{128} << 20;
   abi::NvError ReservePrivateWindow(pid_t tid);
   // Maps host object `handle` (`size` bytes, the sentry's own) into a free slot of the window;
   // InsufficientMemory when every slot is taken.
   abi::NvError MapPrivate(pid_t tid, uint32_t handle, uint64_t size, uint64_t* va);
   void UnmapPrivate(uint64_t va);
-  // Whether [va, va + size) meets the window (a write there would reach the sentry's copies).
+  // Whether [va, va + size) meets the hidden zone (a write there may reach the sentry's copies;
+  // refused across the whole zone, so that a refusal says nothing of where the window lies).
   bool MeetsPrivate(uint64_t va, uint64_t size) const;
 
   size_t mapping_count() const;
@@ -160,8 +165,12 @@ class HostAddressSpace : public sim::MappingOwner,
   void Forget(absl::btree_map<uint64_t, Mapping>::iterator it, bool notify)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Whether [va, va + size) meets the private window.
-  bool InWindow(uint64_t va, uint64_t size) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether [va, va + size) meets the hidden zone (which holds the private window).
+  bool InZone(uint64_t va, uint64_t size) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A fixed ALLOC_SPACE of `a` meeting the zone: the host's answer to the same request at the
+  // zone's end (beyond the space), so the guest reads it as "outside the space".
+  abi::NvError OutsideAnswer(pid_t tid, const abi::nvhost_as_gpu::AllocSpace& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const UniqueFd fd_;
   BudgetAccount* const budget_;
@@ -170,7 +179,8 @@ class HostAddressSpace : public sim::MappingOwner,
   mutable absl::Mutex mu_;
   absl::btree_map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   absl::btree_map<uint64_t, Reservation> reservations_ ABSL_GUARDED_BY(mu_);
-  uint64_t window_ ABSL_GUARDED_BY(mu_) = 0;  // its VA; 0: none
+  uint64_t window_ ABSL_GUARDED_BY(mu_) = 0;                                    // its VA; 0: none
+  uint64_t zone_ ABSL_GUARDED_BY(mu_) = 0, zone_end_ ABSL_GUARDED_BY(mu_) = 0;  // [zone_, end)
   uint32_t window_page_ ABSL_GUARDED_BY(mu_) = 0;
   absl::btree_map<uint64_t, uint64_t> private_ ABSL_GUARDED_BY(mu_);  // va -> size, in the window
 };

@@ -46,8 +46,7 @@ void SyncpointMirror::Advance(uint32_t id, uint32_t host_value) {
     // What was held back for these jobs goes to the host before a guest waiting for them goes on
     // (as a GPU-side wait would let it run as soon as they end).
     if (after_poll_) after_poll_();
-    if (landed.increments != 0) mirror_.IncrementBy(id, landed.increments);
-    kept_->Applied(id, landed.increments);
+    kept_->Apply(id, landed.increments);
     return;
   }
   absl::MutexLock l(&advance_mu_);

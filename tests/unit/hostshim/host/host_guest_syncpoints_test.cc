@@ -3,6 +3,9 @@
 // promised, and a wait for a guest value is the host fence of the job that makes it.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "hostshim/host/guest_syncpoints.h"
 
 namespace nvsentry::hostshim::host {
@@ -53,11 +56,38 @@ TEST(HostGuestSyncpoints, AWaitIsTheHostFenceOfTheJobThatMakesTheValue) {
   EXPECT_FALSE(g.WaitFor(7, 4).at.has_value()) << "no submitted job makes it";
   const uint32_t n = g.Landed(7, 100).increments;
   EXPECT_TRUE(g.WaitFor(7, 1).reached) << "landed, the table not moved yet: made all the same";
-  table.IncrementBy(7, n);
-  g.Applied(7, n);
+  g.Apply(7, n);
+  EXPECT_EQ(table.Read(7), 1u) << "the table moved by what landed";
   EXPECT_TRUE(g.WaitFor(7, 1).reached);
   EXPECT_FALSE(g.WaitFor(7, 2).reached);
   EXPECT_EQ(g.WaitFor(7, 2).at, 102u);
+}
+
+// A FENCE_WAIT named while the mirror's thread applies a landing never counts the landed jobs
+// twice, once in the table and once as landed (it then passed a value no job had made, and a
+// submission held behind another channel's fence went to the host at once).
+TEST(HostGuestSyncpoints, AWaitDuringALandingCountsItsJobsOnce) {
+  sim::Syncpoints table;
+  GuestSyncpoints g(table);
+  g.Keep(7);
+  constexpr uint32_t kJobs = 20000;
+  std::atomic<uint32_t> landed{0};  // jobs handed to Landed so far: the most the guest has made
+  std::thread mirror([&] {
+    for (uint32_t i = 1; i <= kJobs; ++i) {
+      g.Submitted(7, 2 * i, 1, 1);
+      landed.store(i);
+      g.Apply(7, g.Landed(7, 2 * i).increments);
+    }
+  });
+  uint32_t overcounts = 0;
+  while (landed.load() < kJobs) {
+    const uint32_t before = landed.load();
+    const bool reached = g.WaitFor(7, before + 1).reached;
+    if (reached && landed.load() < before + 1) ++overcounts;
+  }
+  mirror.join();
+  EXPECT_EQ(overcounts, 0u);
+  EXPECT_EQ(table.Read(7), kJobs);
 }
 
 TEST(HostGuestSyncpoints, AJobHeldBackLandsOnlyOnceItsFenceIsNamed) {
