@@ -23,6 +23,7 @@
 #include "sentry/devfs/device_fs.h"
 #include "sentry/devfs/fuse_mount.h"
 #include "sentry/sandbox/fd_passing.h"
+#include "sentry/sandbox/identity.h"
 #include "sentry/sandbox/launcher.h"
 #include "spdlog/spdlog.h"
 
@@ -91,23 +92,14 @@ void UnmountWhenTheSentryEnds(const std::string& dir) {
 // CAP_SYS_PTRACE, as they may hold capabilities the sentry then lacks) and CAP_SYS_NICE (as
 // `nvsentry run`'s sentry). Done before any thread exists, so every thread has the reduced set.
 absl::Status DropCapabilities() {
-  struct Header {
-    uint32_t version;
-    int pid;
-  } header{0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
-  struct Data {
-    uint32_t effective, permitted, inheritable;
-  } data[2] = {};
   constexpr int kSysPtrace = 19, kSysNice = 23;
-  data[0].effective = data[0].permitted = (1u << kSysPtrace) | (1u << kSysNice);
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
-    return absl::ErrnoToStatus(errno, "clearing ambient capabilities");
-  // The bounding set too, while CAP_SETPCAP is still held (EINVAL: past the kernel's last).
+  // The bounding set first, while CAP_SETPCAP is still held (EINVAL: past the kernel's last).
   for (int cap = 0; cap < 64; ++cap)
     if (cap != kSysPtrace && cap != kSysNice && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
         errno != EINVAL)
       return absl::ErrnoToStatus(errno, "dropping the bounding set");
-  if (syscall(SYS_capset, &header, data) != 0) return absl::ErrnoToStatus(errno, "capset");
+  if (const char* failed = KeepOnlyCapabilities((1u << kSysPtrace) | (1u << kSysNice)))
+    return absl::ErrnoToStatus(errno, failed);
   return absl::OkStatus();
 }
 

@@ -100,6 +100,11 @@ const char* DropHostCapabilities(const GuestIdentity& id) {
     errno = EPERM;
     return "taking the guest's filesystem ids";
   }
+  constexpr int kSysNice = 23;  // CAP_SYS_NICE
+  return KeepOnlyCapabilities(1u << kSysNice);
+}
+
+const char* KeepOnlyCapabilities(uint32_t keep) {
   // <linux/capability.h>'s capset(2) ABI, version 3: two 32-bit words per set.
   struct Header {
     uint32_t version;
@@ -108,8 +113,7 @@ const char* DropHostCapabilities(const GuestIdentity& id) {
   struct Data {
     uint32_t effective, permitted, inheritable;
   } data[2] = {};
-  constexpr int kSysNice = 23;  // CAP_SYS_NICE
-  data[0].effective = data[0].permitted = 1u << kSysNice;
+  data[0].effective = data[0].permitted = keep;
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     return "clearing ambient capabilities";
   if (syscall(SYS_capset, &header, data) != 0) return "dropping capabilities (capset)";

@@ -56,6 +56,10 @@ const char* BecomeGuestRoot(const GuestIdentity& id);
 // whose guest has a user namespace. nullptr, or what failed (errno set).
 const char* DropHostCapabilities(const GuestIdentity& id);
 
+// This thread's effective and permitted capabilities become `keep` (a mask of the first 32), its
+// inheritable and ambient sets empty. nullptr, or what failed (errno set).
+const char* KeepOnlyCapabilities(uint32_t keep);
+
 // "uid 65534, gid 65534 in a user namespace" or "the host's root (--host-root)", for logs.
 std::string DescribeIdentity(const GuestIdentity& id);
 
