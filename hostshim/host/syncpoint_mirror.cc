@@ -89,10 +89,16 @@ void SyncpointMirror::PollLoop() {
       if (!mirror_.Waiting(id) && !(kept_ != nullptr && kept_->Pending(id))) idle.push_back(id);
     }
     if (after_poll_) after_poll_();
-    mu_.Lock();
-    // Nothing parked there any more: stop polling it (a new park watches it again).
+    // Nothing parked there any more: stop polling it (a new park watches it again). Asked before
+    // mu_ is taken again: a landing takes the guest syncpoints' lock, then the table's, whose
+    // waiters call Watch (mu_), so asking them under mu_ closed a cycle (absl's deadlock
+    // detection in xlate_fuzz). A Watch that comes meanwhile sets fresh_, and then none goes.
+    std::vector<uint32_t> unwatch;
     for (uint32_t id : idle)
-      if (!mirror_.Waiting(id) && !(kept_ != nullptr && kept_->Pending(id))) watched_.erase(id);
+      if (!mirror_.Waiting(id) && !(kept_ != nullptr && kept_->Pending(id))) unwatch.push_back(id);
+    mu_.Lock();
+    if (!fresh_)
+      for (uint32_t id : unwatch) watched_.erase(id);
     interval = moved ? kMinPoll : std::min(interval * 2, kMaxPoll);
     if (!stopping_ && !fresh_) wake_.WaitWithTimeout(&mu_, interval);
   }
