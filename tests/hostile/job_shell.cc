@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/integration/run_util.h"
+
 namespace nvsentry::testing {
 namespace {
 
@@ -207,15 +209,13 @@ void JobShell::Type(const std::string& bytes) {
 }
 
 char ProcessState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   size_t paren = s.rfind(')');
   return paren == std::string::npos || paren + 2 >= s.size() ? 0 : s[paren + 2];
 }
 
 pid_t ProcessGroup(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   size_t paren = s.rfind(')');
   if (paren == std::string::npos) return -1;
   std::istringstream rest(s.substr(paren + 2));

@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/run_util.h"
+
 namespace nvsentry::testing {
 
 int OpenFds(pid_t pid) {
@@ -30,8 +32,7 @@ long RssKiB(pid_t pid) {
 }
 
 double CpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   // Fields after the command (which may hold spaces) start after the last ')': state is field
   // 3, utime 14, stime 15.
   const size_t close = text.rfind(')');

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -314,12 +315,12 @@ TEST_F(HostBackend, AnOrdinaryUsersNvsentryForwardsToo) {
 long SentryPeakKib(const std::string& needle) {
   long peak = 0;
   for (pid_t pid : ProcessesMatching(needle)) {
-    std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+    std::istringstream cmd(ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline"));
     std::string argv0, argv1;
     std::getline(cmd, argv0, '\0');
     std::getline(cmd, argv1, '\0');
     if (!argv0.ends_with("nvsentry") || argv1 != "run") continue;
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::istringstream status(ReadProcFile("/proc/" + std::to_string(pid) + "/status"));
     for (std::string line; std::getline(status, line);)
       if (line.starts_with("VmHWM:")) peak = std::max(peak, std::atol(line.c_str() + 6));
   }

@@ -201,14 +201,30 @@ std::vector<pid_t> ProcessesMatching(const std::string& needle) {
   while (dirent* e = readdir(d)) {
     pid_t pid = atoi(e->d_name);
     if (pid <= 0 || pid == getpid()) continue;
-    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string cmd = ReadProcFile(std::string("/proc/") + e->d_name + "/cmdline");
     for (char& c : cmd)
       if (c == 0) c = ' ';
     if (cmd.find(needle) != std::string::npos) pids.push_back(pid);
   }
   closedir(d);
   return pids;
+}
+
+std::string ReadProcFile(const std::string& path) {
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      text.clear();
+      break;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
 }
 
 }  // namespace nvsentry::testing

@@ -61,6 +61,11 @@ std::map<std::string, std::string> ParseKeyValues(const std::string& text);
 // Pids of live processes whose command line contains `needle`.
 std::vector<pid_t> ProcessesMatching(const std::string& needle);
 
+// The whole of a /proc file, or "" when it cannot be read. A process can exit between the open
+// and the read, and the read then fails with ESRCH: libstdc++'s stream buffers throw on such a
+// failure from an istreambuf_iterator, which ended a watching thread (and the test) in CI.
+std::string ReadProcFile(const std::string& path);
+
 const char* NvsentryPath();
 const char* NvsentryHookedPath();
 const char* CtrlGuestPath();
