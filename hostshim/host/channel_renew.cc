@@ -83,6 +83,7 @@ NvError ChannelSession::Renew(const Call& call) {
   if (dup3(fds.channel.get(), host_fd(), O_CLOEXEC) < 0 ||
       dup3(fds.tsg.get(), tsg_.get(), O_CLOEXEC) < 0)
     return NvErrorOfHostErrno(errno);
+  ctx_.gpu_writes().ChannelGone(this);  // the old channel's jobs ended with it
   {
     // The old channel's syncpoint goes back to the host with it.
     absl::MutexLock l(&mu_);

@@ -81,9 +81,14 @@ ChannelSession::~ChannelSession() {
   ctx_.RemoveFlusher(this);  // first: the poll no longer sends what this holds back
   {
     absl::MutexLock l(&submit_mu_);
-    for (Deferred& d : deferred_)  // never reached the host
+    for (Deferred& d : deferred_) {  // never reached the host
       if (d.span) copy_->Abandon(*d.span);
+      if (d.writes != 0) ctx_.gpu_writes().Dropped(d.writes);
+    }
   }
+  // The host channel closes with this: its jobs write nothing after the next pull.
+  ctx_.gpu_writes().ChannelGone(this);
+  ctx_.gpu_writes().SetNotifier(this, std::nullopt);
   {
     absl::MutexLock l(&fault_watch_->mu);
     fault_watch_->events = nullptr;
@@ -380,12 +385,24 @@ Result ChannelSession::Submit(Call& call) {
       return Result::Done(e);
     }
   }
-  return SubmitChecked(call, host_entries, span, h, later);
+  // Where its words may make the host's GPU write, for the pulls until the job is done. Such a
+  // job keeps the wait for idle before its fence (SUPPRESS_WFI off): its fence then means its
+  // writes have landed, which is when GpuWrites may stop pulling them.
+  std::vector<WriteTarget> targets = GpuWriteTargets(space.get(), check_.footprint());
+  uint64_t writes = 0;
+  if (!targets.empty()) {
+    writes = ctx_.gpu_writes().Add(this, std::move(targets));
+    h.flags &= ~ch::kSuppressWfi;
+  }
+  return SubmitChecked(call, host_entries, span, h, later, writes);
 }
 
 Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
-                                     std::optional<uint64_t>& span, l4t::SubmitGpfifo h,
-                                     bool later) {
+                                     std::optional<uint64_t>& span, l4t::SubmitGpfifo h, bool later,
+                                     uint64_t writes) {
+  absl::Cleanup never_ran = [&] {
+    if (writes != 0) ctx_.gpu_writes().Dropped(writes);
+  };
   auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
   const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
   const std::optional<uint32_t> own = syncpoint();
@@ -413,8 +430,9 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     // Held back (behind the first held one, in order) until a job on the host makes its wait's
     // value: a SYNCPT_INCR of the guest's, or a later submission of another channel, may.
     if (!own || !ctx_.kept().Kept(*own)) return Result::Done(NvError::kNotSupported);
-    deferred_.push_back({std::move(sent), h, span, g.fence, *own});
+    deferred_.push_back({std::move(sent), h, span, g.fence, *own, writes});
     span.reset();  // the held submission's now
+    writes = 0;
     g.fence = {*own, ctx_.kept().Submitted(*own, std::nullopt, n.made, n.promised)};
     g.flags = 0;
     ctx_.mirror().Expect(*own);  // the poll sends it
@@ -427,6 +445,8 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     return Result::Done(r.nv());
   if (span) copy_->Fence(*span, h.fence.id, h.fence.value);  // reused once the host is past it
   span.reset();
+  if (writes != 0) ctx_.gpu_writes().Fenced(writes, h.fence.id, h.fence.value);
+  writes = 0;
   g.flags = 0;  // detailed_error
   if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
     g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
@@ -492,6 +512,12 @@ void ChannelSession::FlushDeferred() {
     d.h.num_entries = static_cast<uint32_t>(d.sent.size());
     HostCallResult r =
         HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h, ctx_.note());
+    if (d.writes != 0) {  // a job that ran is done at its fence, whichever syncpoint it names
+      if (r.err == 0)
+        ctx_.gpu_writes().Fenced(d.writes, d.h.fence.id, d.h.fence.value);
+      else
+        ctx_.gpu_writes().Dropped(d.writes);
+    }
     if (r.err == 0 && d.h.fence.id == d.own) {
       if (d.span) copy_->Fence(*d.span, d.h.fence.id, d.h.fence.value);
       ctx_.kept().Resolve(d.own, d.h.fence.value);
@@ -515,6 +541,7 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
     // stays on the twin, which the sentry no longer reads.
     absl::MutexLock l(&mu_);
     notifier_.reset();
+    ctx_.gpu_writes().SetNotifier(this, std::nullopt);  // what the host writes there stays there
     return Result::Done(NvError::kSuccess);
   }
   std::shared_ptr<sim::NvmapObject> obj = ctx_.nvmap().Resolve(Tgid(call), a.mem);
@@ -524,6 +551,7 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
     // for it.
     absl::MutexLock l(&mu_);
     notifier_.reset();
+    ctx_.gpu_writes().SetNotifier(this, std::nullopt);  // what the host writes there stays there
     return Result::Done(NvError::kSuccess);
   }
   if (!Inside(a.offset, sizeof(sim::NotifierRecord), obj->size()))
@@ -538,6 +566,8 @@ Result ChannelSession::SetErrorNotifier(Call& call) {
   l4t::SetErrorNotifier h{a.offset, sizeof(sim::NotifierRecord), twin, 0};
   if (HostCallResult r = HostOf(call, l4t::kSetErrorNotifier, h); r.err != 0)
     return Result::Done(r.nv());
+  // The host's kernel writes the record whenever the channel fails: every pull reads it.
+  ctx_.gpu_writes().SetNotifier(this, WriteTarget{obj, a.offset, sizeof(sim::NotifierRecord)});
   absl::MutexLock l(&mu_);
   notifier_ = std::move(obj);
   notifier_offset_ = a.offset;

@@ -77,10 +77,11 @@ class ChannelSession : public HostSession {
   Result Submit(Call& call);
   // The host call of a submission the check passed (or its holding back: `later`, or others are
   // held), and the guest's fence of it. Takes the private copy's `span` (resets it) when the host
-  // or a held submission has it.
+  // or a held submission has it. `writes`: its GpuWrites ticket (0: it writes nothing), given
+  // its fence, or dropped when it never reaches the host.
   Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
                        std::optional<uint64_t>& span, abi::l4t::nvgpu_channel::SubmitGpfifo h,
-                       bool later);
+                       bool later, uint64_t writes);
   // FENCE_WAIT for the host: a guest count of a kept syncpoint becomes the host value of the job
   // that makes it (or no wait when reached; `*later` when no job on the host makes it yet); a
   // host syncpoint's fence passes as it is.
@@ -97,6 +98,7 @@ class ChannelSession : public HostSession {
     std::optional<uint64_t> span;  // the private copy's
     abi::channel::Fence wait;      // the guest's, on a kept syncpoint
     uint32_t own;
+    uint64_t writes = 0;  // its GpuWrites ticket
   };
   // The channel's syncpoint, named by an empty job once the host channel has a gpfifo; the guest's
   // count of it starts then.

@@ -107,10 +107,16 @@ abi::NvError HostContext::PushGuestMemory() {
 }
 
 void HostContext::PullGuestMemory() {
-  absl::StatusOr<TwinCounts> c = twins_.PullAll();
-  if (!c.ok())
-    NVS_LOG_LIMITED(spdlog::level::warn, "host backend: host memory to the guest: {}",
-                    c.status().ToString());
+  // Which jobs are done is asked before anything is read: a job done then wrote all it will.
+  const PullPlan plan = gpu_writes_.Plan(
+      [this](uint32_t id, uint32_t value) { return FencePassed(id, value, false); });
+  absl::StatusOr<TwinCounts> c = twins_.PullAll(plan);
+  if (c.ok()) {
+    gpu_writes_.Retire(plan);
+    return;
+  }
+  NVS_LOG_LIMITED(spdlog::level::warn, "host backend: host memory to the guest: {}",
+                  c.status().ToString());
 }
 
 }  // namespace nvsentry::hostshim::host

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/host/gpu_writes.h"
 #include "hostshim/host/guest_syncpoints.h"
 #include "hostshim/host/host_call.h"
 #include "hostshim/host/host_driver.h"
@@ -34,6 +35,8 @@ class HostContext : private HostFences {
   const HostOptions& options() const { return options_; }
   int nvmap_fd() const { return nvmap_fd_.get(); }
   Twins& twins() { return twins_; }
+  // Where the host's GPU may have written since the guest last saw it (what pulls read).
+  GpuWrites& gpu_writes() { return gpu_writes_; }
   sim::Syncpoints& syncpoints() { return syncpoints_; }
   SyncpointMirror& mirror() { return *mirror_; }
   // The guest's count of its channels' syncpoints (guest_syncpoints.h).
@@ -95,7 +98,8 @@ class HostContext : private HostFences {
   // a twin cannot be filled: InvalidAddress (its guest memory is gone), InsufficientMemory (past
   // twin_bytes: nothing moved).
   abi::NvError PushGuestMemory();
-  // Host -> guest for every twin (before the guest can see what the host's GPU finished).
+  // Host -> guest (before the guest can see what the host's GPU finished): of each twin, what
+  // gpu_writes() says the host's GPU may have written since the last pull.
   void PullGuestMemory();
 
  private:
@@ -111,6 +115,7 @@ class HostContext : private HostFences {
   UniqueFd ctrl_fd_;
   L4tNvmap host_nvmap_;
   Twins twins_;
+  GpuWrites gpu_writes_;
   sim::ModuleMutexes mutexes_;
   sim::GpuControlState gpu_control_;
   absl::Mutex owned_mu_;

@@ -245,11 +245,18 @@ absl::StatusOr<SyncCounts> ObjectMirror::FirstPush(ObjectSide& guest, ObjectSide
 }
 
 absl::StatusOr<SyncCounts> ObjectMirror::Pull(ObjectSide& guest, ObjectSide& host) {
-  SyncCounts counts;
-  if (!agreed_) return counts;
   const Interval whole{0, size_};
+  return Pull(guest, host, {&whole, 1});
+}
+
+absl::StatusOr<SyncCounts> ObjectMirror::Pull(ObjectSide& guest, ObjectSide& host,
+                                              std::span<const Interval> where) {
+  SyncCounts counts;
+  if (!agreed_ || where.empty()) return counts;
+  for (const Interval& i : where)
+    if (i.begin >= i.end || i.end > size_) return absl::OutOfRangeError("outside the object");
   uint64_t reserve = 0;
-  if (absl::Status s = Move(host, guest, {&whole, 1}, &counts, &reserve, true); !s.ok()) return s;
+  if (absl::Status s = Move(host, guest, where, &counts, &reserve, true); !s.ok()) return s;
   return counts;
 }
 
@@ -268,7 +275,9 @@ absl::Status ObjectMirror::ReadAgreed(uint64_t offset, std::span<uint8_t> out) c
 
 absl::Status ObjectMirror::Move(ObjectSide& from, ObjectSide& to, std::span<const Interval> scan,
                                 SyncCounts* counts, uint64_t* reserve, bool force) {
-  std::vector<uint8_t> buf(std::min<uint64_t>(kChunk, size_));
+  uint64_t widest = 0;  // a pull of a few semaphores needs no chunk of a MiB
+  for (const Interval& iv : scan) widest = std::max(widest, iv.end - iv.begin);
+  std::vector<uint8_t> buf(std::min({kChunk, size_, widest}));
   // Writes [a, b) of the chunk at `off` (object offsets).
   const auto write = [&](uint64_t off, std::span<const uint8_t> chunk, uint64_t a,
                          uint64_t b) -> absl::Status {

@@ -93,6 +93,11 @@ class ObjectMirror {
   // Brings the host's changes to the guest, reading the host whole (its GPU may have written any
   // page). Before the first push the host holds nothing the guest gave it: nothing to bring.
   absl::StatusOr<SyncCounts> Pull(ObjectSide& guest, ObjectSide& host);
+  // The same over `where` only (sorted, disjoint, inside the object): where the host's GPU may
+  // have written since the last pull (gpu_writes.h). The rest of the host is taken to hold the
+  // agreed bytes still.
+  absl::StatusOr<SyncCounts> Pull(ObjectSide& guest, ObjectSide& host,
+                                  std::span<const ObjectSide::Interval> where);
   // The agreed bytes at [offset, offset + out.size()) (zero where no page is kept): what the host
   // holds there unless its GPU wrote since (the sentry checks pushbuffers in it). An error before
   // the first push or outside the object.

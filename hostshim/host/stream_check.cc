@@ -46,6 +46,7 @@ void StreamCheck::BeginSubmission() {
   cuts_.clear();
   cuttable_ = true;
   waits_on_own_ = false;
+  footprint_ = {};
 }
 
 void StreamCheck::EndCommand(size_t end) {
@@ -151,7 +152,10 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
                                    method * 4, subch));
   }
   if (cls == kClass3D) return ThreeD(method, value, last_arg);
-  // No other class has a method that moves a syncpoint; some write memory.
+  // No other class has a method that moves a syncpoint; some write memory. Only the DMA and
+  // inline-to-memory classes say where in the stream: a compute launch's shader, or the 2D
+  // class's blit, may write wherever the space maps.
+  if (cls != sim::methods::kClassI2M && cls != sim::methods::kClassDma) footprint_.anywhere = true;
   if (cls == sim::methods::kClassI2M || cls == sim::methods::kClassCompute ||
       cls == sim::methods::kClassDma)
     return Other(cls, method, value);
@@ -218,7 +222,13 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
 
 std::optional<StreamRefusal> StreamCheck::Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
                                                  uint64_t va, uint64_t size) {
-  if (!rules_.reserved || !rules_.reserved(va, size)) return std::nullopt;
+  if (!rules_.reserved || !rules_.reserved(va, size)) {
+    if (footprint_.ranges.size() < WriteFootprint::kMaxRanges)
+      footprint_.ranges.push_back({va, size});
+    else
+      footprint_.anywhere = true;
+    return std::nullopt;
+  }
   return Refuse(cls, method_byte, value,
                 fmt::format("method 0x{:X} of class 0x{:04X} writes 0x{:X} bytes at 0x{:X}, "
                             "memory no stream may write",
@@ -344,6 +354,9 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
       return Increment(kClass3D, byte, value,
                        Bits(value, t::kSyncPointIndexHi, t::kSyncPointIndexLo));
     case t::kSetFalcon04: regs3d_[Index(t::kMmeShadowScratch)] = 1; return std::nullopt;
+    case t::kReportSemaphoreA:
+    case t::kReportSemaphoreB:
+    case t::kReportSemaphoreC: return std::nullopt;  // REPORT_SEMAPHORE_D's operands
     case t::kReportSemaphoreD: {
       if ((value & 3) == t::kReportOpAcquire) return std::nullopt;  // reads
       const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
@@ -359,7 +372,11 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
       return mme_.LoadStart(value) ? std::nullopt : mme_error("LOAD_MME_START_ADDRESS_RAM");
     default: break;
   }
-  if (byte < t::kCallMmeMacro) return std::nullopt;
+  if (byte < t::kCallMmeMacro) {
+    // A draw, a clear, a query...: render targets and shaders' stores are not in the stream.
+    footprint_.anywhere = true;
+    return std::nullopt;
+  }
   // CALL_MME_MACRO(j) starts a call, CALL_MME_DATA(j) adds parameters; the command's last
   // argument runs it.
   if (in_macro_) return Refuse(kClass3D, byte, value, "a macro calling a macro");

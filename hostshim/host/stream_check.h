@@ -61,6 +61,21 @@ struct StreamCut {
   uint32_t begin = 0, end = 0;  // words [begin, end) of the entry
 };
 
+// Where a submission's words may make the GPU write (gpu_writes.h): the ranges of the writes
+// whose address is in the stream, or `anywhere` when a method may write where the stream does not
+// say (any 3D-class method but the few decoded ones, any compute- or 2D-class method, any other
+// class: a draw's render targets, a shader's stores, a blit's destination), or when the ranges
+// passed kMaxRanges.
+struct WriteFootprint {
+  static constexpr size_t kMaxRanges = 4096;
+  struct Range {
+    uint64_t va, size;
+  };
+  std::vector<Range> ranges;
+  bool anywhere = false;
+  bool empty() const { return ranges.empty() && !anywhere; }
+};
+
 struct StreamRules {
   const sim::StreamPolicy* policy = nullptr;  // null: every GM20B class may be bound
   std::function<bool(uint32_t id)> owns;      // the syncpoints a stream may increment
@@ -88,6 +103,8 @@ class StreamCheck {
   bool cuttable() const { return cuttable_; }
   // Whether the words wait (SYNCPOINTB) on a syncpoint the guest owns.
   bool waits_on_own() const { return waits_on_own_; }
+  // Where this submission's words may make the GPU write.
+  const WriteFootprint& footprint() const { return footprint_; }
   // FORCE_RESET: nothing bound, no registers, no macros.
   void Reset();
 
@@ -102,7 +119,8 @@ class StreamCheck {
                                      bool last_arg);
   std::optional<StreamRefusal> HostMethod(uint32_t subch, uint32_t method, uint32_t value);
   std::optional<StreamRefusal> ThreeD(uint32_t method, uint32_t value, bool last_arg);
-  // A write of [va, va + size) by method `method_byte` of class `cls`: refused when reserved.
+  // A write of [va, va + size) by method `method_byte` of class `cls`: refused when reserved,
+  // else noted in the footprint.
   std::optional<StreamRefusal> Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
                                       uint64_t va, uint64_t size);
   // Methods of the inline-to-memory, compute and DMA classes: their registers, their launches.
@@ -133,6 +151,7 @@ class StreamCheck {
   Wrote wrote_ = Wrote::kOther;
   bool command_increments_ = false, command_other_ = false;
   std::vector<StreamCut> cuts_;  // this submission's
+  WriteFootprint footprint_;     // this submission's
   bool cuttable_ = true, waits_on_own_ = false;
 };
 

@@ -21,6 +21,20 @@ sim::ChannelError Unmapped(uint64_t va, std::string what) {
 
 }  // namespace
 
+std::vector<WriteTarget> GpuWriteTargets(const HostAddressSpace* space, const WriteFootprint& f) {
+  std::vector<WriteTarget> targets;
+  if (space == nullptr || f.empty()) return targets;
+  std::vector<HostAddressSpace::Piece> pieces;
+  if (f.anywhere) {
+    space->AllPieces(&pieces);
+  } else {
+    for (const WriteFootprint::Range& r : f.ranges) space->MappedPieces(r.va, r.size, &pieces);
+  }
+  targets.reserve(pieces.size());
+  for (HostAddressSpace::Piece& p : pieces) targets.push_back({p.object, p.offset, p.size});
+  return targets;
+}
+
 sim::ChannelError ErrorOfRefusal(const StreamRefusal& r) {
   sim::ChannelError e;
   const bool engine = abi::FindGpuClass(r.error_class) != nullptr;

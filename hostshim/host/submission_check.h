@@ -16,6 +16,7 @@
 
 #include "abi/devices/channel.h"
 #include "abi/nverror.h"
+#include "hostshim/host/gpu_writes.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/stream_check.h"
 #include "hostshim/host/twins.h"
@@ -36,6 +37,11 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
                                   std::span<const abi::channel::GpfifoEntry> entries,
                                   StreamCheck& check,
                                   std::vector<uint32_t>* checked_words = nullptr);
+
+// Where in the guest's objects a submission with footprint `f` may make the GPU write, through
+// `space`'s mappings now (may be null: nothing mapped, nothing written): what GpuWrites keeps for
+// the pulls until the job is done.
+std::vector<WriteTarget> GpuWriteTargets(const HostAddressSpace* space, const WriteFootprint& f);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.

@@ -117,13 +117,15 @@ absl::StatusOr<uint32_t> Twins::HandleOf(const std::shared_ptr<sim::NvmapObject>
   return *handle;
 }
 
-absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c) {
+absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c,
+                            std::optional<std::span<const ObjectSide::Interval>> where) {
   GuestSide guest(object);
   guest.full_compare_ = full_compare_.load(std::memory_order_relaxed);
   HostSide host(host_, t.handle);
   absl::MutexLock l(&t.mu);
-  absl::StatusOr<SyncCounts> r =
-      d == Direction::kPush ? t.mirror.Push(guest, host) : t.mirror.Pull(guest, host);
+  absl::StatusOr<SyncCounts> r = d == Direction::kPush ? t.mirror.Push(guest, host)
+                                 : where               ? t.mirror.Pull(guest, host, *where)
+                                                       : t.mirror.Pull(guest, host);
   if (!r.ok()) return r.status();
   c->bytes_read += r->bytes_read;
   c->bytes_moved += r->bytes_moved;
@@ -133,8 +135,11 @@ absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, Sync
 
 absl::StatusOr<TwinCounts> Twins::PushAll() { return SyncAll(Direction::kPush); }
 absl::StatusOr<TwinCounts> Twins::PullAll() { return SyncAll(Direction::kPull); }
+absl::StatusOr<TwinCounts> Twins::PullAll(const PullPlan& plan) {
+  return SyncAll(Direction::kPull, plan.everything ? nullptr : &plan);
+}
 
-absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
+absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d, const PullPlan* plan) {
   Sweep();  // a freed object's twin goes at the next sync, not only at the next new twin
   std::vector<std::shared_ptr<Twin>> all;
   {
@@ -146,7 +151,12 @@ absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d) {
   for (const std::shared_ptr<Twin>& t : all) {
     std::shared_ptr<sim::NvmapObject> object = t->object.lock();
     if (object == nullptr) continue;  // freed: Sweep drops it
-    absl::Status s = SyncOne(*t, *object, d, &counts.moved);
+    std::optional<std::span<const ObjectSide::Interval>> where;
+    if (plan != nullptr) {
+      where = plan->Of(object.get());
+      if (where->empty()) continue;  // nothing of it the GPU may have written
+    }
+    absl::Status s = SyncOne(*t, *object, d, &counts.moved, where);
     if (!s.ok()) {
       // The guest's memory behind a live object went away (it unmapped what the object names):
       // the twin keeps what it last held, as a real nvmap's pinned pages outlive the guest's

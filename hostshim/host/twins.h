@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
+#include "hostshim/host/gpu_writes.h"
 #include "hostshim/host/object_mirror.h"
 #include "hostshim/sim/memory/nvmap.h"
 
@@ -60,6 +61,8 @@ class Twins {
   // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
   // guest memory is gone is skipped (its object is being freed).
   absl::StatusOr<TwinCounts> PullAll();
+  // The same over what `plan` names (gpu_writes.h): a twin it does not name is not read.
+  absl::StatusOr<TwinCounts> PullAll(const PullPlan& plan);
   // The bytes both sides last agreed on at [offset, offset + out.size()) of `object`'s twin
   // (ObjectMirror::ReadAgreed), under the twin's lock: what the host GPU will read there. An error
   // when the object has no twin or the range is outside it.
@@ -95,8 +98,10 @@ class Twins {
     ObjectMirror mirror ABSL_GUARDED_BY(mu);
   };
   enum class Direction { kPush, kPull };
-  absl::StatusOr<TwinCounts> SyncAll(Direction d);
-  absl::Status SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c);
+  // `plan`: a pull's ranges (null: every twin whole).
+  absl::StatusOr<TwinCounts> SyncAll(Direction d, const PullPlan* plan = nullptr);
+  absl::Status SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c,
+                       std::optional<std::span<const ObjectSide::Interval>> where = std::nullopt);
   std::shared_ptr<Twin> Find(const sim::NvmapObject& object);
 
   HostNvmap& host_;

@@ -295,5 +295,61 @@ TEST_F(HostStreamCheck, AnIncrementSharingItsCommandOrWaitingOnItsOwnSyncpointIs
   EXPECT_FALSE(check_.waits_on_own());
 }
 
+// Where a submission's words may make the GPU write (what the pulls read, gpu_writes.h): the
+// writes whose address is in the stream, by range; anywhere once a method may write where the
+// stream does not say (a 3D-class draw or state, any compute- or 2D-class method); nothing for
+// words that write nothing. Each submission starts over.
+TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
+  using Range = WriteFootprint::Range;
+  const auto ranges = [&] {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const Range& r : check_.footprint().ranges) out.emplace_back(r.va, r.size);
+    return out;
+  };
+  const uint64_t sem = 0x12'0000'1000, dst = 0x12'0040'0000;
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  // Binding classes and a host semaphore acquire write nothing.
+  ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5}));
+  EXPECT_TRUE(check_.footprint().empty());
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 1, 1}));
+  EXPECT_TRUE(check_.footprint().empty());
+  // A host semaphore release: its 16 bytes.
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 7, 2 | (1u << 24)}));
+  EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
+  EXPECT_FALSE(check_.footprint().anywhere);
+  // A DMA pitch copy of 3 lines of 256 bytes, 4096 apart, then its semaphore: both ranges.
+  ASSERT_FALSE(Run({Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, 3, Inc(4, 0x240, 3),
+                    hi(sem), lo(sem), 1, Inc(4, 0x300, 1), 2 | (1u << 7) | (1u << 8) | (1u << 9),
+                    Inc(4, 0x300, 1), 1u << 3}));
+  EXPECT_EQ(ranges(),
+            (std::vector<std::pair<uint64_t, uint64_t>>{{dst, 2 * 4096 + 256}, {sem, 16}}));
+  EXPECT_FALSE(check_.footprint().anywhere);
+  // The 3D class's report semaphore alone is a range; any other 3D method (a draw's state, here
+  // a vertex count) may write render targets or through shaders: anywhere.
+  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), hi(sem), lo(sem), 1, 0}));
+  EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
+  EXPECT_FALSE(check_.footprint().anywhere);
+  ASSERT_FALSE(Run({Inc(0, 0x1238, 1), 3}));
+  EXPECT_TRUE(check_.footprint().anywhere);
+  // A compute-class or 2D-class method: anywhere.
+  policy_.classes = {0xB197, 0xB0B5, 0xB1C0, 0x902D};
+  ASSERT_FALSE(Run({Inc(5, 0x000, 1), 0xB1C0, Inc(6, 0x000, 1), 0x902D}));
+  EXPECT_TRUE(check_.footprint().empty());
+  ASSERT_FALSE(Run({Inc(5, 0x2B4, 1), 0}));
+  EXPECT_TRUE(check_.footprint().anywhere);
+  ASSERT_FALSE(Run({Inc(6, 0x2B4, 1), 0}));
+  EXPECT_TRUE(check_.footprint().anywhere);
+  // Past kMaxRanges writes in one submission: anywhere, not an unbounded list.
+  std::vector<uint32_t> many;
+  for (size_t i = 0; i <= WriteFootprint::kMaxRanges; ++i) {
+    const uint64_t at = sem + 16 * i;
+    many.insert(many.end(), {Inc(0, 0x10, 4), hi(at), lo(at), 1, 2});
+  }
+  ASSERT_FALSE(Run(many));
+  EXPECT_TRUE(check_.footprint().anywhere);
+  EXPECT_EQ(check_.footprint().ranges.size(), WriteFootprint::kMaxRanges);
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::host

@@ -95,6 +95,36 @@ TEST_F(HostTwinsTest, FirstUseMakesAndFillsTheTwinOnceAndPullsBringGpuWrites) {
   EXPECT_EQ(host_.objects.at(*h)[20], 9);
 }
 
+// A pull with a plan (gpu_writes.h) reads what the plan names and no other byte: a GPU write the
+// plan names arrives, and of a twin the plan does not name nothing is read.
+TEST_F(HostTwinsTest, APlannedPullReadsOnlyWhatThePlanNames) {
+  uint32_t gh = 0;
+  auto obj = Object(&gh);
+  Twins twins(host_);
+  auto h = twins.HandleOf(obj);
+  ASSERT_TRUE(h.ok()) << h.status();
+  host_.objects.at(*h)[100] = 5;   // named
+  host_.objects.at(*h)[9000] = 6;  // not named (no GPU could have written it, by the plan)
+  PullPlan plan;
+  plan.where[obj.get()] = {{96, 112}};
+  auto c = twins.PullAll(plan);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->moved.bytes_read, 16u);
+  EXPECT_EQ(mem_[100], 5);
+  EXPECT_EQ(mem_[9000], 0);
+  PullPlan none;
+  c = twins.PullAll(none);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->moved.bytes_read, 0u);
+  EXPECT_EQ(c->twins, 0u);
+  // `everything`: every twin whole, as before the record.
+  none.everything = true;
+  c = twins.PullAll(none);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->moved.bytes_read, kSize);
+  EXPECT_EQ(mem_[9000], 6);
+}
+
 TEST_F(HostTwinsTest, TheTwinGoesWithTheGuestObject) {
   Twins twins(host_);
   TwinThenFree(twins);

@@ -1,0 +1,94 @@
+#include "hostshim/host/gpu_writes.h"
+
+#include <algorithm>
+
+namespace nvsentry::hostshim::host {
+
+std::span<const ObjectSide::Interval> PullPlan::Of(const sim::NvmapObject* object) const {
+  auto it = where.find(object);
+  if (it == where.end()) return {};
+  return it->second;
+}
+
+uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets) {
+  absl::MutexLock l(&mu_);
+  const uint64_t ticket = next_++;
+  jobs_.emplace(ticket, Job{channel, std::move(targets), std::nullopt, false});
+  return ticket;
+}
+
+void GpuWrites::Fenced(uint64_t ticket, uint32_t id, uint32_t value) {
+  absl::MutexLock l(&mu_);
+  if (auto it = jobs_.find(ticket); it != jobs_.end()) it->second.fence = {id, value};
+}
+
+void GpuWrites::Dropped(uint64_t ticket) {
+  absl::MutexLock l(&mu_);
+  jobs_.erase(ticket);
+}
+
+void GpuWrites::SetNotifier(const void* channel, std::optional<WriteTarget> record) {
+  absl::MutexLock l(&mu_);
+  if (record)
+    notifiers_[channel] = std::move(*record);
+  else
+    notifiers_.erase(channel);
+}
+
+void GpuWrites::ChannelGone(const void* channel) {
+  absl::MutexLock l(&mu_);
+  for (auto& [_, job] : jobs_)
+    if (job.channel == channel && job.fence) job.gone = true;  // the held ones never ran there
+}
+
+PullPlan GpuWrites::Plan(const Passed& passed) {
+  std::vector<WriteTarget> targets;
+  PullPlan plan;
+  {
+    absl::MutexLock l(&mu_);
+    for (auto& [ticket, job] : jobs_) {
+      bool done = job.gone;
+      if (!done && job.fence) done = passed(job.fence->first, job.fence->second);
+      if (done) plan.retire.push_back(ticket);
+      targets.insert(targets.end(), job.targets.begin(), job.targets.end());
+    }
+    for (const auto& [_, record] : notifiers_) targets.push_back(record);
+    plan.everything = jobs_.size() > kMaxJobs;
+  }
+  if (plan.everything) return plan;
+  // Per object: its ranges, clipped to it, sorted and merged.
+  absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<sim::NvmapObject>> objects;
+  for (const WriteTarget& t : targets) {
+    std::shared_ptr<sim::NvmapObject> o = t.object.lock();
+    if (o == nullptr || t.offset >= o->size() || t.size == 0) continue;
+    const uint64_t end = t.offset + std::min(t.size, o->size() - t.offset);
+    plan.where[o.get()].push_back({t.offset, end});
+    objects.emplace(o.get(), std::move(o));
+  }
+  for (auto& [_, ranges] : plan.where) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const auto& a, const auto& b) { return a.begin < b.begin; });
+    std::vector<ObjectSide::Interval> merged;
+    for (const ObjectSide::Interval& r : ranges) {
+      if (!merged.empty() && r.begin <= merged.back().end)
+        merged.back().end = std::max(merged.back().end, r.end);
+      else
+        merged.push_back(r);
+    }
+    ranges = std::move(merged);
+  }
+  for (auto& [_, o] : objects) plan.alive.push_back(std::move(o));
+  return plan;
+}
+
+void GpuWrites::Retire(const PullPlan& plan) {
+  absl::MutexLock l(&mu_);
+  for (uint64_t ticket : plan.retire) jobs_.erase(ticket);
+}
+
+size_t GpuWrites::pending() const {
+  absl::MutexLock l(&mu_);
+  return jobs_.size();
+}
+
+}  // namespace nvsentry::hostshim::host

@@ -1,0 +1,91 @@
+// Where the host's GPU may have written guest objects that the guest has not yet seen: what a pull
+// (Twins::PullAll) must read from the host, so that it reads that and not every twin whole
+// (docs/host-passthrough.md, "Memory"). A GPU write leaves no mark a CPU's page tables can show,
+// so the record comes from the stream check: each job the host runs brings the ranges its words
+// write where the address is in the stream (semaphores, DMA and inline-to-memory destinations),
+// or, when its words may write where the stream does not say (a draw, a compute launch, the 2D
+// class: stream_check.h's WriteFootprint::anywhere), every object its address space maps. A job's
+// ranges are pulled until a pull that began after the host had passed the job's fence; the
+// channel's error notifier record, which the host's kernel may write at any time, is pulled
+// always.
+//
+// Over-reading is only slower; under-reading would leave the guest stale bytes. So every
+// uncertainty widens the plan: a job whose fence is not known yet stays, a job of a channel whose
+// host channel went stays until the next pull, a job whose stream writes at more places than
+// the check keeps counts as writing anywhere.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "hostshim/host/object_mirror.h"
+#include "hostshim/sim/memory/nvmap.h"
+
+namespace nvsentry::hostshim::host {
+
+// [offset, offset + size) of a guest object the GPU may write.
+struct WriteTarget {
+  std::weak_ptr<sim::NvmapObject> object;
+  uint64_t offset = 0, size = 0;
+};
+
+// What one pull reads: per object, sorted disjoint ranges; and the jobs it retires.
+struct PullPlan {
+  absl::flat_hash_map<const sim::NvmapObject*, std::vector<ObjectSide::Interval>> where;
+  std::vector<std::shared_ptr<sim::NvmapObject>> alive;  // held while the pull runs
+  std::vector<uint64_t> retire;                          // tickets, once the pull is done
+  // Every twin whole (the record outgrew GpuWrites::kMaxJobs): what a pull did before the record.
+  bool everything = false;
+  // The ranges of `object` to read; empty: none.
+  std::span<const ObjectSide::Interval> Of(const sim::NvmapObject* object) const;
+};
+
+class GpuWrites {
+ public:
+  // Jobs kept at most (the mirror's poll pulls once their fences pass, so more means a guest
+  // whose jobs do not finish); past it, pulls read every twin whole until the jobs retire.
+  static constexpr size_t kMaxJobs = 4096;
+  using Passed = std::function<bool(uint32_t id, uint32_t value)>;
+
+  // A job about to reach the host, which may write `targets`; `channel` names its channel. Its
+  // ticket, for Fenced or Dropped.
+  uint64_t Add(const void* channel, std::vector<WriteTarget> targets);
+  // The host took the job; it is done once the host passes (id, value).
+  void Fenced(uint64_t ticket, uint32_t id, uint32_t value);
+  // The job never reached the host.
+  void Dropped(uint64_t ticket);
+  // The channel's error notifier record (nullopt: none), written by the host's kernel at any time.
+  void SetNotifier(const void* channel, std::optional<WriteTarget> record);
+  // The channel's host channel is gone (closed, or renewed by FORCE_RESET): the jobs it took
+  // (Fenced) write nothing after the next pull, which retires them.
+  void ChannelGone(const void* channel);
+
+  // What the next pull reads, given which fences the host has passed (asked now, before the pull
+  // reads anything: a job passed then has written all it will).
+  PullPlan Plan(const Passed& passed);
+  // The pull of `plan` is done: its retired jobs go.
+  void Retire(const PullPlan& plan);
+
+  size_t pending() const;
+
+ private:
+  struct Job {
+    const void* channel;
+    std::vector<WriteTarget> targets;
+    std::optional<std::pair<uint32_t, uint32_t>> fence;
+    bool gone = false;  // its channel's host channel went
+  };
+  mutable absl::Mutex mu_;
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::btree_map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const void*, WriteTarget> notifiers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace nvsentry::hostshim::host
