@@ -389,11 +389,11 @@ Result ChannelSession::Submit(Call& call) {
   // job keeps the wait for idle before its fence (SUPPRESS_WFI off): its fence then means its
   // writes have landed, which is when GpuWrites may stop pulling them.
   std::vector<WriteTarget> targets = GpuWriteTargets(space.get(), check_.footprint());
+  const bool writes_memory = !targets.empty();
   uint64_t writes = 0;
-  if (!targets.empty()) {
-    writes = ctx_.gpu_writes().Add(this, std::move(targets));
-    h.flags &= ~ch::kSuppressWfi;
-  }
+  if (writes_memory || check_.footprint().waits)
+    writes = ctx_.gpu_writes().Add(this, std::move(targets), check_.footprint().waits);
+  if (writes_memory) h.flags &= ~ch::kSuppressWfi;
   return SubmitChecked(call, host_entries, span, h, later, writes);
 }
 
@@ -500,6 +500,7 @@ void ChannelSession::FlushDeferred() {
   // refresh brought us here): the next poll flushes again.
   if (!submit_mu_.TryLock()) return;
   absl::Cleanup unlock = [this] { submit_mu_.Unlock(); };
+  bool pushed = false;
   while (!deferred_.empty()) {
     Deferred& d = deferred_.front();
     if (d.h.flags & ch::kFenceWait) {
@@ -508,6 +509,10 @@ void ChannelSession::FlushDeferred() {
       HostFenceWait(d.wait, &d.h, &later);
       if (later) return;
     }
+    // What the guest's CPU wrote since these were held reaches the host before they start, as
+    // their GPU would see it.
+    if (!pushed) ctx_.PushGuestMemory();
+    pushed = true;
     d.h.gpfifo = reinterpret_cast<uint64_t>(d.sent.data());
     d.h.num_entries = static_cast<uint32_t>(d.sent.size());
     HostCallResult r =

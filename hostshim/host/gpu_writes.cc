@@ -10,11 +10,24 @@ std::span<const ObjectSide::Interval> PullPlan::Of(const sim::NvmapObject* objec
   return it->second;
 }
 
-uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets) {
+uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets, bool waits) {
   absl::MutexLock l(&mu_);
   const uint64_t ticket = next_++;
-  jobs_.emplace(ticket, Job{channel, std::move(targets), std::nullopt, false});
+  jobs_.emplace(ticket, Job{channel, std::move(targets), std::nullopt, false, waits});
+  if (waits) ++waiting_;
   return ticket;
+}
+
+void GpuWrites::Erase(uint64_t ticket) {
+  auto it = jobs_.find(ticket);
+  if (it == jobs_.end()) return;
+  if (it->second.waits) --waiting_;
+  jobs_.erase(it);
+}
+
+bool GpuWrites::AnyWaits() const {
+  absl::MutexLock l(&mu_);
+  return waiting_ != 0;
 }
 
 void GpuWrites::Fenced(uint64_t ticket, uint32_t id, uint32_t value) {
@@ -24,7 +37,7 @@ void GpuWrites::Fenced(uint64_t ticket, uint32_t id, uint32_t value) {
 
 void GpuWrites::Dropped(uint64_t ticket) {
   absl::MutexLock l(&mu_);
-  jobs_.erase(ticket);
+  Erase(ticket);
 }
 
 void GpuWrites::SetNotifier(const void* channel, std::optional<WriteTarget> record) {
@@ -83,7 +96,7 @@ PullPlan GpuWrites::Plan(const Passed& passed) {
 
 void GpuWrites::Retire(const PullPlan& plan) {
   absl::MutexLock l(&mu_);
-  for (uint64_t ticket : plan.retire) jobs_.erase(ticket);
+  for (uint64_t ticket : plan.retire) Erase(ticket);
 }
 
 size_t GpuWrites::pending() const {

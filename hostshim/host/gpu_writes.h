@@ -54,9 +54,9 @@ class GpuWrites {
   static constexpr size_t kMaxJobs = 4096;
   using Passed = std::function<bool(uint32_t id, uint32_t value)>;
 
-  // A job about to reach the host, which may write `targets`; `channel` names its channel. Its
-  // ticket, for Fenced or Dropped.
-  uint64_t Add(const void* channel, std::vector<WriteTarget> targets);
+  // A job about to reach the host, which may write `targets`, and may wait for memory the CPU
+  // writes (`waits`); `channel` names its channel. Its ticket, for Fenced or Dropped.
+  uint64_t Add(const void* channel, std::vector<WriteTarget> targets, bool waits = false);
   // The host took the job; it is done once the host passes (id, value).
   void Fenced(uint64_t ticket, uint32_t id, uint32_t value);
   // The job never reached the host.
@@ -74,6 +74,9 @@ class GpuWrites {
   void Retire(const PullPlan& plan);
 
   size_t pending() const;
+  // Whether a job that may wait for memory the CPU writes is in the record (until a pull retires
+  // it): then the guest's CPU writes must go on reaching the host while it runs.
+  bool AnyWaits() const;
 
  private:
   struct Job {
@@ -81,11 +84,14 @@ class GpuWrites {
     std::vector<WriteTarget> targets;
     std::optional<std::pair<uint32_t, uint32_t>> fence;
     bool gone = false;  // its channel's host channel went
+    bool waits = false;
   };
+  void Erase(uint64_t ticket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   mutable absl::Mutex mu_;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
   absl::btree_map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<const void*, WriteTarget> notifiers_ ABSL_GUARDED_BY(mu_);
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // jobs with `waits`
 };
 
 }  // namespace nvsentry::hostshim::host

@@ -37,7 +37,11 @@ HostContext::HostContext(const HostOptions& options, UniqueFd nvmap_fd, UniqueFd
       syncpoints_, [this](uint32_t id) { return ReadHostSyncpoint(id); },
       [this] { PullGuestMemory(); });
   mirror_->SetGuestSyncpoints(&kept_);
-  mirror_->SetBeforePoll([this] { PushGuestMemory(); });
+  // Only while a job that may wait for memory the CPU writes runs: each push compares every
+  // page the guest touched, and the poll runs every 20 us to 1 ms.
+  mirror_->SetBeforePoll([this] {
+    if (gpu_writes_.AnyWaits()) PushGuestMemory();
+  });
   mirror_->SetAfterPoll([this] { FlushDeferred(); });
 }
 

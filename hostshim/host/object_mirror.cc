@@ -25,13 +25,34 @@ size_t NextDiff(const uint8_t* a, const uint8_t* b, size_t i, size_t n) {
   return i;
 }
 
+// The first index at or after `i` where a and b agree (or n). Word at a time too: a page the
+// CPU rewrote differs in nearly every byte (byte at a time, this loop was most of a push).
 size_t NextSame(const uint8_t* a, const uint8_t* b, size_t i, size_t n) {
+  constexpr uint64_t kLow = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  while (i < n && (i % 8) != 0 && a[i] != b[i]) ++i;
+  while (i + 8 <= n) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    const uint64_t v = x ^ y;
+    if (((v - kLow) & ~v & kHigh) != 0) break;  // some byte of v is zero: an equal byte
+    i += 8;
+  }
   while (i < n && a[i] != b[i]) ++i;
   return i;
 }
 
 constexpr uint64_t kPage = ObjectMirror::kPage;
 constexpr uint8_t kZero[kPage] = {};
+
+// The calling thread's chunk buffer, `n` <= ObjectMirror::kChunk bytes of it: allocated once
+// per thread and never zeroed, since a fresh MiB per sync (zeroed, and faulted in page by page)
+// cost a MiB-sized object's sync as much as its compare.
+std::span<uint8_t> Scratch(size_t n) {
+  thread_local std::unique_ptr<uint8_t[]> buf;
+  if (buf == nullptr) buf.reset(new uint8_t[ObjectMirror::kChunk]);
+  return {buf.get(), n};
+}
 
 bool AllZero(const uint8_t* p, size_t n) {
   return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
@@ -159,7 +180,7 @@ absl::StatusOr<uint64_t> ObjectMirror::Reserve(ObjectSide& guest, std::span<cons
   // Too many pages touched for the pessimistic charge: count those the guest made other than
   // zero (pages it only read, say, cost nothing).
   uint64_t need = 0;
-  std::vector<uint8_t> buf(std::min<uint64_t>(kChunk, size_));
+  std::span<uint8_t> buf = Scratch(std::min<uint64_t>(kChunk, size_));
   for (const Interval& iv : scan) {
     for (uint64_t off = iv.begin; off < iv.end; off += kChunk) {
       const size_t n = std::min<uint64_t>(kChunk, iv.end - off);
@@ -277,7 +298,7 @@ absl::Status ObjectMirror::Move(ObjectSide& from, ObjectSide& to, std::span<cons
                                 SyncCounts* counts, uint64_t* reserve, bool force) {
   uint64_t widest = 0;  // a pull of a few semaphores needs no chunk of a MiB
   for (const Interval& iv : scan) widest = std::max(widest, iv.end - iv.begin);
-  std::vector<uint8_t> buf(std::min({kChunk, size_, widest}));
+  std::span<uint8_t> buf = Scratch(std::min({kChunk, size_, widest}));
   // Writes [a, b) of the chunk at `off` (object offsets).
   const auto write = [&](uint64_t off, std::span<const uint8_t> chunk, uint64_t a,
                          uint64_t b) -> absl::Status {

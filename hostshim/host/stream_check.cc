@@ -155,7 +155,8 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
   // No other class has a method that moves a syncpoint; some write memory. Only the DMA and
   // inline-to-memory classes say where in the stream: a compute launch's shader, or the 2D
   // class's blit, may write wherever the space maps.
-  if (cls != sim::methods::kClassI2M && cls != sim::methods::kClassDma) footprint_.anywhere = true;
+  if (cls != sim::methods::kClassI2M && cls != sim::methods::kClassDma)
+    footprint_.anywhere = footprint_.waits = true;
   if (cls == sim::methods::kClassI2M || cls == sim::methods::kClassCompute ||
       cls == sim::methods::kClassDma)
     return Other(cls, method, value);
@@ -212,7 +213,10 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
     case Index(h::kSemaphoreB): sem_b_ = value; return std::nullopt;
     case Index(h::kSemaphoreD): {
       const uint32_t op = value & 0x1F;
-      if ((op & (h::kSemOpRelease | h::kSemOpReduction)) == 0) return std::nullopt;  // reads
+      if ((op & (h::kSemOpRelease | h::kSemOpReduction)) == 0) {  // an acquire: reads, waits
+        footprint_.waits = true;
+        return std::nullopt;
+      }
       const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
       return Writes(kClassHost, h::kSemaphoreD, value, va, 16);
     }
@@ -358,7 +362,10 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
     case t::kReportSemaphoreB:
     case t::kReportSemaphoreC: return std::nullopt;  // REPORT_SEMAPHORE_D's operands
     case t::kReportSemaphoreD: {
-      if ((value & 3) == t::kReportOpAcquire) return std::nullopt;  // reads
+      if ((value & 3) == t::kReportOpAcquire) {  // reads, waits
+        footprint_.waits = true;
+        return std::nullopt;
+      }
       const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
                           (regs3d_[Index(t::kReportSemaphoreB)] & ~3u);
       return Writes(kClass3D, byte, value, va, 16);
@@ -374,7 +381,7 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
   }
   if (byte < t::kCallMmeMacro) {
     // A draw, a clear, a query...: render targets and shaders' stores are not in the stream.
-    footprint_.anywhere = true;
+    footprint_.anywhere = footprint_.waits = true;
     return std::nullopt;
   }
   // CALL_MME_MACRO(j) starts a call, CALL_MME_DATA(j) adds parameters; the command's last

@@ -73,6 +73,10 @@ struct WriteFootprint {
   };
   std::vector<Range> ranges;
   bool anywhere = false;
+  // The words may wait for memory the CPU writes (a semaphore acquire; or anything that sets
+  // `anywhere`, since a shader may spin on memory too): while such a job runs, the guest's CPU
+  // writes go on reaching the host (HostContext's poll).
+  bool waits = false;
   bool empty() const { return ranges.empty() && !anywhere; }
 };
 

@@ -124,6 +124,25 @@ TEST_F(HostGpuWrites, ADroppedJobIsForgottenAndAFreedObjectIsNotRead) {
   EXPECT_TRUE(plan.where.empty());
 }
 
+// A job that may wait for memory the CPU writes keeps AnyWaits true until a pull retires it, even
+// when it writes nothing; a dropped one stops counting at once.
+TEST_F(HostGpuWrites, AWaitingJobCountsUntilItRetires) {
+  EXPECT_FALSE(writes_.AnyWaits());
+  const uint64_t job = writes_.Add(&channel_, {}, true);
+  const uint64_t other = writes_.Add(&channel_, {}, true);
+  EXPECT_TRUE(writes_.AnyWaits());
+  writes_.Dropped(other);
+  writes_.Fenced(job, 7, 1);
+  PullPlan plan = writes_.Plan(Passed());
+  writes_.Retire(plan);
+  EXPECT_TRUE(writes_.AnyWaits()) << "its fence has not passed";
+  passed_[7] = 1;
+  plan = writes_.Plan(Passed());
+  EXPECT_TRUE(plan.where.empty());
+  writes_.Retire(plan);
+  EXPECT_FALSE(writes_.AnyWaits());
+}
+
 TEST_F(HostGpuWrites, PastKMaxJobsAPullReadsEverything) {
   auto a = Object(0x1000);
   for (size_t i = 0; i <= GpuWrites::kMaxJobs; ++i) writes_.Add(&channel_, {{a, 0, 16}});

@@ -123,6 +123,38 @@ TEST(HostObjectMirror, NeighbouringBytesOfOneWordStayTheirOwners) {
   EXPECT_EQ(host.bytes[9], 2);
 }
 
+// Runs of changed bytes are found exactly wherever they start and end within a word, across
+// words and across pages: each run is one write of exactly its bytes (the compare goes a word at
+// a time both ways).
+TEST(HostObjectMirror, EachRunOfChangedBytesIsOneWriteOfExactlyItsBytes) {
+  constexpr size_t kSize = 3 * 4096;
+  VectorSide guest(kSize), host(kSize);
+  ObjectMirror m(kSize);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  const std::vector<std::pair<size_t, size_t>> runs = {{3, 5},
+                                                       {8, 16},
+                                                       {17, 40},
+                                                       {41, 42},
+                                                       {100, 4096 + 9},
+                                                       {4096 + 11, 2 * 4096 + 3},
+                                                       {kSize - 1, kSize}};
+  for (auto [b, e] : runs)
+    for (size_t i = b; i < e; ++i) guest.bytes[i] = static_cast<uint8_t>(1 + i % 251);
+  host.write_offsets.clear();
+  host.writes = 0;
+  host.written = 0;
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  std::vector<uint64_t> starts;
+  uint64_t total = 0;
+  for (auto [b, e] : runs) {
+    starts.push_back(b);
+    total += e - b;
+  }
+  EXPECT_EQ(host.write_offsets, starts);
+  EXPECT_EQ(host.written, total);
+  EXPECT_EQ(host.bytes, guest.bytes);
+}
+
 TEST(HostObjectMirror, AByteBothChangedTakesTheHostsAtAPull) {
   VectorSide guest(16), host(16);
   ObjectMirror m(16);

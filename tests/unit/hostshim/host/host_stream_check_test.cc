@@ -314,10 +314,12 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   EXPECT_TRUE(check_.footprint().empty());
   ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 1, 1}));
   EXPECT_TRUE(check_.footprint().empty());
+  EXPECT_TRUE(check_.footprint().waits) << "an acquire waits for memory";
   // A host semaphore release: its 16 bytes.
   ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 7, 2 | (1u << 24)}));
   EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
   EXPECT_FALSE(check_.footprint().anywhere);
+  EXPECT_FALSE(check_.footprint().waits);
   // A DMA pitch copy of 3 lines of 256 bytes, 4096 apart, then its semaphore: both ranges.
   ASSERT_FALSE(Run({Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, 3, Inc(4, 0x240, 3),
                     hi(sem), lo(sem), 1, Inc(4, 0x300, 1), 2 | (1u << 7) | (1u << 8) | (1u << 9),
@@ -330,8 +332,12 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), hi(sem), lo(sem), 1, 0}));
   EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
   EXPECT_FALSE(check_.footprint().anywhere);
+  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), hi(sem), lo(sem), 1, 1}));  // its acquire
+  EXPECT_TRUE(check_.footprint().empty());
+  EXPECT_TRUE(check_.footprint().waits);
   ASSERT_FALSE(Run({Inc(0, 0x1238, 1), 3}));
   EXPECT_TRUE(check_.footprint().anywhere);
+  EXPECT_TRUE(check_.footprint().waits) << "a shader may spin on memory";
   // A compute-class or 2D-class method: anywhere.
   policy_.classes = {0xB197, 0xB0B5, 0xB1C0, 0x902D};
   ASSERT_FALSE(Run({Inc(5, 0x000, 1), 0xB1C0, Inc(6, 0x000, 1), 0x902D}));
