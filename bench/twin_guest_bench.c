@@ -1,10 +1,11 @@
 /* The host backend's twins (docs/host-passthrough.md, "Memory"), as a guest sees them; run under
  * `nvsentry run`, over either backend (bench/run.sh runs both against `nvsentry fake-l4t`):
  *
- *   twin_guest_bench latency ROUNDS MIB
+ *   twin_guest_bench latency ROUNDS MIB [KIB]
  *       one nvmap object of MIB MiB of fresh guest memory mapped into the GPU, a small one for the
- *       pushbuffer; each round writes 1% of the big object's bytes (the same 1%, new values), then
- *       submits one GPFIFO entry with a fence and waits for it. Prints the median submit-to-fence.
+ *       pushbuffer; each round writes 1% of the big object's bytes (or KIB KiB: the same bytes,
+ *       new values), then submits one GPFIFO entry with a fence and waits for it. Prints the
+ *       median submit-to-fence.
  *   twin_guest_bench hold OBJECTS MIB SECONDS
  *       OBJECTS objects of MIB MiB each over untouched guest memory, all mapped, one submission
  *       waited for; prints "holding" and the guest's own resident memory, then sleeps SECONDS so
@@ -89,11 +90,11 @@ static long arg(const char* s, long lo, long hi) {
 }
 
 int main(int argc, char** argv) {
-  const int latency = argc == 4 && strcmp(argv[1], "latency") == 0;
+  const int latency = (argc == 4 || argc == 5) && strcmp(argv[1], "latency") == 0;
   const int hold = argc == 5 && strcmp(argv[1], "hold") == 0;
   if (!latency && !hold) {
     fprintf(stderr,
-            "usage: twin_guest_bench latency ROUNDS MIB\n"
+            "usage: twin_guest_bench latency ROUNDS MIB [KIB]\n"
             "       twin_guest_bench hold OBJECTS MIB SECONDS\n");
     return 2;
   }
@@ -125,7 +126,8 @@ int main(int argc, char** argv) {
   }
   const int rounds = (int)arg(argv[2], 3, 100000);
   const long mib = arg(argv[3], 1, 1024);
-  const uint64_t big = (uint64_t)mib << 20, written = big / 100;
+  const uint64_t big = (uint64_t)mib << 20;
+  const uint64_t written = argc == 5 ? (uint64_t)arg(argv[4], 1, mib << 10) << 10 : big / 100;
   struct buf b;
   make_buf(&b, big);
   double* t = calloc((size_t)rounds, sizeof(double));
@@ -136,7 +138,9 @@ int main(int argc, char** argv) {
     if (r >= 0) t[r] = now_ns() - t0;
   }
   qsort(t, (size_t)rounds, sizeof *t, cmp);
-  printf("submit-to-fence, %ld MiB mapped, 1%% written: median %.1f us, worst %.1f us\n", mib,
+  char what[32] = "1%";
+  if (argc == 5) snprintf(what, sizeof what, "%llu KiB", (unsigned long long)(written >> 10));
+  printf("submit-to-fence, %ld MiB mapped, %s written: median %.1f us, worst %.1f us\n", mib, what,
          t[rounds / 2] / 1e3, t[rounds - 1] / 1e3);
   return 0;
 }

@@ -10,7 +10,9 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace nvsentry::hostshim::sim {
 namespace {
@@ -221,8 +223,70 @@ bool GuestProcess::Mapped(uint64_t addr, uint64_t len) const {
   if (len == 0) return Alive();
   if (addr + len < addr) return false;
   const uint64_t first = addr & ~(kPage - 1);
-  const uint64_t pages = (addr + len - first + kPage - 1) / kPage;
+  const uint64_t end = (addr + len + kPage - 1) & ~(kPage - 1);
+  if (end < first) return false;
   if (!Alive()) return false;
+  // What /proc/PID/maps cannot vouch for is read a byte a page; the rest (anonymous private
+  // memory the process may read) is not touched, so that its untouched pages stay unmapped.
+  std::optional<std::vector<Range>> unproven = Unproven(first, end);
+  if (!unproven) unproven = std::vector<Range>{{first, end}};
+  for (const Range& r : *unproven)
+    if (!ReadEachPage(r.begin, (r.end - r.begin) / kPage)) return false;
+  return Alive();
+}
+
+std::optional<std::vector<GuestProcess::Range>> GuestProcess::Unproven(uint64_t first,
+                                                                       uint64_t end) const {
+  const std::string path = "/proc/" + std::to_string(pid_) + "/maps";
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  // The maps file named the memory of the process that had the pid at the open.
+  if (!Alive()) return std::nullopt;
+  std::vector<Range> unproven;
+  uint64_t at = first;  // [first, at) is proven or listed
+  for (size_t line = 0; line < text.size() && at < end;) {
+    size_t stop = text.find('\n', line);
+    if (stop == std::string::npos) stop = text.size();
+    const std::string_view l(text.data() + line, stop - line);
+    line = stop + 1;
+    // "start-end perms offset dev inode [path]"
+    unsigned long long b = 0, e = 0, inode = 0;
+    char perms[5] = {};
+    unsigned long long offset = 0;
+    char dev[16] = {};
+    int path_at = 0;
+    const std::string copy(l);
+    if (sscanf(copy.c_str(), "%llx-%llx %4s %llx %15s %llu %n", &b, &e, perms, &offset, dev, &inode,
+               &path_at) < 6)
+      return std::nullopt;
+    if (e <= at) continue;
+    if (b > at) return std::vector<Range>{{first, end}};  // a hole: the read will say so
+    const std::string_view name = path_at > 0 ? l.substr(static_cast<size_t>(path_at)) : "";
+    const bool anonymous =
+        inode == 0 && perms[3] == 'p' &&
+        (name.empty() || name == "[heap]" || name == "[stack]" || name.starts_with("[anon:"));
+    const uint64_t to = std::min<uint64_t>(e, end);
+    if (perms[0] != 'r') return std::vector<Range>{{first, end}};  // unreadable: the read fails
+    if (!anonymous) {
+      if (!unproven.empty() && unproven.back().end == at)
+        unproven.back().end = to;
+      else
+        unproven.push_back({at, to});
+    }
+    at = to;
+  }
+  if (at < end) return std::vector<Range>{{first, end}};
+  return unproven;
+}
+
+bool GuestProcess::ReadEachPage(uint64_t first, uint64_t pages) const {
   std::array<uint8_t, kBatch> sink;
   std::array<iovec, kBatch> l, r;
   for (uint64_t p = 0; p < pages;) {
@@ -237,7 +301,7 @@ bool GuestProcess::Mapped(uint64_t addr, uint64_t len) const {
     if (got != static_cast<ssize_t>(k)) return false;
     p += k;
   }
-  return Alive();
+  return true;
 }
 
 GuestProcess::Counts GuestProcess::counts() const {

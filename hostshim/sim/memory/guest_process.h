@@ -65,8 +65,12 @@ class GuestProcess {
   // Many segments at once: remote[i] in the guest to/from local[i] here (same lengths).
   bool ReadV(std::span<const iovec> local, std::span<const iovec> remote) const;
   bool WriteV(std::span<const iovec> local, std::span<const iovec> remote) const;
-  // True when every page of [addr, addr+len) is readable in the process right now (one byte
-  // read per page, IOV_MAX pages per syscall). `addr` need not be page aligned.
+  // True when every page of [addr, addr+len) is readable in the process right now. `addr` need
+  // not be page aligned. Anonymous private memory the process may read (its /proc/PID/maps) is
+  // taken as readable without a read: reading it would map the shared zero page into every
+  // untouched page, and every later scan of the touched pages (TouchedPages) would then walk
+  // them all. Everything else (files, devices, maps unreadable) is read a byte a page, IOV_MAX
+  // pages per syscall.
   bool Mapped(uint64_t addr, uint64_t len) const;
   // Asks the kernel to back the 2 MiB-aligned part of [addr, addr+len) with huge pages
   // (process_madvise MADV_COLLAPSE): the contents stay as they are, but process_vm_readv/writev
@@ -96,6 +100,12 @@ class GuestProcess {
   Counts counts() const;
 
  private:
+  // The parts of page-aligned [first, end) that /proc/PID/maps does not show as anonymous private
+  // readable memory (all of it when a hole or an unreadable mapping meets it); nullopt when the
+  // maps cannot be read.
+  std::optional<std::vector<Range>> Unproven(uint64_t first, uint64_t end) const;
+  // One byte read from each of `pages` pages from `first`: false at the first that fails.
+  bool ReadEachPage(uint64_t first, uint64_t pages) const;
   GuestProcess(pid_t pid, int pidfd, BudgetAccount* budget)
       : pid_(pid), pidfd_(pidfd), budget_(budget) {}
   bool Transfer(bool write, std::span<const iovec> local, std::span<const iovec> remote) const;

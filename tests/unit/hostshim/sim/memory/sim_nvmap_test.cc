@@ -791,6 +791,41 @@ TEST(SimNvmapGuestProcess, ReadWriteVectorsAndLiveness) {
   EXPECT_FALSE(p->Mapped(UINT64_MAX - 10, 100));
 }
 
+// Anonymous memory is vouched for by the process's maps, not by reading it: an untouched page
+// stays unmapped (before, the check's read mapped the zero page into each, and every later scan
+// of the touched pages walked them all). A file mapping is still read a page at a time, so its
+// part past the end of the file (SIGBUS on access) is not mapped memory.
+TEST(SimNvmapGuestProcess, MappedLeavesUntouchedAnonymousPagesUnmapped) {
+  auto p = GuestProcess::Open(getpid());
+  ASSERT_NE(p, nullptr);
+  Pages mem(64);
+  ASSERT_TRUE(p->Mapped(mem.addr(), mem.size));
+  std::vector<unsigned char> resident(64);
+  ASSERT_EQ(mincore(mem.base, mem.size, resident.data()), 0);
+  for (size_t i = 0; i < resident.size(); ++i) EXPECT_EQ(resident[i] & 1, 0) << "page " << i;
+  auto touched = p->TouchedPages(mem.addr(), mem.size);
+  ASSERT_TRUE(touched.has_value());
+  EXPECT_TRUE(touched->empty());
+
+  char path[] = "/tmp/nvs_mapped_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, kPage), 0);
+  void* file = mmap(nullptr, 2 * kPage, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(file, MAP_FAILED);
+  const uint64_t at = reinterpret_cast<uint64_t>(file);
+  EXPECT_TRUE(p->Mapped(at, kPage));
+  EXPECT_FALSE(p->Mapped(at, 2 * kPage)) << "past the file's end";
+  munmap(file, 2 * kPage);
+  // A mapping the process may not read is not mapped memory either.
+  Pages guard(2);
+  ASSERT_EQ(mprotect(guard.base + kPage, kPage, PROT_NONE), 0);
+  EXPECT_TRUE(p->Mapped(guard.addr(), kPage));
+  EXPECT_FALSE(p->Mapped(guard.addr(), 2 * kPage));
+}
+
 TEST(SimNvmapGuestProcess, GoneProcessIsNeverTouched) {
   Child child;
   auto p = GuestProcess::Open(child.pid());
