@@ -13,8 +13,15 @@ std::span<const ObjectSide::Interval> PullPlan::Of(const sim::NvmapObject* objec
 uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets, bool waits) {
   absl::MutexLock l(&mu_);
   const uint64_t ticket = next_++;
-  jobs_.emplace(ticket, Job{channel, std::move(targets), std::nullopt, false, waits});
+  Job job{channel, std::move(targets), std::nullopt, false, waits, false};
+  if (job.targets.size() > kMaxTargets - targets_) {
+    job.targets.clear();
+    job.everything = true;
+    ++everything_;
+  }
+  targets_ += job.targets.size();
   if (waits) ++waiting_;
+  jobs_.emplace(ticket, std::move(job));
   return ticket;
 }
 
@@ -22,6 +29,8 @@ void GpuWrites::Erase(uint64_t ticket) {
   auto it = jobs_.find(ticket);
   if (it == jobs_.end()) return;
   if (it->second.waits) --waiting_;
+  if (it->second.everything) --everything_;
+  targets_ -= it->second.targets.size();
   jobs_.erase(it);
 }
 
@@ -66,7 +75,7 @@ PullPlan GpuWrites::Plan(const Passed& passed) {
       targets.insert(targets.end(), job.targets.begin(), job.targets.end());
     }
     for (const auto& [_, record] : notifiers_) targets.push_back(record);
-    plan.everything = jobs_.size() > kMaxJobs;
+    plan.everything = jobs_.size() > kMaxJobs || everything_ != 0;
   }
   if (plan.everything) return plan;
   // Per object: its ranges, clipped to it, sorted and merged.

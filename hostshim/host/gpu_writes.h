@@ -52,6 +52,9 @@ class GpuWrites {
   // Jobs kept at most (the mirror's poll pulls once their fences pass, so more means a guest
   // whose jobs do not finish); past it, pulls read every twin whole until the jobs retire.
   static constexpr size_t kMaxJobs = 4096;
+  // Ranges kept at most, over all jobs (a job may bring thousands): a job that would pass it is
+  // kept as writing everything, which its pulls then read, until it retires.
+  static constexpr size_t kMaxTargets = size_t{1} << 16;
   using Passed = std::function<bool(uint32_t id, uint32_t value)>;
 
   // A job about to reach the host, which may write `targets`, and may wait for memory the CPU
@@ -85,13 +88,16 @@ class GpuWrites {
     std::optional<std::pair<uint32_t, uint32_t>> fence;
     bool gone = false;  // its channel's host channel went
     bool waits = false;
+    bool everything = false;  // its ranges were past kMaxTargets
   };
   void Erase(uint64_t ticket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   mutable absl::Mutex mu_;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
   absl::btree_map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<const void*, WriteTarget> notifiers_ ABSL_GUARDED_BY(mu_);
-  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // jobs with `waits`
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;     // jobs with `waits`
+  size_t everything_ ABSL_GUARDED_BY(mu_) = 0;  // jobs with `everything`
+  size_t targets_ ABSL_GUARDED_BY(mu_) = 0;     // over all jobs
 };
 
 }  // namespace nvsentry::hostshim::host

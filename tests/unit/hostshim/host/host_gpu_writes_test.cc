@@ -143,6 +143,21 @@ TEST_F(HostGpuWrites, AWaitingJobCountsUntilItRetires) {
   EXPECT_FALSE(writes_.AnyWaits());
 }
 
+// A hostile guest's jobs of thousands of ranges each cannot grow the record past kMaxTargets:
+// the job that would pass it is kept as writing everything, and only until it retires.
+TEST_F(HostGpuWrites, PastKMaxTargetsAJobIsKeptAsWritingEverything) {
+  auto a = Object(0x1000);
+  std::vector<WriteTarget> many(GpuWrites::kMaxTargets, WriteTarget{a, 0, 16});
+  const uint64_t first = writes_.Add(&channel_, many);
+  EXPECT_FALSE(writes_.Plan(Passed()).everything);
+  const uint64_t second = writes_.Add(&channel_, {{a, 32, 16}});
+  EXPECT_TRUE(writes_.Plan(Passed()).everything);
+  writes_.Dropped(second);
+  writes_.Dropped(first);
+  writes_.Add(&channel_, {{a, 32, 16}});
+  EXPECT_FALSE(writes_.Plan(Passed()).everything);
+}
+
 TEST_F(HostGpuWrites, PastKMaxJobsAPullReadsEverything) {
   auto a = Object(0x1000);
   for (size_t i = 0; i <= GpuWrites::kMaxJobs; ++i) writes_.Add(&channel_, {{a, 0, 16}});
