@@ -72,11 +72,16 @@ if [ "$(id -u)" = 0 ]; then
   "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
   "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/gpu_guest_bench" 10 1
   "$BUILD_DIR/bench/host_mirror_bench" --mib=16 "--host-dir=$jetson"
-  echo "Submit to fence with N MiB mapped, 1% written between submissions (simulated, then host):"
+  echo "Submit to fence with N MiB mapped, 1% (then 20 KiB) written between submissions"
+  echo "(simulated, then host):"
   for mib in 2 128 1024; do
-    "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/twin_guest_bench" latency 20 "$mib"
-    "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/twin_guest_bench" latency 5 \
-      "$mib"
+    for kib in "" 20; do
+      # shellcheck disable=SC2086  # an empty $kib is no argument: 1% of the object
+      "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/twin_guest_bench" latency 100 "$mib" $kib
+      # shellcheck disable=SC2086
+      "$BUILD_DIR/sentry/nvsentry" run "${host[@]}" -- "$BUILD_DIR/bench/twin_guest_bench" latency \
+        100 "$mib" $kib
+    done
   done
   echo "Eight 256 MiB objects over untouched guest memory, host backend:"
   "$(dirname "$0")/twin_memory.sh" "$BUILD_DIR/sentry/nvsentry" "$BUILD_DIR/bench/twin_guest_bench" \
