@@ -65,18 +65,26 @@ void GpuWrites::ChannelGone(const void* channel) {
 
 PullPlan GpuWrites::Plan(const Passed& passed) {
   std::vector<WriteTarget> targets;
+  struct Done {
+    uint64_t ticket;
+    bool gone;
+    std::optional<std::pair<uint32_t, uint32_t>> fence;
+  };
+  std::vector<Done> jobs;
   PullPlan plan;
   {
     absl::MutexLock l(&mu_);
     for (auto& [ticket, job] : jobs_) {
-      bool done = job.gone;
-      if (!done && job.fence) done = passed(job.fence->first, job.fence->second);
-      if (done) plan.retire.push_back(ticket);
+      jobs.push_back({ticket, job.gone, job.fence});
       targets.insert(targets.end(), job.targets.begin(), job.targets.end());
     }
     for (const auto& [_, record] : notifiers_) targets.push_back(record);
     plan.everything = jobs_.size() > kMaxJobs || everything_ != 0;
   }
+  // Asked with no lock held: `passed` reads the mirror's syncpoints, whose locks come first.
+  for (const Done& j : jobs)
+    if (j.gone || (j.fence && passed(j.fence->first, j.fence->second)))
+      plan.retire.push_back(j.ticket);
   if (plan.everything) return plan;
   // Per object: its ranges, clipped to it, sorted and merged.
   absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<sim::NvmapObject>> objects;
