@@ -86,19 +86,26 @@ ChannelSession::~ChannelSession() {
       if (d.writes != 0) ctx_.gpu_writes().Dropped(d.writes);
     }
   }
-  // The host channel closes with this: its jobs write nothing after the next pull.
-  ctx_.gpu_writes().ChannelGone(this);
   ctx_.gpu_writes().SetNotifier(this, std::nullopt);
   {
     absl::MutexLock l(&fault_watch_->mu);
     fault_watch_->events = nullptr;
   }
-  // The host may give the syncpoint to another client once the channel closes (after this body):
-  // the guest's SYNCPT_INCR must not reach it then.
-  absl::MutexLock l(&mu_);
-  if (syncpoint_) {
-    ctx_.kept().Release(*syncpoint_);
-    ctx_.DisownSyncpoint(*syncpoint_);
+  {
+    // The host may give the syncpoint to another client once the channel closes (below): the
+    // guest's SYNCPT_INCR must not reach it then.
+    absl::MutexLock l(&mu_);
+    if (syncpoint_) {
+      ctx_.kept().Release(*syncpoint_);
+      ctx_.DisownSyncpoint(*syncpoint_);
+    }
+  }
+  // The host channel closes here rather than after this body, so that its jobs leave the write
+  // record only at a pull that starts once they can write nothing more. (An fd something else
+  // took keeps the channel open: its jobs then leave at their fences.)
+  if (host_fd() >= 0) {
+    TakeHostFd().Reset();
+    ctx_.gpu_writes().ChannelGone(this);
   }
 }
 
@@ -382,26 +389,34 @@ Result ChannelSession::Submit(Call& call) {
   if (span) {
     if (NvError e = copy_->Fill(*span, checked, entries, &host_entries); e != NvError::kSuccess) {
       span.reset();  // Fill gave the span back
+      check_.Rollback();
       return Result::Done(e);
     }
   }
   // Where its words may make the host's GPU write, for the pulls until the job is done. Such a
   // job keeps the wait for idle before its fence (SUPPRESS_WFI off): its fence then means its
   // writes have landed, which is when GpuWrites may stop pulling them.
-  std::vector<WriteTarget> targets = GpuWriteTargets(space.get(), check_.footprint());
-  const bool writes_memory = !targets.empty();
+  std::optional<std::vector<WriteTarget>> targets =
+      GpuWriteTargets(space.get(), check_.footprint());
   uint64_t writes = 0;
-  if (writes_memory || check_.footprint().waits)
-    writes = ctx_.gpu_writes().Add(this, std::move(targets), check_.footprint().waits);
-  if (writes_memory) h.flags &= ~ch::kSuppressWfi;
+  if (!targets)
+    writes = ctx_.gpu_writes().AddWritingAnything(this, check_.footprint().waits);
+  else if (!targets->empty() || check_.footprint().waits)
+    writes = ctx_.gpu_writes().Add(this, *std::move(targets), check_.footprint().waits);
+  if (!check_.footprint().empty()) h.flags &= ~ch::kSuppressWfi;
   return SubmitChecked(call, host_entries, span, h, later, writes);
 }
 
 Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,
                                      std::optional<uint64_t>& span, l4t::SubmitGpfifo h, bool later,
                                      uint64_t writes) {
+  // A submission that does not reach the host (nor waits to): the record forgets it, and the
+  // check's state goes back to before its words.
+  bool reaches = false;
   absl::Cleanup never_ran = [&] {
+    if (reaches) return;
     if (writes != 0) ctx_.gpu_writes().Dropped(writes);
+    check_.Rollback();
   };
   auto& g = ArgAs<ch::SubmitGpfifoHeader>(call.arg);
   const uint32_t guest_flags = g.flags, promised_value = g.fence.value;
@@ -432,7 +447,7 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     if (!own || !ctx_.kept().Kept(*own)) return Result::Done(NvError::kNotSupported);
     deferred_.push_back({std::move(sent), h, span, g.fence, *own, writes});
     span.reset();  // the held submission's now
-    writes = 0;
+    reaches = true;
     g.fence = {*own, ctx_.kept().Submitted(*own, std::nullopt, n.made, n.promised)};
     g.flags = 0;
     ctx_.mirror().Expect(*own);  // the poll sends it
@@ -445,8 +460,8 @@ Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry
     return Result::Done(r.nv());
   if (span) copy_->Fence(*span, h.fence.id, h.fence.value);  // reused once the host is past it
   span.reset();
+  reaches = true;
   if (writes != 0) ctx_.gpu_writes().Fenced(writes, h.fence.id, h.fence.value);
-  writes = 0;
   g.flags = 0;  // detailed_error
   if (own && h.fence.id == *own && ctx_.kept().Kept(*own)) {
     g.fence = {*own, ctx_.kept().Submitted(*own, h.fence.value, n.made, n.promised)};
@@ -501,22 +516,31 @@ void ChannelSession::FlushDeferred() {
   if (!submit_mu_.TryLock()) return;
   absl::Cleanup unlock = [this] { submit_mu_.Unlock(); };
   bool pushed = false;
+  // Once the host refuses one, the ones held behind it never go: their words were checked
+  // against the registers the refused one would have left, which the host does not hold. The
+  // channel stops (FORCE_RESET starts the check over).
+  int refused = 0;
   while (!deferred_.empty()) {
     Deferred& d = deferred_.front();
-    if (d.h.flags & ch::kFenceWait) {
-      bool later = false;
-      d.h.flags |= ch::kFenceWait;
-      HostFenceWait(d.wait, &d.h, &later);
-      if (later) return;
+    HostCallResult r;
+    r.err = refused;
+    if (refused == 0) {
+      if (d.h.flags & ch::kFenceWait) {
+        bool later = false;
+        d.h.flags |= ch::kFenceWait;
+        HostFenceWait(d.wait, &d.h, &later);
+        if (later) return;
+      }
+      // What the guest's CPU wrote since these were held reaches the host before they start, as
+      // their GPU would see it.
+      if (!pushed) ctx_.PushGuestMemory();
+      pushed = true;
+      d.h.gpfifo = reinterpret_cast<uint64_t>(d.sent.data());
+      d.h.num_entries = static_cast<uint32_t>(d.sent.size());
+      r = HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h,
+                      ctx_.note());
+      refused = r.err;
     }
-    // What the guest's CPU wrote since these were held reaches the host before they start, as
-    // their GPU would see it.
-    if (!pushed) ctx_.PushGuestMemory();
-    pushed = true;
-    d.h.gpfifo = reinterpret_cast<uint64_t>(d.sent.data());
-    d.h.num_entries = static_cast<uint32_t>(d.sent.size());
-    HostCallResult r =
-        HostIoctlOf(host_fd(), abi::l4t::L4tNode::kNvhostGpu, l4t::kSubmitGpfifo, d.h, ctx_.note());
     if (d.writes != 0) {  // a job that ran is done at its fence, whichever syncpoint it names
       if (r.err == 0)
         ctx_.gpu_writes().Fenced(d.writes, d.h.fence.id, d.h.fence.value);
@@ -537,6 +561,9 @@ void ChannelSession::FlushDeferred() {
     ctx_.mirror().Expect(d.own);
     deferred_.pop_front();
   }
+  if (refused != 0)
+    Stop(ErrorOfRefusal(
+        {0, 0, 0, fmt::format("the host refused a held submission ({})", strerror(refused))}));
 }
 
 Result ChannelSession::SetErrorNotifier(Call& call) {

@@ -11,10 +11,23 @@ std::span<const ObjectSide::Interval> PullPlan::Of(const sim::NvmapObject* objec
 }
 
 uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets, bool waits) {
+  return Keep(channel, std::move(targets), waits);
+}
+
+uint64_t GpuWrites::AddWritingAnything(const void* channel, bool waits) {
+  return Keep(channel, std::nullopt, waits);
+}
+
+uint64_t GpuWrites::Keep(const void* channel, std::optional<std::vector<WriteTarget>> targets,
+                         bool waits) {
   absl::MutexLock l(&mu_);
   const uint64_t ticket = next_++;
-  Job job{channel, std::move(targets), std::nullopt, false, waits, false};
-  if (job.targets.size() > kMaxTargets - targets_) {
+  Job job{channel,      targets ? std::move(*targets) : std::vector<WriteTarget>{},
+          std::nullopt, false,
+          waits,        !targets};
+  if (job.everything) {
+    ++everything_;
+  } else if (job.targets.size() > kMaxTargets - targets_) {
     job.targets.clear();
     job.everything = true;
     ++everything_;

@@ -60,6 +60,9 @@ class GpuWrites {
   // A job about to reach the host, which may write `targets`, and may wait for memory the CPU
   // writes (`waits`); `channel` names its channel. Its ticket, for Fenced or Dropped.
   uint64_t Add(const void* channel, std::vector<WriteTarget> targets, bool waits = false);
+  // The same for a job that may write anything (too many places to list): pulls read every twin
+  // whole until it retires.
+  uint64_t AddWritingAnything(const void* channel, bool waits);
   // The host took the job; it is done once the host passes (id, value).
   void Fenced(uint64_t ticket, uint32_t id, uint32_t value);
   // The job never reached the host.
@@ -91,6 +94,7 @@ class GpuWrites {
     bool everything = false;  // its ranges were past kMaxTargets
   };
   void Erase(uint64_t ticket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t Keep(const void* channel, std::optional<std::vector<WriteTarget>> targets, bool waits);
   mutable absl::Mutex mu_;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
   absl::btree_map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);

@@ -341,21 +341,28 @@ bool HostAddressSpace::Resolve(uint64_t va, uint64_t size, std::vector<Piece>* o
   return true;
 }
 
-void HostAddressSpace::MappedPieces(uint64_t va, uint64_t size, std::vector<Piece>* out) const {
+bool HostAddressSpace::MappedPieces(uint64_t va, uint64_t size, size_t limit,
+                                    std::vector<Piece>* out) const {
   const uint64_t end = va + size < va ? UINT64_MAX : va + size;
   absl::MutexLock l(&mu_);
   auto it = mappings_.upper_bound(va);
   if (it != mappings_.begin()) --it;
   for (; it != mappings_.end() && it->first < end; ++it) {
     const uint64_t from = std::max(va, it->first), to = std::min(end, it->first + it->second.size);
-    if (from < to)
-      out->push_back({it->second.object, it->second.offset + (from - it->first), to - from});
+    if (from >= to) continue;
+    if (out->size() >= limit) return false;
+    out->push_back({it->second.object, it->second.offset + (from - it->first), to - from});
   }
+  return true;
 }
 
-void HostAddressSpace::AllPieces(std::vector<Piece>* out) const {
+bool HostAddressSpace::AllPieces(size_t limit, std::vector<Piece>* out) const {
   absl::MutexLock l(&mu_);
-  for (const auto& [va, m] : mappings_) out->push_back({m.object, m.offset, m.size});
+  for (const auto& [va, m] : mappings_) {
+    if (out->size() >= limit) return false;
+    out->push_back({m.object, m.offset, m.size});
+  }
+  return true;
 }
 
 bool HostAddressSpace::InZone(uint64_t va, uint64_t size) const {

@@ -89,10 +89,11 @@ class HostAddressSpace : public sim::MappingOwner,
   };
   bool Resolve(uint64_t va, uint64_t size, std::vector<Piece>* out) const;
   // The pieces of [va, va + size) that mappings of the guest's hold, appended to `out` (bytes in
-  // no mapping are skipped: the GPU writes nothing there).
-  void MappedPieces(uint64_t va, uint64_t size, std::vector<Piece>* out) const;
-  // Every mapping of the guest's, as pieces, appended to `out`.
-  void AllPieces(std::vector<Piece>* out) const;
+  // no mapping are skipped: the GPU writes nothing there); false, with `out` holding `limit`,
+  // when there are more.
+  bool MappedPieces(uint64_t va, uint64_t size, size_t limit, std::vector<Piece>* out) const;
+  // Every mapping of the guest's, as pieces, appended to `out`; false past `limit`, as above.
+  bool AllPieces(size_t limit, std::vector<Piece>* out) const;
 
   // The sentry's private window (pushbuffer_copy.h): kPrivateWindow bytes of VA reserved on the
   // host at a random place in the hidden zone, before the guest can reserve or map anything

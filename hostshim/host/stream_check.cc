@@ -20,6 +20,10 @@ namespace t = sim::methods::threed;
 constexpr uint32_t kNumMethods = sim::methods::kNumMethods;
 constexpr uint32_t kClassHost = sim::methods::kClassHost;
 constexpr uint32_t kClass3D = sim::methods::kClass3D;
+// The bytes a semaphore release whose address register's low word is `b` may write, from that
+// address rounded down to a word: its 16, and the bytes past them that a release at the
+// unrounded address (as the simulator writes it) reaches.
+uint64_t SemaphoreSpan(uint32_t b) { return 16 + (b & 3); }
 
 std::optional<StreamRefusal> Refuse(uint32_t cls, uint32_t method_byte, uint32_t value,
                                     std::string what) {
@@ -47,6 +51,43 @@ void StreamCheck::BeginSubmission() {
   cuttable_ = true;
   waits_on_own_ = false;
   footprint_ = {};
+  saved_ = {subch_class_, sem_a_, sem_b_, notify_, i2m_dst_};
+  undo_.clear();
+  saved_mme_.reset();
+}
+
+void StreamCheck::Rollback() {
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
+    (it->cls == kClass3D ? regs3d_ : regs_[it->cls])[it->method] = it->old;
+  undo_.clear();
+  subch_class_ = saved_.subch_class;
+  sem_a_ = saved_.sem_a;
+  sem_b_ = saved_.sem_b;
+  notify_ = saved_.notify;
+  i2m_dst_ = saved_.i2m_dst;
+  if (saved_mme_) mme_ = *std::move(saved_mme_);
+  saved_mme_.reset();
+  macro_.reset();
+  params_.clear();
+  in_macro_ = false;
+}
+
+void StreamCheck::SetReg(uint32_t cls, std::vector<uint32_t>& regs, uint32_t method,
+                         uint32_t value) {
+  if (regs[method] == value) return;
+  undo_.push_back({cls, method, regs[method]});
+  regs[method] = value;
+}
+
+void StreamCheck::Footprint(uint64_t va, uint64_t size) {
+  if (size == 0) return;
+  if (!footprint_.ranges.empty() && footprint_.ranges.back().va == va &&
+      footprint_.ranges.back().size == size)
+    return;  // inline data, word after word
+  if (footprint_.ranges.size() < WriteFootprint::kMaxRanges)
+    footprint_.ranges.push_back({va, size});
+  else
+    footprint_.anywhere = true;
 }
 
 void StreamCheck::EndCommand(size_t end) {
@@ -68,6 +109,10 @@ void StreamCheck::Reset() {
   mme_.Reset();
   macro_.reset();
   params_.clear();
+  notify_.clear();
+  i2m_dst_.reset();
+  undo_.clear();
+  saved_mme_.reset();
 }
 
 std::optional<StreamRefusal> StreamCheck::Segment(std::span<const uint32_t> words) {
@@ -151,6 +196,16 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
     return PusherError(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
                                    method * 4, subch));
   }
+  // Every graphics-engine class has SET_NOTIFY_A/B and NOTIFY (the DMA class has neither).
+  if (cls != sim::methods::kClassDma) {
+    namespace g = sim::methods::graphics;
+    if (method == Index(g::kSetNotifyA) || method == Index(g::kSetNotifyB)) {
+      auto& n = notify_[cls];
+      (method == Index(g::kSetNotifyA) ? n.first : n.second) = value;
+    } else if (method == Index(g::kNotify)) {
+      if (auto r = Notify(cls, value)) return r;
+    }
+  }
   if (cls == kClass3D) return ThreeD(method, value, last_arg);
   // No other class has a method that moves a syncpoint; some write memory. Only the DMA and
   // inline-to-memory classes say where in the stream: a compute launch's shader, or the 2D
@@ -218,7 +273,7 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
         return std::nullopt;
       }
       const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
-      return Writes(kClassHost, h::kSemaphoreD, value, va, 16);
+      return Writes(kClassHost, h::kSemaphoreD, value, va, SemaphoreSpan(sem_b_));
     }
     default: return std::nullopt;
   }
@@ -227,10 +282,7 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
 std::optional<StreamRefusal> StreamCheck::Writes(uint32_t cls, uint32_t method_byte, uint32_t value,
                                                  uint64_t va, uint64_t size) {
   if (!rules_.reserved || !rules_.reserved(va, size)) {
-    if (footprint_.ranges.size() < WriteFootprint::kMaxRanges)
-      footprint_.ranges.push_back({va, size});
-    else
-      footprint_.anywhere = true;
+    Footprint(va, size);
     return std::nullopt;
   }
   return Refuse(cls, method_byte, value,
@@ -255,15 +307,37 @@ uint64_t SurfaceBound(uint64_t width, uint64_t height, uint64_t depth, uint64_t 
          (layers + 1);
 }
 
+// The bytes `lines` lines of `line` bytes each reach from `va`, `pitch` apart: PITCH_OUT is
+// signed for both engines (the simulator's i2m_class.cc and dma_copy_class.cc read it so), so
+// the lines may run down from `va`. A range that would run below address 0 is taken as the whole
+// 40-bit space (the check then refuses it, as it meets the hidden zone).
+WriteFootprint::Range PitchRange(uint64_t va, uint32_t pitch_out, uint64_t lines, uint64_t line) {
+  if (lines == 0) return {va, 0};
+  const int64_t span = int64_t{static_cast<int32_t>(pitch_out)} * static_cast<int64_t>(lines - 1);
+  if (span >= 0) return {va, static_cast<uint64_t>(span) + line};
+  const uint64_t down = static_cast<uint64_t>(-span);
+  if (down > va) return {0, uint64_t{1} << 40};
+  return {va - down, down + line};
+}
+
 }  // namespace
+
+std::optional<StreamRefusal> StreamCheck::Notify(uint32_t cls, uint32_t value) {
+  const auto [a, b] = notify_[cls];
+  const uint64_t va = (uint64_t{a & 0xFF} << 32) | b;
+  return Writes(cls, sim::methods::graphics::kNotify, value, va, 16);
+}
 
 std::optional<StreamRefusal> StreamCheck::Other(uint32_t cls, uint32_t method, uint32_t value) {
   std::vector<uint32_t>& regs = regs_[cls];
   if (regs.empty()) regs.assign(kNumMethods, 0);
-  regs[method] = value;
+  SetReg(cls, regs, method, value);
   const uint32_t byte = method * 4;
   if (cls == sim::methods::kClassDma)
     return byte == sim::methods::dma::kLaunchDma ? DmaLaunch(regs, value) : std::nullopt;
+  // The inline-to-memory class's data words go to its last launch's destination.
+  if (byte == sim::methods::i2m::kLoadInlineData && cls == sim::methods::kClassI2M && i2m_dst_)
+    Footprint(i2m_dst_->va, i2m_dst_->size);
   return byte == sim::methods::i2m::kLaunchDma ? InlineToMemory(cls, regs, value) : std::nullopt;
 }
 
@@ -277,16 +351,21 @@ std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t cls,
   const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
   const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
   const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
-  const uint64_t size = (value & m::kDstPitch)
-                            ? (lines == 0 ? 0 : reg(m::kPitchOut) * (lines - 1) + length)
-                            : SurfaceBound(reg(m::kDstWidth), reg(m::kDstHeight), reg(m::kDstDepth),
-                                           reg(m::kDstLayer), regs[Index(m::kDstBlockSize)]);
-  if (size != 0) {
-    if (auto r = Writes(cls, m::kLaunchDma, value, va, size)) return r;
+  const WriteFootprint::Range dst =
+      (value & m::kDstPitch)
+          ? PitchRange(va, regs[Index(m::kPitchOut)], lines, length)
+          : WriteFootprint::Range{
+                va, SurfaceBound(reg(m::kDstWidth), reg(m::kDstHeight), reg(m::kDstDepth),
+                                 reg(m::kDstLayer), regs[Index(m::kDstBlockSize)])};
+  // A new launch also writes out what the last one still held (a block-linear line's rest).
+  if (cls == sim::methods::kClassI2M && i2m_dst_) Footprint(i2m_dst_->va, i2m_dst_->size);
+  if (dst.size != 0) {
+    if (auto r = Writes(cls, m::kLaunchDma, value, dst.va, dst.size)) return r;
   }
+  if (cls == sim::methods::kClassI2M) i2m_dst_ = dst;
   if (Bits(value, m::kCompletionHi, m::kCompletionLo) == m::kCompletionReleaseSemaphore) {
     const uint64_t sem = ((reg(m::kSemaphoreA) & 0xFF) << 32) | (reg(m::kSemaphoreB) & ~3u);
-    return Writes(cls, m::kLaunchDma, value, sem, 16);
+    return Writes(cls, m::kLaunchDma, value, sem, SemaphoreSpan(regs[Index(m::kSemaphoreB)]));
   }
   return std::nullopt;
 }
@@ -306,19 +385,20 @@ std::optional<StreamRefusal> StreamCheck::DmaLaunch(const std::vector<uint32_t>&
     const uint64_t va = ((reg(d::kOffsetOutUpper) & 0xFF) << 32) | reg(d::kOffsetOutLower);
     const uint64_t line = reg(d::kLineLengthIn) * ((value & d::kRemap) ? 16 : 1);
     const uint64_t lines = (value & d::kMultiLine) ? reg(d::kLineCount) : 1;
-    const uint64_t size =
+    const WriteFootprint::Range dst =
         (value & d::kDstPitch)
-            ? (lines == 0 ? 0 : reg(d::kPitchOut) * (lines - 1) + line)
-            : SurfaceBound(reg(d::kDstWidth), reg(d::kDstHeight), reg(d::kDstDepth),
-                           reg(d::kDstLayer), regs[Index(d::kDstBlockSize)]);
-    if (size != 0) {
-      if (auto r = Writes(kDma, d::kLaunchDma, value, va, size)) return r;
+            ? PitchRange(va, regs[Index(d::kPitchOut)], lines, line)
+            : WriteFootprint::Range{
+                  va, SurfaceBound(reg(d::kDstWidth), reg(d::kDstHeight), reg(d::kDstDepth),
+                                   reg(d::kDstLayer), regs[Index(d::kDstBlockSize)])};
+    if (dst.size != 0) {
+      if (auto r = Writes(kDma, d::kLaunchDma, value, dst.va, dst.size)) return r;
     }
   }
   const uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
   if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
     const uint64_t at = ((reg(d::kSemaphoreA) & 0xFF) << 32) | (reg(d::kSemaphoreB) & ~3u);
-    return Writes(kDma, d::kLaunchDma, value, at, 16);
+    return Writes(kDma, d::kLaunchDma, value, at, SemaphoreSpan(regs[Index(d::kSemaphoreB)]));
   }
   return std::nullopt;
 }
@@ -347,7 +427,7 @@ std::optional<StreamRefusal> StreamCheck::Increment(uint32_t cls, uint32_t metho
 // The 3D class: its registers as a macro reads them, its syncpoint increment, and its macros
 // (loaded and run as the simulator's command processor runs them, threed_class.cc).
 std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value, bool last_arg) {
-  regs3d_[method] = value;
+  SetReg(kClass3D, regs3d_, method, value);
   const uint32_t byte = method * 4;
   const auto mme_error = [&](const char* what) {
     return Refuse(kClass3D, byte, value,
@@ -357,7 +437,9 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
     case t::kIncrementSyncPoint:
       return Increment(kClass3D, byte, value,
                        Bits(value, t::kSyncPointIndexHi, t::kSyncPointIndexLo));
-    case t::kSetFalcon04: regs3d_[Index(t::kMmeShadowScratch)] = 1; return std::nullopt;
+    case t::kSetFalcon04:
+      SetReg(kClass3D, regs3d_, Index(t::kMmeShadowScratch), 1);
+      return std::nullopt;
     case t::kReportSemaphoreA:
     case t::kReportSemaphoreB:
     case t::kReportSemaphoreC: return std::nullopt;  // REPORT_SEMAPHORE_D's operands
@@ -368,14 +450,22 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
       }
       const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
                           (regs3d_[Index(t::kReportSemaphoreB)] & ~3u);
-      return Writes(kClass3D, byte, value, va, 16);
+      return Writes(kClass3D, byte, value, va, SemaphoreSpan(regs3d_[Index(t::kReportSemaphoreB)]));
     }
     case sim::methods::i2m::kLaunchDma: return InlineToMemory(kClass3D, regs3d_, value);
-    case t::kMmeCodePointer: mme_.SetCodePointer(value); return std::nullopt;
+    case t::kMmeCodePointer:
+      SaveMme();
+      mme_.SetCodePointer(value);
+      return std::nullopt;
     case t::kMmeCode:
+      SaveMme();
       return mme_.LoadCode(value) ? std::nullopt : mme_error("LOAD_MME_INSTRUCTION_RAM");
-    case t::kMmeStartPointer: mme_.SetStartPointer(value); return std::nullopt;
+    case t::kMmeStartPointer:
+      SaveMme();
+      mme_.SetStartPointer(value);
+      return std::nullopt;
     case t::kMmeStart:
+      SaveMme();
       return mme_.LoadStart(value) ? std::nullopt : mme_error("LOAD_MME_START_ADDRESS_RAM");
     default: break;
   }

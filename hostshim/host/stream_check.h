@@ -111,6 +111,10 @@ class StreamCheck {
   const WriteFootprint& footprint() const { return footprint_; }
   // FORCE_RESET: nothing bound, no registers, no macros.
   void Reset();
+  // The submission the words since BeginSubmission made will not reach the host (the channel
+  // answers it NotSupported, or the host refused it): the state goes back to what it was before
+  // them, so that later submissions are checked against the registers the host really holds.
+  void Rollback();
 
  private:
   struct Cursor {
@@ -132,6 +136,14 @@ class StreamCheck {
   std::optional<StreamRefusal> InlineToMemory(uint32_t cls, const std::vector<uint32_t>& regs,
                                               uint32_t value);
   std::optional<StreamRefusal> DmaLaunch(const std::vector<uint32_t>& regs, uint32_t value);
+  // NOTIFY of a graphics-engine class (2D, 3D, compute, inline-to-memory): 16 bytes at
+  // SET_NOTIFY_A/B.
+  std::optional<StreamRefusal> Notify(uint32_t cls, uint32_t value);
+  // Register `method` of class `cls` (the 3D class's in regs3d_) becomes `value`, remembered
+  // for Rollback.
+  void SetReg(uint32_t cls, std::vector<uint32_t>& regs, uint32_t method, uint32_t value);
+  // Notes [va, va + size) in the footprint (no reserved check: the caller's).
+  void Footprint(uint64_t va, uint64_t size);
   std::optional<StreamRefusal> Increment(uint32_t cls, uint32_t method_byte, uint32_t value,
                                          uint32_t id);
 
@@ -156,6 +168,27 @@ class StreamCheck {
   bool command_increments_ = false, command_other_ = false;
   std::vector<StreamCut> cuts_;  // this submission's
   WriteFootprint footprint_;     // this submission's
+  // Each class's SET_NOTIFY_A/B, and the inline-to-memory class's last destination (its
+  // LOAD_INLINE_DATA, in this submission or a later one, writes there).
+  absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> notify_;
+  std::optional<WriteFootprint::Range> i2m_dst_;
+  // What Rollback restores: the state at BeginSubmission, the registers written since (class,
+  // method, old value, newest last), and the macro RAM, copied at its first change.
+  struct Saved {
+    std::array<uint32_t, 8> subch_class{};
+    uint32_t sem_a = 0, sem_b = 0;
+    absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> notify;
+    std::optional<WriteFootprint::Range> i2m_dst;
+  } saved_;
+  struct Undo {
+    uint32_t cls, method, old;
+  };
+  std::vector<Undo> undo_;
+  std::optional<sim::MacroExpander> saved_mme_;
+  // The macro RAM is about to change: copy it once per submission.
+  void SaveMme() {
+    if (!saved_mme_) saved_mme_ = mme_;
+  }
   bool cuttable_ = true, waits_on_own_ = false;
 };
 

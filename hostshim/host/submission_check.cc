@@ -21,14 +21,17 @@ sim::ChannelError Unmapped(uint64_t va, std::string what) {
 
 }  // namespace
 
-std::vector<WriteTarget> GpuWriteTargets(const HostAddressSpace* space, const WriteFootprint& f) {
+std::optional<std::vector<WriteTarget>> GpuWriteTargets(const HostAddressSpace* space,
+                                                        const WriteFootprint& f) {
   std::vector<WriteTarget> targets;
   if (space == nullptr || f.empty()) return targets;
   std::vector<HostAddressSpace::Piece> pieces;
+  constexpr size_t kLimit = GpuWrites::kMaxTargets;
   if (f.anywhere) {
-    space->AllPieces(&pieces);
+    if (!space->AllPieces(kLimit, &pieces)) return std::nullopt;
   } else {
-    for (const WriteFootprint::Range& r : f.ranges) space->MappedPieces(r.va, r.size, &pieces);
+    for (const WriteFootprint::Range& r : f.ranges)
+      if (!space->MappedPieces(r.va, r.size, kLimit, &pieces)) return std::nullopt;
   }
   targets.reserve(pieces.size());
   for (HostAddressSpace::Piece& p : pieces) targets.push_back({p.object, p.offset, p.size});

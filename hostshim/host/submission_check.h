@@ -40,8 +40,10 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
 
 // Where in the guest's objects a submission with footprint `f` may make the GPU write, through
 // `space`'s mappings now (may be null: nothing mapped, nothing written): what GpuWrites keeps for
-// the pulls until the job is done.
-std::vector<WriteTarget> GpuWriteTargets(const HostAddressSpace* space, const WriteFootprint& f);
+// the pulls until the job is done. nullopt past GpuWrites::kMaxTargets pieces: the job is then
+// kept as writing everything (the pieces are never all built).
+std::optional<std::vector<WriteTarget>> GpuWriteTargets(const HostAddressSpace* space,
+                                                        const WriteFootprint& f);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.

@@ -357,5 +357,80 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   EXPECT_EQ(check_.footprint().ranges.size(), WriteFootprint::kMaxRanges);
 }
 
+// Writes the check used to miss or misplace (found in review), each into reserved memory from
+// just outside it: a copy with a negative pitch runs down into it; a semaphore at an unaligned
+// address reaches 3 bytes past its rounded 16; NOTIFY (every graphics class) writes 16 bytes at
+// SET_NOTIFY_A/B. Each passed before.
+TEST_F(HostStreamCheck, NegativePitchesUnalignedSemaphoresAndNotifiesAreWritesToo) {
+  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+  policy_.classes = {0xB197, 0xB0B5, 0xA140, 0x902D};
+  StreamCheck check(StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
+  const auto run = [&](const std::vector<uint32_t>& words) {
+    check.BeginSubmission();
+    return check.Segment(words);
+  };
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  ASSERT_FALSE(run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xA140,
+                    Inc(6, 0x000, 1), 0x902D}));
+  // A DMA pitch copy of 4 lines of 256 bytes starting just above the zone, pitch -4096: its last
+  // line lands in it. With pitch +4096 it runs away from the zone and passes.
+  constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
+  const uint64_t above = kBase + kSize + 2 * 4096;
+  const auto copy = [&](uint32_t pitch) {
+    return run({Inc(4, 0x408, 6), hi(above), lo(above), pitch, pitch, 256, 4, Inc(4, 0x300, 1),
+                kPitchCopy});
+  };
+  ExpectRefused(copy(static_cast<uint32_t>(-4096)), 0xB0B5, 0x300, kPitchCopy);
+  EXPECT_FALSE(copy(4096));
+  // The same for the inline-to-memory class.
+  ExpectRefused(run({Inc(5, 0x180, 5), 16, 4, hi(above), lo(above), static_cast<uint32_t>(-4096),
+                     Inc(5, 0x1B0, 1), 1}),
+                0xA140, 0x1B0, 1);
+  // A host semaphore release 13 bytes short of the zone: rounded down it is 16 bytes short, but
+  // written where it says it reaches 3 bytes in.
+  const uint64_t edge = kBase - 13;
+  ExpectRefused(run({Inc(0, 0x10, 4), hi(edge), lo(edge), 1, 2}), 0xB06F, 0x1C, 2);
+  // NOTIFY of the inline-to-memory, 2D and 3D classes into the zone.
+  const uint64_t in = kBase + 0x40;
+  ExpectRefused(run({Inc(5, 0x104, 2), hi(in), lo(in), Inc(5, 0x10C, 1), 0}), 0xA140, 0x10C, 0);
+  ExpectRefused(run({Inc(6, 0x104, 2), hi(in), lo(in), Inc(6, 0x10C, 1), 0}), 0x902D, 0x10C, 0);
+  ExpectRefused(run({Inc(0, 0x104, 2), hi(in), lo(in), Inc(0, 0x10C, 1), 0}), 0xB197, 0x10C, 0);
+  const uint64_t out = kBase + kSize + 0x40;
+  EXPECT_FALSE(run({Inc(5, 0x104, 2), hi(out), lo(out), Inc(5, 0x10C, 1), 0}));
+  EXPECT_EQ(check.footprint().ranges.size(), 1u);
+}
+
+// A submission the channel does not send (NotSupported, or the host refusing it) is rolled back:
+// the registers, bindings and macros it set are as before it, so a later release is recorded (and
+// checked) where the host will really write. And the inline-to-memory class's data words, sent in
+// a later submission than their launch, are writes to the launch's destination.
+TEST_F(HostStreamCheck, ARolledBackSubmissionLeavesNoStateAndInlineDataWritesItsLaunchesDst) {
+  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
+  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
+  const uint64_t r = 0x12'0000'1000, x = 0x12'0000'9000;
+  ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(0, 0x10, 2), hi(r), lo(r)}));  // A/B = R
+  // Not sent: it set A/B = X, bound the DMA class and loaded a macro.
+  ASSERT_FALSE(Run({Inc(0, 0x10, 2), hi(x), lo(x), Inc(4, 0x000, 1), 0xB0B5, Inc(0, 0x114, 1), 0,
+                    Inc(0, 0x118, 1), 0x00000011}));
+  check_.Rollback();
+  ASSERT_FALSE(Run({Inc(0, 0x18, 2), 1, 2}));  // a release with the A/B the host holds
+  ASSERT_EQ(check_.footprint().ranges.size(), 1u);
+  EXPECT_EQ(check_.footprint().ranges[0].va, r);
+  // The DMA class is unbound again: a method on subchannel 4 is a pusher error.
+  EXPECT_TRUE(Run({Inc(4, 0x300, 1), 0}));
+  check_.Reset();
+  policy_.classes = {0xB197, 0xA140};
+  const uint64_t dst = 0x12'0040'0000;
+  ASSERT_FALSE(Run({Inc(5, 0x000, 1), 0xA140, Inc(5, 0x180, 5), 64, 1, hi(dst), lo(dst), 64,
+                    Inc(5, 0x1B0, 1), 1}));
+  ASSERT_FALSE(Run({NonInc(5, 0x1B4, 2), 0xAAAA, 0xBBBB}));
+  ASSERT_EQ(check_.footprint().ranges.size(), 1u);
+  EXPECT_EQ(check_.footprint().ranges[0].va, dst);
+  EXPECT_EQ(check_.footprint().ranges[0].size, 64u);
+}
+
 }  // namespace
 }  // namespace nvsentry::hostshim::host
