@@ -240,40 +240,33 @@ std::optional<std::vector<GuestProcess::Range>> GuestProcess::Unproven(uint64_t 
   const std::string path = "/proc/" + std::to_string(pid_) + "/maps";
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
-  std::string text;
-  char buf[65536];
-  for (ssize_t n; (n = read(fd.get(), buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  // The maps file named the memory of the process that had the pid at the open.
-  if (!Alive()) return std::nullopt;
+  const std::vector<Range> whole{{first, end}};
   std::vector<Range> unproven;
   uint64_t at = first;  // [first, at) is proven or listed
-  for (size_t line = 0; line < text.size() && at < end;) {
-    size_t stop = text.find('\n', line);
-    if (stop == std::string::npos) stop = text.size();
-    const std::string_view l(text.data() + line, stop - line);
-    line = stop + 1;
-    // "start-end perms offset dev inode [path]"
-    unsigned long long b = 0, e = 0, inode = 0;
-    char perms[5] = {};
-    unsigned long long offset = 0;
-    char dev[16] = {};
+  // One line of the maps ("start-end perms offset dev inode [path]", sorted by address); false
+  // once the rest is not needed: [first, end) is covered, or `settled` holds the answer (a hole
+  // or an unreadable mapping: the reads decide).
+  std::optional<std::vector<Range>> settled;
+  const auto line = [&](std::string_view l) {
+    unsigned long long b = 0, e = 0, inode = 0, offset = 0;
+    char perms[5] = {}, dev[16] = {};
     int path_at = 0;
     const std::string copy(l);
     if (sscanf(copy.c_str(), "%llx-%llx %4s %llx %15s %llu %n", &b, &e, perms, &offset, dev, &inode,
-               &path_at) < 6)
-      return std::nullopt;
-    if (e <= at) continue;
-    if (b > at) return std::vector<Range>{{first, end}};  // a hole: the read will say so
+               &path_at) < 6) {
+      settled = whole;  // not the format: let the reads decide
+      return false;
+    }
+    if (e <= at) return true;
+    if (b > at || perms[0] != 'r') {  // a hole, or unreadable: the reads fail
+      settled = whole;
+      return false;
+    }
     const std::string_view name = path_at > 0 ? l.substr(static_cast<size_t>(path_at)) : "";
     const bool anonymous =
         inode == 0 && perms[3] == 'p' &&
         (name.empty() || name == "[heap]" || name == "[stack]" || name.starts_with("[anon:"));
     const uint64_t to = std::min<uint64_t>(e, end);
-    if (perms[0] != 'r') return std::vector<Range>{{first, end}};  // unreadable: the read fails
     if (!anonymous) {
       if (!unproven.empty() && unproven.back().end == at)
         unproven.back().end = to;
@@ -281,8 +274,29 @@ std::optional<std::vector<GuestProcess::Range>> GuestProcess::Unproven(uint64_t 
         unproven.push_back({at, to});
     }
     at = to;
+    return at < end;
+  };
+  // Read as it comes, up to the line that settles [first, end): a guest with many mappings makes
+  // a long file, and only the lines up to `end` matter.
+  std::string pending;
+  char buf[16384];
+  bool more = true;
+  while (more) {
+    const ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    size_t from = 0;
+    for (size_t stop; more && (stop = pending.find('\n', from)) != std::string::npos;
+         from = stop + 1)
+      more = line(std::string_view(pending).substr(from, stop - from));
+    pending.erase(0, from);
   }
-  if (at < end) return std::vector<Range>{{first, end}};
+  // The maps file named the memory of the process that had the pid at the open.
+  if (!Alive()) return std::nullopt;
+  if (settled) return settled;
+  if (at < end) return whole;
   return unproven;
 }
 
