@@ -11,6 +11,9 @@
  *   budget-loop N    N rounds of CREATE until refused, then FREE of everything; sleeps 300 ms
  *                    after rounds 1 and N so the test can read the sentry's memory
  *   as               address-space answers: fixed and sparse reservations, overlaps, unmaps
+ *   gpu-writes       writes of the GPU the guest reads after their fence: a DMA copy with a
+ *                    negative pitch, inline-to-memory data sent a submission after its launch,
+ *                    NOTIFY, and a DMA semaphore at an unaligned address (a sum of each result)
  *   budgets          a second channel, a second address space, a pinned ALLOC past pinned_bytes
  *                    and a sentry-memory ALLOC past transfer_memory (the policy sets 1, 1,
  *                    64 KiB and 8 MiB + 64 KiB), then DumpStatus with one 16 KiB pin
@@ -343,6 +346,70 @@ static int mode_multi(void) {
   return 0;
 }
 
+static uint32_t sum_bytes(const uint8_t* p, uint32_t n) {
+  uint32_t s = 0;
+  for (uint32_t i = 0; i < n; i++) s = s * 31 + p[i];
+  return s;
+}
+
+/* Submits `p` on `ch` from `at` words into `push`, waits for its fence; prints `key`=the wait. */
+static void run_and_wait(struct gpu* g, uint32_t ch, struct buf* push, uint32_t at,
+                         struct nvc_push* p, const char* key) {
+  struct nvgpu_fence f;
+  must(key, submit(ch, push, at, p->words, p->count, &f));
+  printf("%s=%d\n", key, wait_fence(g, f, 5000));
+  p->count = 0;
+}
+
+static int mode_gpu_writes(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf src, dst, push;
+  make_buf(&g, &src, 65536);
+  make_buf(&g, &dst, 65536);
+  make_buf(&g, &push, 32768);
+  for (uint32_t i = 0; i < 65536; i++) src.cpu[i] = (uint8_t)(i * 7 + 3);
+  const uint32_t ch = make_channel(&g, NULL);
+  struct nvc_push p = {0};
+  /* A DMA copy of 4 lines of 64 bytes, read 256 apart upward, written 256 apart downward from
+   * the middle of dst. */
+  const uint64_t down = dst.gpu + 32768;
+  nvc_push_incr(&p, 4, 0x000, 1, 0xB0B5u);
+  nvc_push_incr(&p, 4, 0x400, 8, (uint32_t)(src.gpu >> 32), (uint32_t)src.gpu,
+                (uint32_t)(down >> 32), (uint32_t)down, 256u, (uint32_t)-256, 64u, 4u);
+  nvc_push_incr(&p, 4, 0x300, 1, 2u | (1u << 7) | (1u << 8) | (1u << 9));
+  run_and_wait(&g, ch, &push, 0, &p, "wait_negative_pitch");
+  printf("negative_pitch_sum=%u\n", sum_bytes(dst.cpu + 32768 - 3 * 256, 4 * 256));
+  /* Inline-to-memory: the launch (64 bytes, one line, at dst + 4096) in one submission, its 16
+   * data words in the next. */
+  const uint64_t inl = dst.gpu + 4096;
+  nvc_push_incr(&p, 5, 0x000, 1, 0xA140u);
+  nvc_push_incr(&p, 5, 0x180, 5, 64u, 1u, (uint32_t)(inl >> 32), (uint32_t)inl, 64u);
+  nvc_push_incr(&p, 5, 0x1B0, 1, 1u);
+  run_and_wait(&g, ch, &push, 1024, &p, "wait_i2m_launch");
+  uint32_t data[16];
+  for (uint32_t i = 0; i < 16; i++) data[i] = 0x01020304u * (i + 1);
+  nvc_push_method(&p, 3, 5, 0x1B4, data, 16);
+  run_and_wait(&g, ch, &push, 2048, &p, "wait_i2m_data");
+  printf("inline_data_sum=%u\n", sum_bytes(dst.cpu + 4096, 64));
+  /* NOTIFY of the inline-to-memory class: 16 bytes at dst + 8192, the first 8 a timestamp. */
+  const uint64_t note = dst.gpu + 8192;
+  nvc_push_incr(&p, 5, 0x104, 2, (uint32_t)(note >> 32), (uint32_t)note);
+  nvc_push_incr(&p, 5, 0x10C, 1, 0u);
+  run_and_wait(&g, ch, &push, 3072, &p, "wait_notify");
+  uint64_t stamp;
+  memcpy(&stamp, dst.cpu + 8192, sizeof stamp);
+  printf("notify_written=%d\n", stamp != 0);
+  /* A one-word DMA semaphore release at an address 2 bytes past a word. */
+  const uint64_t sem = dst.gpu + 12288 + 2;
+  nvc_push_incr(&p, 4, 0x240, 3, (uint32_t)(sem >> 32), (uint32_t)sem, 0x11223344u);
+  nvc_push_incr(&p, 4, 0x300, 1, 1u << 3);
+  run_and_wait(&g, ch, &push, 4096, &p, "wait_semaphore");
+  printf("semaphore_sum=%u\n", sum_bytes(dst.cpu + 12288, 24));
+  return 0;
+}
+
 static int mode_budget_loop(int rounds) {
   struct gpu g;
   open_all(&g);
@@ -465,13 +532,13 @@ static int mode_budgets(void) {
 
 static const char kGpuGuestUsage[] =
     "usage: gpu_guest nvmap | share | fault-unmapped | fault-munmap | bad-subchannel | multi | "
-    "chan-wait | budget-loop [N] | as | budgets | plain-gpfifo\n";
+    "chan-wait | budget-loop [N] | as | budgets | plain-gpfifo | gpu-writes\n";
 
 static int known_mode(const char* m) {
   static const char* const kModes[] = {"nvmap",        "share",          "fault-unmapped",
                                        "fault-munmap", "bad-subchannel", "multi",
                                        "chan-wait",    "budget-loop",    "as",
-                                       "budgets",      "plain-gpfifo"};
+                                       "budgets",      "plain-gpfifo",   "gpu-writes"};
   for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++)
     if (strcmp(m, kModes[i]) == 0) return 1;
   return 0;
@@ -509,6 +576,8 @@ int main(int argc, char** argv) {
     rc = mode_budgets();
   else if (strcmp(m, "plain-gpfifo") == 0)
     rc = mode_plain_gpfifo();
+  else if (strcmp(m, "gpu-writes") == 0)
+    rc = mode_gpu_writes();
   else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

@@ -166,6 +166,8 @@ TEST_F(HostBackend, TheGpuSuitesGuestsAnswerAsOnTheSimulator) {
                                    {{"multi"}, ""},
                                    {{"as"}, ""},
                                    {{"plain-gpfifo"}, ""},
+                                   // GPU writes the pulls must bring (the write record).
+                                   {{"gpu-writes"}, ""},
                                    {{"fault-unmapped"}, ""},
                                    {{"bad-subchannel"}, ""},
                                    {{"share"}, bit9},
