@@ -23,6 +23,10 @@ uint32_t Imm(uint32_t subch, uint32_t m, uint32_t data) { return Cmd(4, subch, m
 uint32_t IncOnce(uint32_t subch, uint32_t m, uint32_t n) { return Cmd(5, subch, m, n); }
 
 constexpr uint32_t kOwned = 5, kOthers = 7;
+// The reserved memory of the zone tests (as the hidden zone is to a channel's check).
+constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
+uint32_t Hi(uint64_t va) { return static_cast<uint32_t>(va >> 32); }
+uint32_t Lo(uint64_t va) { return static_cast<uint32_t>(va); }
 
 class HostStreamCheck : public ::testing::Test {
  protected:
@@ -50,6 +54,14 @@ class HostStreamCheck : public ::testing::Test {
   bool audit_ = false;
   std::vector<uint32_t> violations_, bound_;
   StreamCheck check_{StreamRules{&policy_, [](uint32_t id) { return id == kOwned; }, nullptr}};
+  // The same with [kBase, kBase + kSize) reserved.
+  StreamCheck zone_{StreamRules{
+      &policy_, [](uint32_t id) { return id == kOwned; },
+      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }}};
+  std::optional<StreamRefusal> RunZone(const std::vector<uint32_t>& words) {
+    zone_.BeginSubmission();
+    return zone_.Segment(words);
+  }
 };
 
 TEST_F(HostStreamCheck, SetObjectOfAClassThePolicyRefusesIsRefusedThroughItsAction) {
@@ -151,47 +163,39 @@ TEST_F(HostStreamCheck, WhatTheHostMightReadOtherwiseIsRefused) {
 // address is in the stream: refused with the method that would write; the same writes elsewhere,
 // and reads there, pass.
 TEST_F(HostStreamCheck, WritesIntoReservedMemoryWhoseAddressIsInTheStreamAreRefused) {
-  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
-  StreamCheck check(StreamRules{
-      &policy_, [](uint32_t id) { return id == kOwned; },
-      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
-  const auto run = [&](const std::vector<uint32_t>& words) {
-    check.BeginSubmission();
-    return check.Segment(words);
-  };
-  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
-  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
   const uint64_t in = kBase + 0x100, below = kBase - 16, after = kBase + kSize;
   // The host class's semaphore: a release, a reduction; the last 16 bytes before the window meet
   // it not; a 4-byte release 4 bytes short of it is refused all the same (16 bytes assumed).
   constexpr uint32_t kRelease = 2 | (1u << 24), kReduction = 0x10, kAcquire = 1;
-  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 0x600D, kRelease}), 0xB06F, 0x1C, kRelease);
-  ExpectRefused(run({Inc(0, 0x10, 4), hi(in), lo(in), 1, kReduction}), 0xB06F, 0x1C, kReduction);
-  ExpectRefused(run({Inc(0, 0x10, 4), hi(kBase - 4), lo(kBase - 4), 1, kRelease}), 0xB06F, 0x1C,
+  ExpectRefused(RunZone({Inc(0, 0x10, 4), Hi(in), Lo(in), 0x600D, kRelease}), 0xB06F, 0x1C,
                 kRelease);
-  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(below), lo(below), 0x600D, kRelease}));
-  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(after), lo(after), 0x600D, kRelease}));
-  EXPECT_FALSE(run({Inc(0, 0x10, 4), hi(in), lo(in), 0, kAcquire}));
+  ExpectRefused(RunZone({Inc(0, 0x10, 4), Hi(in), Lo(in), 1, kReduction}), 0xB06F, 0x1C,
+                kReduction);
+  ExpectRefused(RunZone({Inc(0, 0x10, 4), Hi(kBase - 4), Lo(kBase - 4), 1, kRelease}), 0xB06F, 0x1C,
+                kRelease);
+  EXPECT_FALSE(RunZone({Inc(0, 0x10, 4), Hi(below), Lo(below), 0x600D, kRelease}));
+  EXPECT_FALSE(RunZone({Inc(0, 0x10, 4), Hi(after), Lo(after), 0x600D, kRelease}));
+  EXPECT_FALSE(RunZone({Inc(0, 0x10, 4), Hi(in), Lo(in), 0, kAcquire}));
   // The 3D class's report semaphore (REPORT_SEMAPHORE_D's operation 1:0: 1 acquire).
-  ASSERT_FALSE(run({Inc(0, 0x000, 1), 0xB197}));
-  ExpectRefused(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 0}), 0xB197, 0x1B0C, 0);
-  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(in), lo(in), 1, 1}));  // acquire: a read
-  EXPECT_FALSE(run({Inc(0, 0x1B00, 4), hi(after), lo(after), 1, 0}));
+  ASSERT_FALSE(RunZone({Inc(0, 0x000, 1), 0xB197}));
+  ExpectRefused(RunZone({Inc(0, 0x1B00, 4), Hi(in), Lo(in), 1, 0}), 0xB197, 0x1B0C, 0);
+  EXPECT_FALSE(RunZone({Inc(0, 0x1B00, 4), Hi(in), Lo(in), 1, 1}));  // acquire: a read
+  EXPECT_FALSE(RunZone({Inc(0, 0x1B00, 4), Hi(after), Lo(after), 1, 0}));
   // Inline-to-memory: a pitch destination of 4 lines of 16 bytes, 256 apart, ending in the
   // window; the same one line lower passes.
   const uint64_t rows = kBase - 3 * 256 - 8;
-  ExpectRefused(run({Inc(0, 0x180, 5), 16, 4, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}),
+  ExpectRefused(RunZone({Inc(0, 0x180, 5), 16, 4, Hi(rows), Lo(rows), 256, Inc(0, 0x1B0, 1), 1}),
                 0xB197, 0x1B0, 1);
-  EXPECT_FALSE(run({Inc(0, 0x180, 5), 16, 3, hi(rows), lo(rows), 256, Inc(0, 0x1B0, 1), 1}));
+  EXPECT_FALSE(RunZone({Inc(0, 0x180, 5), 16, 3, Hi(rows), Lo(rows), 256, Inc(0, 0x1B0, 1), 1}));
   // Its completion semaphore (LAUNCH_DMA COMPLETION 5:4 = 2).
-  EXPECT_TRUE(run({Inc(0, 0x180, 5), 16, 1, hi(after), lo(after), 256, Inc(0, 0x1DC, 3), hi(in),
-                   lo(in), 7, Inc(0, 0x1B0, 1), 1 | (2 << 4)}));
+  EXPECT_TRUE(RunZone({Inc(0, 0x180, 5), 16, 1, Hi(after), Lo(after), 256, Inc(0, 0x1DC, 3), Hi(in),
+                       Lo(in), 7, Inc(0, 0x1B0, 1), 1 | (2 << 4)}));
   // A block-linear destination: bounded by its size in whole blocks (one 64 x 8 GOB here).
   const uint64_t bl = kBase - 512;
-  EXPECT_FALSE(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 64, 8, 1,
-                    Inc(0, 0x1B0, 1), 0}));
-  ExpectRefused(run({Inc(0, 0x180, 4), 16, 1, hi(bl), lo(bl), Inc(0, 0x194, 4), 0, 65, 8, 1,
-                     Inc(0, 0x1B0, 1), 0}),
+  EXPECT_FALSE(RunZone({Inc(0, 0x180, 4), 16, 1, Hi(bl), Lo(bl), Inc(0, 0x194, 4), 0, 64, 8, 1,
+                        Inc(0, 0x1B0, 1), 0}));
+  ExpectRefused(RunZone({Inc(0, 0x180, 4), 16, 1, Hi(bl), Lo(bl), Inc(0, 0x194, 4), 0, 65, 8, 1,
+                         Inc(0, 0x1B0, 1), 0}),
                 0xB197, 0x1B0, 0);
 }
 
@@ -199,25 +203,15 @@ TEST_F(HostStreamCheck, WritesIntoReservedMemoryWhoseAddressIsInTheStreamAreRefu
 // the same refusal into reserved memory; and a copy with physical addresses, refused whatever its
 // address, as the simulator refuses it.
 TEST_F(HostStreamCheck, OtherClassesWritesIntoReservedMemoryAndPhysicalCopiesAreRefused) {
-  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
   policy_.classes = {0xB197, 0xB0B5, 0xB1C0};
-  StreamCheck check(StreamRules{
-      &policy_, [](uint32_t id) { return id == kOwned; },
-      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
-  const auto run = [&](const std::vector<uint32_t>& words) {
-    check.BeginSubmission();
-    return check.Segment(words);
-  };
-  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
-  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
-  ASSERT_FALSE(run({Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xB1C0}));
+  ASSERT_FALSE(RunZone({Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xB1C0}));
   // A pitch copy of 4 lines of 256 bytes, 4096 apart, whose last line ends in the window; the same
   // copy of 3 lines passes; one line only when MULTI_LINE is clear.
   constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
   const uint64_t dst = kBase - 3 * 4096 - 128;
   const auto copy = [&](uint32_t lines, uint32_t launch) {
-    return run(
-        {Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, lines, Inc(4, 0x300, 1), launch});
+    return RunZone(
+        {Inc(4, 0x408, 6), Hi(dst), Lo(dst), 4096, 4096, 256, lines, Inc(4, 0x300, 1), launch});
   };
   ExpectRefused(copy(4, kPitchCopy), 0xB0B5, 0x300, kPitchCopy);
   EXPECT_FALSE(copy(3, kPitchCopy));
@@ -225,22 +219,22 @@ TEST_F(HostStreamCheck, OtherClassesWritesIntoReservedMemoryAndPhysicalCopiesAre
   // Remapped elements count up to 16 bytes each: 256 of them from 4 KiB short of the window reach
   // it.
   const uint64_t near = kBase - 4000;
-  ExpectRefused(run({Inc(4, 0x408, 6), hi(near), lo(near), 0, 0, 256, 1, Inc(4, 0x300, 1),
-                     2 | (1u << 7) | (1u << 8) | (1u << 10)}),
+  ExpectRefused(RunZone({Inc(4, 0x408, 6), Hi(near), Lo(near), 0, 0, 256, 1, Inc(4, 0x300, 1),
+                         2 | (1u << 7) | (1u << 8) | (1u << 10)}),
                 0xB0B5, 0x300, 2 | (1u << 7) | (1u << 8) | (1u << 10));
   // Its semaphore (LAUNCH_DMA SEMAPHORE_TYPE 4:3 = 1), with no copy (TRANSFER 0).
   const uint64_t in = kBase + 64;
-  ExpectRefused(run({Inc(4, 0x240, 3), hi(in), lo(in), 1, Inc(4, 0x300, 1), 1u << 3}), 0xB0B5,
+  ExpectRefused(RunZone({Inc(4, 0x240, 3), Hi(in), Lo(in), 1, Inc(4, 0x300, 1), 1u << 3}), 0xB0B5,
                 0x300, 1u << 3);
   // Physical addressing: refused anywhere.
   const uint64_t far = kBase + kSize + 0x10000;
-  ExpectRefused(run({Inc(4, 0x408, 6), hi(far), lo(far), 0, 0, 16, 1, Inc(4, 0x300, 1),
-                     kPitchCopy | (1u << 13)}),
+  ExpectRefused(RunZone({Inc(4, 0x408, 6), Hi(far), Lo(far), 0, 0, 16, 1, Inc(4, 0x300, 1),
+                         kPitchCopy | (1u << 13)}),
                 0xB0B5, 0x300, kPitchCopy | (1u << 13));
   // The compute class's inline-to-memory: a pitch line into the window.
-  ExpectRefused(run({Inc(5, 0x180, 5), 16, 1, hi(in), lo(in), 16, Inc(5, 0x1B0, 1), 1}), 0xB1C0,
+  ExpectRefused(RunZone({Inc(5, 0x180, 5), 16, 1, Hi(in), Lo(in), 16, Inc(5, 0x1B0, 1), 1}), 0xB1C0,
                 0x1B0, 1);
-  EXPECT_FALSE(run({Inc(5, 0x180, 5), 16, 1, hi(far), lo(far), 16, Inc(5, 0x1B0, 1), 1}));
+  EXPECT_FALSE(RunZone({Inc(5, 0x180, 5), 16, 1, Hi(far), Lo(far), 16, Inc(5, 0x1B0, 1), 1}));
 }
 
 TEST_F(HostStreamCheck, GarbageNeverCrashesIt) {
@@ -307,32 +301,30 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
     return out;
   };
   const uint64_t sem = 0x12'0000'1000, dst = 0x12'0040'0000;
-  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
-  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
   // Binding classes and a host semaphore acquire write nothing.
   ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5}));
   EXPECT_TRUE(check_.footprint().empty());
-  ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 1, 1}));
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), Hi(sem), Lo(sem), 1, 1}));
   EXPECT_TRUE(check_.footprint().empty());
   EXPECT_TRUE(check_.footprint().waits) << "an acquire waits for memory";
   // A host semaphore release: its 16 bytes.
-  ASSERT_FALSE(Run({Inc(0, 0x10, 4), hi(sem), lo(sem), 7, 2 | (1u << 24)}));
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), Hi(sem), Lo(sem), 7, 2 | (1u << 24)}));
   EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
   EXPECT_FALSE(check_.footprint().anywhere);
   EXPECT_FALSE(check_.footprint().waits);
   // A DMA pitch copy of 3 lines of 256 bytes, 4096 apart, then its semaphore: both ranges.
-  ASSERT_FALSE(Run({Inc(4, 0x408, 6), hi(dst), lo(dst), 4096, 4096, 256, 3, Inc(4, 0x240, 3),
-                    hi(sem), lo(sem), 1, Inc(4, 0x300, 1), 2 | (1u << 7) | (1u << 8) | (1u << 9),
+  ASSERT_FALSE(Run({Inc(4, 0x408, 6), Hi(dst), Lo(dst), 4096, 4096, 256, 3, Inc(4, 0x240, 3),
+                    Hi(sem), Lo(sem), 1, Inc(4, 0x300, 1), 2 | (1u << 7) | (1u << 8) | (1u << 9),
                     Inc(4, 0x300, 1), 1u << 3}));
   EXPECT_EQ(ranges(),
             (std::vector<std::pair<uint64_t, uint64_t>>{{dst, 2 * 4096 + 256}, {sem, 16}}));
   EXPECT_FALSE(check_.footprint().anywhere);
   // The 3D class's report semaphore alone is a range; any other 3D method (a draw's state, here
   // a vertex count) may write render targets or through shaders: anywhere.
-  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), hi(sem), lo(sem), 1, 0}));
+  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), Hi(sem), Lo(sem), 1, 0}));
   EXPECT_EQ(ranges(), (std::vector<std::pair<uint64_t, uint64_t>>{{sem, 16}}));
   EXPECT_FALSE(check_.footprint().anywhere);
-  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), hi(sem), lo(sem), 1, 1}));  // its acquire
+  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), Hi(sem), Lo(sem), 1, 1}));  // its acquire
   EXPECT_TRUE(check_.footprint().empty());
   EXPECT_TRUE(check_.footprint().waits);
   ASSERT_FALSE(Run({Inc(0, 0x1238, 1), 3}));
@@ -350,7 +342,7 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   std::vector<uint32_t> many;
   for (size_t i = 0; i <= WriteFootprint::kMaxRanges; ++i) {
     const uint64_t at = sem + 16 * i;
-    many.insert(many.end(), {Inc(0, 0x10, 4), hi(at), lo(at), 1, 2});
+    many.insert(many.end(), {Inc(0, 0x10, 4), Hi(at), Lo(at), 1, 2});
   }
   ASSERT_FALSE(Run(many));
   EXPECT_TRUE(check_.footprint().anywhere);
@@ -362,45 +354,35 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
 // address reaches 3 bytes past its rounded 16; NOTIFY (every graphics class) writes 16 bytes at
 // SET_NOTIFY_A/B. Each passed before.
 TEST_F(HostStreamCheck, NegativePitchesUnalignedSemaphoresAndNotifiesAreWritesToo) {
-  constexpr uint64_t kBase = 0x12'3400'0000, kSize = 0x800'0000;
   policy_.classes = {0xB197, 0xB0B5, 0xA140, 0x902D};
-  StreamCheck check(StreamRules{
-      &policy_, [](uint32_t id) { return id == kOwned; },
-      [](uint64_t va, uint64_t size) { return va < kBase + kSize && va + size > kBase; }});
-  const auto run = [&](const std::vector<uint32_t>& words) {
-    check.BeginSubmission();
-    return check.Segment(words);
-  };
-  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
-  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
-  ASSERT_FALSE(run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1), 0xA140,
-                    Inc(6, 0x000, 1), 0x902D}));
+  ASSERT_FALSE(RunZone({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5, Inc(5, 0x000, 1),
+                        0xA140, Inc(6, 0x000, 1), 0x902D}));
   // A DMA pitch copy of 4 lines of 256 bytes starting just above the zone, pitch -4096: its last
   // line lands in it. With pitch +4096 it runs away from the zone and passes.
   constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
   const uint64_t above = kBase + kSize + 2 * 4096;
   const auto copy = [&](uint32_t pitch) {
-    return run({Inc(4, 0x408, 6), hi(above), lo(above), pitch, pitch, 256, 4, Inc(4, 0x300, 1),
-                kPitchCopy});
+    return RunZone({Inc(4, 0x408, 6), Hi(above), Lo(above), pitch, pitch, 256, 4, Inc(4, 0x300, 1),
+                    kPitchCopy});
   };
   ExpectRefused(copy(static_cast<uint32_t>(-4096)), 0xB0B5, 0x300, kPitchCopy);
   EXPECT_FALSE(copy(4096));
   // The same for the inline-to-memory class.
-  ExpectRefused(run({Inc(5, 0x180, 5), 16, 4, hi(above), lo(above), static_cast<uint32_t>(-4096),
-                     Inc(5, 0x1B0, 1), 1}),
+  ExpectRefused(RunZone({Inc(5, 0x180, 5), 16, 4, Hi(above), Lo(above),
+                         static_cast<uint32_t>(-4096), Inc(5, 0x1B0, 1), 1}),
                 0xA140, 0x1B0, 1);
   // A host semaphore release 13 bytes short of the zone: rounded down it is 16 bytes short, but
   // written where it says it reaches 3 bytes in.
   const uint64_t edge = kBase - 13;
-  ExpectRefused(run({Inc(0, 0x10, 4), hi(edge), lo(edge), 1, 2}), 0xB06F, 0x1C, 2);
+  ExpectRefused(RunZone({Inc(0, 0x10, 4), Hi(edge), Lo(edge), 1, 2}), 0xB06F, 0x1C, 2);
   // NOTIFY of the inline-to-memory, 2D and 3D classes into the zone.
   const uint64_t in = kBase + 0x40;
-  ExpectRefused(run({Inc(5, 0x104, 2), hi(in), lo(in), Inc(5, 0x10C, 1), 0}), 0xA140, 0x10C, 0);
-  ExpectRefused(run({Inc(6, 0x104, 2), hi(in), lo(in), Inc(6, 0x10C, 1), 0}), 0x902D, 0x10C, 0);
-  ExpectRefused(run({Inc(0, 0x104, 2), hi(in), lo(in), Inc(0, 0x10C, 1), 0}), 0xB197, 0x10C, 0);
+  ExpectRefused(RunZone({Inc(5, 0x104, 2), Hi(in), Lo(in), Inc(5, 0x10C, 1), 0}), 0xA140, 0x10C, 0);
+  ExpectRefused(RunZone({Inc(6, 0x104, 2), Hi(in), Lo(in), Inc(6, 0x10C, 1), 0}), 0x902D, 0x10C, 0);
+  ExpectRefused(RunZone({Inc(0, 0x104, 2), Hi(in), Lo(in), Inc(0, 0x10C, 1), 0}), 0xB197, 0x10C, 0);
   const uint64_t out = kBase + kSize + 0x40;
-  EXPECT_FALSE(run({Inc(5, 0x104, 2), hi(out), lo(out), Inc(5, 0x10C, 1), 0}));
-  EXPECT_EQ(check.footprint().ranges.size(), 1u);
+  EXPECT_FALSE(RunZone({Inc(5, 0x104, 2), Hi(out), Lo(out), Inc(5, 0x10C, 1), 0}));
+  EXPECT_EQ(zone_.footprint().ranges.size(), 1u);
 }
 
 // A submission the channel does not send (NotSupported, or the host refusing it) is rolled back:
@@ -408,12 +390,10 @@ TEST_F(HostStreamCheck, NegativePitchesUnalignedSemaphoresAndNotifiesAreWritesTo
 // checked) where the host will really write. And the inline-to-memory class's data words, sent in
 // a later submission than their launch, are writes to the launch's destination.
 TEST_F(HostStreamCheck, ARolledBackSubmissionLeavesNoStateAndInlineDataWritesItsLaunchesDst) {
-  const auto hi = [](uint64_t va) { return static_cast<uint32_t>(va >> 32); };
-  const auto lo = [](uint64_t va) { return static_cast<uint32_t>(va); };
   const uint64_t r = 0x12'0000'1000, x = 0x12'0000'9000;
-  ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(0, 0x10, 2), hi(r), lo(r)}));  // A/B = R
+  ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(0, 0x10, 2), Hi(r), Lo(r)}));  // A/B = R
   // Not sent: it set A/B = X, bound the DMA class and loaded a macro.
-  ASSERT_FALSE(Run({Inc(0, 0x10, 2), hi(x), lo(x), Inc(4, 0x000, 1), 0xB0B5, Inc(0, 0x114, 1), 0,
+  ASSERT_FALSE(Run({Inc(0, 0x10, 2), Hi(x), Lo(x), Inc(4, 0x000, 1), 0xB0B5, Inc(0, 0x114, 1), 0,
                     Inc(0, 0x118, 1), 0x00000011}));
   check_.Rollback();
   ASSERT_FALSE(Run({Inc(0, 0x18, 2), 1, 2}));  // a release with the A/B the host holds
@@ -424,7 +404,7 @@ TEST_F(HostStreamCheck, ARolledBackSubmissionLeavesNoStateAndInlineDataWritesIts
   check_.Reset();
   policy_.classes = {0xB197, 0xA140};
   const uint64_t dst = 0x12'0040'0000;
-  ASSERT_FALSE(Run({Inc(5, 0x000, 1), 0xA140, Inc(5, 0x180, 5), 64, 1, hi(dst), lo(dst), 64,
+  ASSERT_FALSE(Run({Inc(5, 0x000, 1), 0xA140, Inc(5, 0x180, 5), 64, 1, Hi(dst), Lo(dst), 64,
                     Inc(5, 0x1B0, 1), 1}));
   ASSERT_FALSE(Run({NonInc(5, 0x1B4, 2), 0xAAAA, 0xBBBB}));
   ASSERT_EQ(check_.footprint().ranges.size(), 1u);
