@@ -355,8 +355,11 @@ Result ChannelSession::Submit(Call& call) {
     return Result::Done(e);
   // No mapping of the space goes from the check until the host holds the job's buffers.
   HostAddressSpace::SubmitHold no_unmap(space.get());
-  // Everything the GPU may read must be on the host before the host sees the job.
-  if (NvError e = ctx_.PushGuestMemory(); e != NvError::kSuccess) return Result::Done(e);
+  // Everything the GPU may read must be on the host before the host sees the job: the
+  // pushbuffers first (the check reads what the host got), then what the check finds the words
+  // read, or every twin when it cannot say.
+  if (NvError e = PushPlanned(FetchTargets(space.get(), entries)); e != NvError::kSuccess)
+    return Result::Done(e);
   // Room in the private copy for what the host will fetch, before the check: a submission the
   // copy cannot take now leaves the check's state as it was.
   uint64_t words = 0;
@@ -383,6 +386,11 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
+  if (NvError e = PushPlanned(GpuReadTargets(space.get(), check_.footprint()));
+      e != NvError::kSuccess) {
+    check_.Rollback();
+    return Result::Done(e);
+  }
   // The entries the host gets fetch from the private copy; the guest's own stay as they were
   // (the argument goes back to it).
   std::vector<ch::GpfifoEntry> host_entries(entries.begin(), entries.end());
@@ -405,6 +413,13 @@ Result ChannelSession::Submit(Call& call) {
     writes = ctx_.gpu_writes().Add(this, *std::move(targets), check_.footprint().waits);
   if (!check_.footprint().empty()) h.flags &= ~ch::kSuppressWfi;
   return SubmitChecked(call, host_entries, span, h, later, writes);
+}
+
+NvError ChannelSession::PushPlanned(const std::optional<std::vector<WriteTarget>>& targets) {
+  if (!targets) return ctx_.PushGuestMemory();
+  if (targets->empty()) return NvError::kSuccess;
+  const SyncPlan plan = PlanOf(*targets);
+  return ctx_.PushGuestMemory(&plan);
 }
 
 Result ChannelSession::SubmitChecked(Call& call, std::span<const ch::GpfifoEntry> entries,

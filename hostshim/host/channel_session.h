@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "hostshim/budget.h"
 #include "hostshim/events.h"
+#include "hostshim/host/gpu_writes.h"
 #include "hostshim/host/host_address_space.h"
 #include "hostshim/host/host_session.h"
 #include "hostshim/host/pushbuffer_copy.h"
@@ -79,6 +80,8 @@ class ChannelSession : public HostSession {
   // held), and the guest's fence of it. Takes the private copy's `span` (resets it) when the host
   // or a held submission has it. `writes`: its GpuWrites ticket (0: it writes nothing), given
   // its fence, or dropped when it never reaches the host.
+  // Pushes what `targets` name (nullopt: every twin).
+  abi::NvError PushPlanned(const std::optional<std::vector<WriteTarget>>& targets);
   Result SubmitChecked(Call& call, std::span<const abi::channel::GpfifoEntry> entries,
                        std::optional<uint64_t>& span, abi::l4t::nvgpu_channel::SubmitGpfifo h,
                        bool later, uint64_t writes);

@@ -78,10 +78,13 @@ Result CtrlSession::Ioctl(Call& call) {
     case g::kSyncptWaitEvent:
     case g::kSyncptWaitEventEx: {
       // Every one of these starts with {id, thresh}: the mirror must hold the host's value before
-      // the simulator's wait compares the threshold with it.
-      const uint32_t id = ArgAs<g::SyncptWait>(call.arg).id;
-      if (sim::Syncpoints::ValidId(id))
-        if (NvError e = Refresh(call, id); e != NvError::kSuccess) return Result::Done(e);
+      // the simulator's wait compares the threshold with it, unless it is there already (the
+      // mirror's poll pulled what the host's GPU wrote before it moved the value; a fence the
+      // guest just got is often passed by then).
+      const auto& w = ArgAs<g::SyncptWait>(call.arg);
+      if (sim::Syncpoints::ValidId(w.id) &&
+          !sim::SyncptReached(ctx_.syncpoints().Read(w.id), w.thresh))
+        if (NvError e = Refresh(call, w.id); e != NvError::kSuccess) return Result::Done(e);
       return sim_.Ioctl(call);
     }
     case g::kModuleRegRdWr: return NotTranslated(call);

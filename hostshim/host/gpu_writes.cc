@@ -4,10 +4,36 @@
 
 namespace nvsentry::hostshim::host {
 
-std::span<const ObjectSide::Interval> PullPlan::Of(const sim::NvmapObject* object) const {
+std::span<const ObjectSide::Interval> SyncPlan::Of(const sim::NvmapObject* object) const {
   auto it = where.find(object);
   if (it == where.end()) return {};
   return it->second;
+}
+
+SyncPlan PlanOf(std::span<const WriteTarget> targets) {
+  SyncPlan plan;
+  absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<sim::NvmapObject>> objects;
+  for (const WriteTarget& t : targets) {
+    std::shared_ptr<sim::NvmapObject> o = t.object.lock();
+    if (o == nullptr || t.offset >= o->size() || t.size == 0) continue;
+    const uint64_t end = t.offset + std::min(t.size, o->size() - t.offset);
+    plan.where[o.get()].push_back({t.offset, end});
+    objects.emplace(o.get(), std::move(o));
+  }
+  for (auto& [_, ranges] : plan.where) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const auto& a, const auto& b) { return a.begin < b.begin; });
+    std::vector<ObjectSide::Interval> merged;
+    for (const ObjectSide::Interval& r : ranges) {
+      if (!merged.empty() && r.begin <= merged.back().end)
+        merged.back().end = std::max(merged.back().end, r.end);
+      else
+        merged.push_back(r);
+    }
+    ranges = std::move(merged);
+  }
+  for (auto& [_, o] : objects) plan.alive.push_back(std::move(o));
+  return plan;
 }
 
 uint64_t GpuWrites::Add(const void* channel, std::vector<WriteTarget> targets, bool waits) {
@@ -76,7 +102,7 @@ void GpuWrites::ChannelGone(const void* channel) {
     if (job.channel == channel && job.fence) job.gone = true;  // the held ones never ran there
 }
 
-PullPlan GpuWrites::Plan(const Passed& passed) {
+SyncPlan GpuWrites::Plan(const Passed& passed) {
   std::vector<WriteTarget> targets;
   struct Done {
     uint64_t ticket;
@@ -84,7 +110,7 @@ PullPlan GpuWrites::Plan(const Passed& passed) {
     std::optional<std::pair<uint32_t, uint32_t>> fence;
   };
   std::vector<Done> jobs;
-  PullPlan plan;
+  SyncPlan plan;
   {
     absl::MutexLock l(&mu_);
     for (auto& [ticket, job] : jobs_) {
@@ -99,32 +125,13 @@ PullPlan GpuWrites::Plan(const Passed& passed) {
     if (j.gone || (j.fence && passed(j.fence->first, j.fence->second)))
       plan.retire.push_back(j.ticket);
   if (plan.everything) return plan;
-  // Per object: its ranges, clipped to it, sorted and merged.
-  absl::flat_hash_map<const sim::NvmapObject*, std::shared_ptr<sim::NvmapObject>> objects;
-  for (const WriteTarget& t : targets) {
-    std::shared_ptr<sim::NvmapObject> o = t.object.lock();
-    if (o == nullptr || t.offset >= o->size() || t.size == 0) continue;
-    const uint64_t end = t.offset + std::min(t.size, o->size() - t.offset);
-    plan.where[o.get()].push_back({t.offset, end});
-    objects.emplace(o.get(), std::move(o));
-  }
-  for (auto& [_, ranges] : plan.where) {
-    std::sort(ranges.begin(), ranges.end(),
-              [](const auto& a, const auto& b) { return a.begin < b.begin; });
-    std::vector<ObjectSide::Interval> merged;
-    for (const ObjectSide::Interval& r : ranges) {
-      if (!merged.empty() && r.begin <= merged.back().end)
-        merged.back().end = std::max(merged.back().end, r.end);
-      else
-        merged.push_back(r);
-    }
-    ranges = std::move(merged);
-  }
-  for (auto& [_, o] : objects) plan.alive.push_back(std::move(o));
+  SyncPlan ranges = PlanOf(targets);
+  plan.where = std::move(ranges.where);
+  plan.alive = std::move(ranges.alive);
   return plan;
 }
 
-void GpuWrites::Retire(const PullPlan& plan) {
+void GpuWrites::Retire(const SyncPlan& plan) {
   absl::MutexLock l(&mu_);
   for (uint64_t ticket : plan.retire) Erase(ticket);
 }

@@ -4,7 +4,7 @@
 // so the record comes from the stream check: each job the host runs brings the ranges its words
 // write where the address is in the stream (semaphores, DMA and inline-to-memory destinations),
 // or, when its words may write where the stream does not say (a draw, a compute launch, the 2D
-// class: stream_check.h's WriteFootprint::anywhere), every object its address space maps. A job's
+// class: stream_check.h's StreamFootprint::anywhere), every object its address space maps. A job's
 // ranges are pulled until a pull that began after the host had passed the job's fence; the
 // channel's error notifier record, which the host's kernel may write at any time, is pulled
 // always.
@@ -36,16 +36,21 @@ struct WriteTarget {
   uint64_t offset = 0, size = 0;
 };
 
-// What one pull reads: per object, sorted disjoint ranges; and the jobs it retires.
-struct PullPlan {
+// What one pull reads, or one push sends: per object, sorted disjoint ranges; and the jobs a
+// pull retires.
+struct SyncPlan {
   absl::flat_hash_map<const sim::NvmapObject*, std::vector<ObjectSide::Interval>> where;
   std::vector<std::shared_ptr<sim::NvmapObject>> alive;  // held while the pull runs
   std::vector<uint64_t> retire;                          // tickets, once the pull is done
   // Every twin whole (the record outgrew GpuWrites::kMaxJobs): what a pull did before the record.
   bool everything = false;
-  // The ranges of `object` to read; empty: none.
+  // The ranges of `object` to move; empty: none.
   std::span<const ObjectSide::Interval> Of(const sim::NvmapObject* object) const;
 };
+
+// The plan that reads or writes `targets` (clipped to their objects, sorted and merged per
+// object; a target whose object is gone is left out).
+SyncPlan PlanOf(std::span<const WriteTarget> targets);
 
 class GpuWrites {
  public:
@@ -75,9 +80,9 @@ class GpuWrites {
 
   // What the next pull reads, given which fences the host has passed (asked now, before the pull
   // reads anything: a job passed then has written all it will).
-  PullPlan Plan(const Passed& passed);
+  SyncPlan Plan(const Passed& passed);
   // The pull of `plan` is done: its retired jobs go.
-  void Retire(const PullPlan& plan);
+  void Retire(const SyncPlan& plan);
 
   size_t pending() const;
   // Whether a job that may wait for memory the CPU writes is in the record (until a pull retires

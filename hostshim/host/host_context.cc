@@ -99,8 +99,8 @@ void HostContext::FlushDeferred() {
   flushers_mu_.Unlock();
 }
 
-abi::NvError HostContext::PushGuestMemory() {
-  absl::StatusOr<TwinCounts> c = twins_.PushAll();
+abi::NvError HostContext::PushGuestMemory(const SyncPlan* plan) {
+  absl::StatusOr<TwinCounts> c = plan != nullptr ? twins_.PushAll(*plan) : twins_.PushAll();
   if (c.ok()) return abi::NvError::kSuccess;
   NVS_LOG_LIMITED(spdlog::level::warn, "host backend: guest memory to the host: {}",
                   c.status().ToString());
@@ -112,7 +112,7 @@ abi::NvError HostContext::PushGuestMemory() {
 
 void HostContext::PullGuestMemory() {
   // Which jobs are done is asked before anything is read: a job done then wrote all it will.
-  const PullPlan plan = gpu_writes_.Plan(
+  const SyncPlan plan = gpu_writes_.Plan(
       [this](uint32_t id, uint32_t value) { return FencePassed(id, value, false); });
   absl::StatusOr<TwinCounts> c = twins_.PullAll(plan);
   if (c.ok()) {

@@ -96,8 +96,8 @@ class HostContext : private HostFences {
 
   // Guest -> host for every twin (before a submission); the NvError the submission answers when
   // a twin cannot be filled: InvalidAddress (its guest memory is gone), InsufficientMemory (past
-  // twin_bytes: nothing moved).
-  abi::NvError PushGuestMemory();
+  // twin_bytes: nothing moved). With `plan`, only what it names (a submission's footprint).
+  abi::NvError PushGuestMemory(const SyncPlan* plan = nullptr);
   // Host -> guest (before the guest can see what the host's GPU finished): of each twin, what
   // gpu_writes() says the host's GPU may have written since the last pull.
   void PullGuestMemory();

@@ -162,6 +162,16 @@ void ObjectMirror::Copy(uint64_t off, std::span<const uint8_t> data) {
   }
 }
 
+std::optional<std::vector<Interval>> ObjectSide::TouchedIn(Interval within) {
+  std::optional<std::vector<Interval>> all = Touched();
+  if (!all) return std::nullopt;
+  std::vector<Interval> out;
+  for (const Interval& i : *all)
+    if (std::max(i.begin, within.begin) < std::min(i.end, within.end))
+      out.push_back({std::max(i.begin, within.begin), std::min(i.end, within.end)});
+  return out;
+}
+
 std::vector<Interval> ObjectMirror::PushScan(ObjectSide& guest) const {
   std::optional<std::vector<Interval>> touched = guest.Touched();
   if (!touched) return {{0, size_}};
@@ -200,6 +210,38 @@ absl::StatusOr<uint64_t> ObjectMirror::Reserve(ObjectSide& guest, std::span<cons
 absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& host) {
   if (!agreed_) return FirstPush(guest, host);
   const std::vector<Interval> scan = PushScan(guest);
+  absl::StatusOr<uint64_t> reserved = Reserve(guest, scan);
+  if (!reserved.ok()) return reserved.status();
+  uint64_t reserve = *reserved;
+  absl::Cleanup give_back = [&] {
+    if (reserve != 0) pages_budget_->Give(reserve);
+  };
+  SyncCounts counts;
+  if (absl::Status s = Move(guest, host, scan, &counts, &reserve, false); !s.ok()) return s;
+  return counts;
+}
+
+absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& host,
+                                              std::span<const Interval> where) {
+  if (!agreed_) return FirstPush(guest, host);
+  for (const Interval& i : where)
+    if (i.begin >= i.end || i.end > size_) return absl::OutOfRangeError("outside the object");
+  // Within each range: the guest's touched pages and the agreed copy's, clipped to the range.
+  std::vector<Interval> scan;
+  for (const Interval& w : where) {
+    std::optional<std::vector<Interval>> touched = guest.TouchedIn(w);
+    if (!touched) {
+      Append(scan, w.begin, w.end);
+      continue;
+    }
+    std::vector<Interval> kept;
+    for (auto it = pages_.lower_bound(w.begin / kPage);
+         it != pages_.end() && it->first * kPage < w.end; ++it)
+      Append(kept, it->first * kPage, (it->first + 1) * kPage);
+    for (const Interval& i : Union(*touched, kept, size_))
+      if (std::max(i.begin, w.begin) < std::min(i.end, w.end))
+        Append(scan, std::max(i.begin, w.begin), std::min(i.end, w.end));
+  }
   absl::StatusOr<uint64_t> reserved = Reserve(guest, scan);
   if (!reserved.ok()) return reserved.status();
   uint64_t reserve = *reserved;

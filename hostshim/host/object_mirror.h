@@ -44,6 +44,9 @@ class ObjectSide {
   // zero and have been since it was made: the pages its process touched. nullopt when the side
   // cannot tell; then every byte of it is read.
   virtual std::optional<std::vector<Interval>> Touched() { return std::nullopt; }
+  // The same within `within` only (clipped to it): a side that can ask its page tables about
+  // part of the object need not walk the rest.
+  virtual std::optional<std::vector<Interval>> TouchedIn(Interval within);
 };
 
 // Where the agreed copy's pages are charged (the guest's twin_bytes). Take refuses past the
@@ -90,6 +93,12 @@ class ObjectMirror {
   // touched pages and the pages of the agreed copy only. ResourceExhausted (nothing moved) when
   // the pages the push would keep pass the TwinBudget.
   absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host);
+  // The same over `where` only (sorted, disjoint, inside the object): what the GPU may read of
+  // the guest's changes (a submission's footprint). The guest's other changes stay unsent, and
+  // a later push sends them, since they still differ from the agreed copy. Before the first push,
+  // the whole object goes.
+  absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host,
+                                  std::span<const ObjectSide::Interval> where);
   // Brings the host's changes to the guest, reading the host whole (its GPU may have written any
   // page). Before the first push the host holds nothing the guest gave it: nothing to bring.
   absl::StatusOr<SyncCounts> Pull(ObjectSide& guest, ObjectSide& host);

@@ -84,8 +84,16 @@ void StreamCheck::Footprint(uint64_t va, uint64_t size) {
   if (!footprint_.ranges.empty() && footprint_.ranges.back().va == va &&
       footprint_.ranges.back().size == size)
     return;  // inline data, word after word
-  if (footprint_.ranges.size() < WriteFootprint::kMaxRanges)
+  if (footprint_.ranges.size() < StreamFootprint::kMaxRanges)
     footprint_.ranges.push_back({va, size});
+  else
+    footprint_.anywhere = true;
+}
+
+void StreamCheck::Reads(uint64_t va, uint64_t size) {
+  if (size == 0) return;
+  if (footprint_.reads.size() < StreamFootprint::kMaxRanges)
+    footprint_.reads.push_back({va, size});
   else
     footprint_.anywhere = true;
 }
@@ -268,11 +276,12 @@ std::optional<StreamRefusal> StreamCheck::HostMethod(uint32_t subch, uint32_t me
     case Index(h::kSemaphoreB): sem_b_ = value; return std::nullopt;
     case Index(h::kSemaphoreD): {
       const uint32_t op = value & 0x1F;
+      const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
       if ((op & (h::kSemOpRelease | h::kSemOpReduction)) == 0) {  // an acquire: reads, waits
         footprint_.waits = true;
+        Reads(va, SemaphoreSpan(sem_b_));
         return std::nullopt;
       }
-      const uint64_t va = (uint64_t{sem_a_ & 0xFF} << 32) | (sem_b_ & ~3u);
       return Writes(kClassHost, h::kSemaphoreD, value, va, SemaphoreSpan(sem_b_));
     }
     default: return std::nullopt;
@@ -311,7 +320,7 @@ uint64_t SurfaceBound(uint64_t width, uint64_t height, uint64_t depth, uint64_t 
 // signed for both engines (the simulator's i2m_class.cc and dma_copy_class.cc read it so), so
 // the lines may run down from `va`. A range that would run below address 0 is taken as the whole
 // 40-bit space (the check then refuses it, as it meets the hidden zone).
-WriteFootprint::Range PitchRange(uint64_t va, uint32_t pitch_out, uint64_t lines, uint64_t line) {
+StreamFootprint::Range PitchRange(uint64_t va, uint32_t pitch_out, uint64_t lines, uint64_t line) {
   if (lines == 0) return {va, 0};
   const int64_t span = int64_t{static_cast<int32_t>(pitch_out)} * static_cast<int64_t>(lines - 1);
   if (span >= 0) return {va, static_cast<uint64_t>(span) + line};
@@ -351,10 +360,10 @@ std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t cls,
   const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
   const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
   const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
-  const WriteFootprint::Range dst =
+  const StreamFootprint::Range dst =
       (value & m::kDstPitch)
           ? PitchRange(va, regs[Index(m::kPitchOut)], lines, length)
-          : WriteFootprint::Range{
+          : StreamFootprint::Range{
                 va, SurfaceBound(reg(m::kDstWidth), reg(m::kDstHeight), reg(m::kDstDepth),
                                  reg(m::kDstLayer), regs[Index(m::kDstBlockSize)])};
   // A new launch also writes out what the last one still held (a block-linear line's rest).
@@ -385,15 +394,24 @@ std::optional<StreamRefusal> StreamCheck::DmaLaunch(const std::vector<uint32_t>&
     const uint64_t va = ((reg(d::kOffsetOutUpper) & 0xFF) << 32) | reg(d::kOffsetOutLower);
     const uint64_t line = reg(d::kLineLengthIn) * ((value & d::kRemap) ? 16 : 1);
     const uint64_t lines = (value & d::kMultiLine) ? reg(d::kLineCount) : 1;
-    const WriteFootprint::Range dst =
+    const StreamFootprint::Range dst =
         (value & d::kDstPitch)
             ? PitchRange(va, regs[Index(d::kPitchOut)], lines, line)
-            : WriteFootprint::Range{
+            : StreamFootprint::Range{
                   va, SurfaceBound(reg(d::kDstWidth), reg(d::kDstHeight), reg(d::kDstDepth),
                                    reg(d::kDstLayer), regs[Index(d::kDstBlockSize)])};
     if (dst.size != 0) {
       if (auto r = Writes(kDma, d::kLaunchDma, value, dst.va, dst.size)) return r;
     }
+    // The source, bounded as the destination is (16 bytes an element with remapping).
+    const uint64_t src_va = ((reg(d::kOffsetInUpper) & 0xFF) << 32) | reg(d::kOffsetInLower);
+    const StreamFootprint::Range src =
+        (value & d::kSrcPitch)
+            ? PitchRange(src_va, regs[Index(d::kPitchIn)], lines, line)
+            : StreamFootprint::Range{
+                  src_va, SurfaceBound(reg(d::kSrcWidth), reg(d::kSrcHeight), reg(d::kSrcDepth),
+                                       reg(d::kSrcLayer), regs[Index(d::kSrcBlockSize)])};
+    Reads(src.va, src.size);
   }
   const uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
   if (sem == d::kSemaphoreOneWord || sem == d::kSemaphoreFourWord) {
@@ -444,12 +462,13 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
     case t::kReportSemaphoreB:
     case t::kReportSemaphoreC: return std::nullopt;  // REPORT_SEMAPHORE_D's operands
     case t::kReportSemaphoreD: {
-      if ((value & 3) == t::kReportOpAcquire) {  // reads, waits
-        footprint_.waits = true;
-        return std::nullopt;
-      }
       const uint64_t va = (uint64_t{regs3d_[Index(t::kReportSemaphoreA)] & 0xFF} << 32) |
                           (regs3d_[Index(t::kReportSemaphoreB)] & ~3u);
+      if ((value & 3) == t::kReportOpAcquire) {  // reads, waits
+        footprint_.waits = true;
+        Reads(va, SemaphoreSpan(regs3d_[Index(t::kReportSemaphoreB)]));
+        return std::nullopt;
+      }
       return Writes(kClass3D, byte, value, va, SemaphoreSpan(regs3d_[Index(t::kReportSemaphoreB)]));
     }
     case sim::methods::i2m::kLaunchDma: return InlineToMemory(kClass3D, regs3d_, value);

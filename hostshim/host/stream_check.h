@@ -61,22 +61,26 @@ struct StreamCut {
   uint32_t begin = 0, end = 0;  // words [begin, end) of the entry
 };
 
-// Where a submission's words may make the GPU write (gpu_writes.h): the ranges of the writes
-// whose address is in the stream, or `anywhere` when a method may write where the stream does not
-// say (any 3D-class method but the few decoded ones, any compute- or 2D-class method, any other
-// class: a draw's render targets, a shader's stores, a blit's destination), or when the ranges
-// passed kMaxRanges.
-struct WriteFootprint {
-  static constexpr size_t kMaxRanges = 4096;
+// Where a submission's words may make the GPU write (gpu_writes.h), and where they make it read
+// memory the guest's CPU may have written (what the submission pushes first: twins.h). `ranges`:
+// the writes whose address is in the stream; `reads`: the reads whose address is (a DMA copy's
+// source, a semaphore acquire's word). `anywhere` when a method may write or read where the
+// stream does not say (any 3D-class method but the few decoded ones, any compute- or 2D-class
+// method, any other class: a draw's render targets and textures, a shader's loads and stores, a
+// blit), or when the ranges passed kMaxRanges.
+struct StreamFootprint {
+  static constexpr size_t kMaxRanges = 4096;  // writes and reads, each
   struct Range {
     uint64_t va, size;
   };
   std::vector<Range> ranges;
+  std::vector<Range> reads;
   bool anywhere = false;
   // The words may wait for memory the CPU writes (a semaphore acquire; or anything that sets
   // `anywhere`, since a shader may spin on memory too): while such a job runs, the guest's CPU
   // writes go on reaching the host (HostContext's poll).
   bool waits = false;
+  // No write (the job's fence then says nothing of memory).
   bool empty() const { return ranges.empty() && !anywhere; }
 };
 
@@ -107,8 +111,8 @@ class StreamCheck {
   bool cuttable() const { return cuttable_; }
   // Whether the words wait (SYNCPOINTB) on a syncpoint the guest owns.
   bool waits_on_own() const { return waits_on_own_; }
-  // Where this submission's words may make the GPU write.
-  const WriteFootprint& footprint() const { return footprint_; }
+  // Where this submission's words may make the GPU write, and read what the CPU wrote.
+  const StreamFootprint& footprint() const { return footprint_; }
   // FORCE_RESET: nothing bound, no registers, no macros.
   void Reset();
   // The submission the words since BeginSubmission made will not reach the host (the channel
@@ -142,8 +146,10 @@ class StreamCheck {
   // Register `method` of class `cls` (the 3D class's in regs3d_) becomes `value`, remembered
   // for Rollback.
   void SetReg(uint32_t cls, std::vector<uint32_t>& regs, uint32_t method, uint32_t value);
-  // Notes [va, va + size) in the footprint (no reserved check: the caller's).
+  // Notes a write of [va, va + size) in the footprint (no reserved check: the caller's).
   void Footprint(uint64_t va, uint64_t size);
+  // Notes a read of [va, va + size) in the footprint.
+  void Reads(uint64_t va, uint64_t size);
   std::optional<StreamRefusal> Increment(uint32_t cls, uint32_t method_byte, uint32_t value,
                                          uint32_t id);
 
@@ -167,18 +173,18 @@ class StreamCheck {
   Wrote wrote_ = Wrote::kOther;
   bool command_increments_ = false, command_other_ = false;
   std::vector<StreamCut> cuts_;  // this submission's
-  WriteFootprint footprint_;     // this submission's
+  StreamFootprint footprint_;     // this submission's
   // Each class's SET_NOTIFY_A/B, and the inline-to-memory class's last destination (its
   // LOAD_INLINE_DATA, in this submission or a later one, writes there).
   absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> notify_;
-  std::optional<WriteFootprint::Range> i2m_dst_;
+  std::optional<StreamFootprint::Range> i2m_dst_;
   // What Rollback restores: the state at BeginSubmission, the registers written since (class,
   // method, old value, newest last), and the macro RAM, copied at its first change.
   struct Saved {
     std::array<uint32_t, 8> subch_class{};
     uint32_t sem_a = 0, sem_b = 0;
     absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> notify;
-    std::optional<WriteFootprint::Range> i2m_dst;
+    std::optional<StreamFootprint::Range> i2m_dst;
   } saved_;
   struct Undo {
     uint32_t cls, method, old;

@@ -22,7 +22,7 @@ sim::ChannelError Unmapped(uint64_t va, std::string what) {
 }  // namespace
 
 std::optional<std::vector<WriteTarget>> GpuWriteTargets(const HostAddressSpace* space,
-                                                        const WriteFootprint& f) {
+                                                        const StreamFootprint& f) {
   std::vector<WriteTarget> targets;
   if (space == nullptr || f.empty()) return targets;
   std::vector<HostAddressSpace::Piece> pieces;
@@ -30,8 +30,40 @@ std::optional<std::vector<WriteTarget>> GpuWriteTargets(const HostAddressSpace* 
   if (f.anywhere) {
     if (!space->AllPieces(kLimit, &pieces)) return std::nullopt;
   } else {
-    for (const WriteFootprint::Range& r : f.ranges)
+    for (const StreamFootprint::Range& r : f.ranges)
       if (!space->MappedPieces(r.va, r.size, kLimit, &pieces)) return std::nullopt;
+  }
+  targets.reserve(pieces.size());
+  for (HostAddressSpace::Piece& p : pieces) targets.push_back({p.object, p.offset, p.size});
+  return targets;
+}
+
+std::optional<std::vector<WriteTarget>> GpuReadTargets(const HostAddressSpace* space,
+                                                       const StreamFootprint& f) {
+  if (f.anywhere) return std::nullopt;
+  std::vector<WriteTarget> targets;
+  if (space == nullptr) return targets;
+  std::vector<HostAddressSpace::Piece> pieces;
+  constexpr size_t kLimit = GpuWrites::kMaxTargets;
+  for (const auto* list : {&f.reads, &f.ranges})
+    for (const StreamFootprint::Range& r : *list)
+      if (!space->MappedPieces(r.va, r.size, kLimit, &pieces)) return std::nullopt;
+  targets.reserve(pieces.size());
+  for (HostAddressSpace::Piece& p : pieces) targets.push_back({p.object, p.offset, p.size});
+  return targets;
+}
+
+std::optional<std::vector<WriteTarget>> FetchTargets(
+    const HostAddressSpace* space, std::span<const abi::channel::GpfifoEntry> entries) {
+  std::vector<WriteTarget> targets;
+  if (space == nullptr) return targets;
+  std::vector<HostAddressSpace::Piece> pieces;
+  for (const abi::channel::GpfifoEntry& e : entries) {
+    const uint64_t n = sim::pb::EntryLength(e.entry1);
+    if (n == 0) continue;
+    if (!space->MappedPieces(sim::pb::EntryVa(e.entry0, e.entry1), n * 4, GpuWrites::kMaxTargets,
+                             &pieces))
+      return std::nullopt;
   }
   targets.reserve(pieces.size());
   for (HostAddressSpace::Piece& p : pieces) targets.push_back({p.object, p.offset, p.size});

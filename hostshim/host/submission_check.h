@@ -43,7 +43,20 @@ SubmissionVerdict CheckSubmission(const HostAddressSpace* space, Twins& twins,
 // the pulls until the job is done. nullopt past GpuWrites::kMaxTargets pieces: the job is then
 // kept as writing everything (the pieces are never all built).
 std::optional<std::vector<WriteTarget>> GpuWriteTargets(const HostAddressSpace* space,
-                                                        const WriteFootprint& f);
+                                                        const StreamFootprint& f);
+
+// Where in the guest's objects a submission with footprint `f` may make the GPU read bytes the
+// guest's CPU wrote: what the submission pushes to the host before the host sees it (twins.h).
+// Its reads and its writes (a write may keep the rest of a line or a semaphore's other words,
+// and a pull compares against what the host held before the job). nullopt when `f` says
+// anywhere, or past GpuWrites::kMaxTargets pieces: every twin is pushed.
+std::optional<std::vector<WriteTarget>> GpuReadTargets(const HostAddressSpace* space,
+                                                       const StreamFootprint& f);
+// The pieces of the guest's objects that `entries` fetch through `space` (may be null), as far
+// as mapped: what the check reads from the agreed copies, pushed just before it. nullopt past
+// GpuWrites::kMaxTargets pieces.
+std::optional<std::vector<WriteTarget>> FetchTargets(
+    const HostAddressSpace* space, std::span<const abi::channel::GpfifoEntry> entries);
 
 // A refused method as the simulated channel reports it: a graphics-engine exception for an engine
 // class's method, a PBDMA error for the host class's and the pusher's own.

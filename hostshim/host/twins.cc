@@ -23,15 +23,25 @@ class GuestSide : public ObjectSide {
   // The pages of the object the guest's process touched (its page tables), unless the twins
   // compare everything (Twins::set_full_compare) or the kernel will not tell.
   std::optional<std::vector<ObjectSide::Interval>> Touched() override {
+    return TouchedIn({0, o_.size()});
+  }
+  std::optional<std::vector<ObjectSide::Interval>> TouchedIn(ObjectSide::Interval w) override {
     if (full_compare_) return std::nullopt;
     const uint64_t base = o_.attributes().guest_addr;
     std::shared_ptr<sim::GuestProcess> p = o_.guest_process();
     if (p == nullptr || base == 0) return std::nullopt;  // sentry memory: compared whole
-    auto r = p->TouchedPages(base, o_.size());
+    // Whole pages around `w`, clipped to it after.
+    const uint64_t page = ObjectMirror::kPage;
+    const uint64_t from = w.begin / page * page;
+    const uint64_t to = std::min<uint64_t>(o_.size(), (w.end + page - 1) / page * page);
+    auto r = p->TouchedPages(base + from, to - from);
     if (!r) return std::nullopt;
     std::vector<ObjectSide::Interval> out;
     out.reserve(r->size());
-    for (const sim::GuestProcess::Range& g : *r) out.push_back({g.begin - base, g.end - base});
+    for (const sim::GuestProcess::Range& g : *r) {
+      const uint64_t b = std::max(g.begin - base, w.begin), e = std::min(g.end - base, w.end);
+      if (b < e) out.push_back({b, e});
+    }
     return out;
   }
   bool full_compare_ = false;
@@ -123,9 +133,10 @@ absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, Sync
   guest.full_compare_ = full_compare_.load(std::memory_order_relaxed);
   HostSide host(host_, t.handle);
   absl::MutexLock l(&t.mu);
-  absl::StatusOr<SyncCounts> r = d == Direction::kPush ? t.mirror.Push(guest, host)
-                                 : where               ? t.mirror.Pull(guest, host, *where)
-                                                       : t.mirror.Pull(guest, host);
+  absl::StatusOr<SyncCounts> r =
+      d == Direction::kPush ? (where ? t.mirror.Push(guest, host, *where) : t.mirror.Push(guest, host))
+      : where               ? t.mirror.Pull(guest, host, *where)
+                            : t.mirror.Pull(guest, host);
   if (!r.ok()) return r.status();
   c->bytes_read += r->bytes_read;
   c->bytes_moved += r->bytes_moved;
@@ -134,12 +145,15 @@ absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, Sync
 }
 
 absl::StatusOr<TwinCounts> Twins::PushAll() { return SyncAll(Direction::kPush); }
+absl::StatusOr<TwinCounts> Twins::PushAll(const SyncPlan& plan) {
+  return SyncAll(Direction::kPush, plan.everything ? nullptr : &plan);
+}
 absl::StatusOr<TwinCounts> Twins::PullAll() { return SyncAll(Direction::kPull); }
-absl::StatusOr<TwinCounts> Twins::PullAll(const PullPlan& plan) {
+absl::StatusOr<TwinCounts> Twins::PullAll(const SyncPlan& plan) {
   return SyncAll(Direction::kPull, plan.everything ? nullptr : &plan);
 }
 
-absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d, const PullPlan* plan) {
+absl::StatusOr<TwinCounts> Twins::SyncAll(Direction d, const SyncPlan* plan) {
   Sweep();  // a freed object's twin goes at the next sync, not only at the next new twin
   std::vector<std::shared_ptr<Twin>> all;
   {

@@ -58,11 +58,14 @@ class Twins {
   // Guest -> host for every twin: before a submission reaches the host. A twin whose guest
   // memory is gone keeps what it last held (counted in `skipped`); a host failure is an error.
   absl::StatusOr<TwinCounts> PushAll();
+  // The same over what `plan` names (a submission's footprint): a twin it does not name is not
+  // read, and the guest's changes elsewhere wait for a push that names them.
+  absl::StatusOr<TwinCounts> PushAll(const SyncPlan& plan);
   // Host -> guest for every twin: before the guest can see a fence the host reached. A twin whose
   // guest memory is gone is skipped (its object is being freed).
   absl::StatusOr<TwinCounts> PullAll();
   // The same over what `plan` names (gpu_writes.h): a twin it does not name is not read.
-  absl::StatusOr<TwinCounts> PullAll(const PullPlan& plan);
+  absl::StatusOr<TwinCounts> PullAll(const SyncPlan& plan);
   // The bytes both sides last agreed on at [offset, offset + out.size()) of `object`'s twin
   // (ObjectMirror::ReadAgreed), under the twin's lock: what the host GPU will read there. An error
   // when the object has no twin or the range is outside it.
@@ -98,8 +101,8 @@ class Twins {
     ObjectMirror mirror ABSL_GUARDED_BY(mu);
   };
   enum class Direction { kPush, kPull };
-  // `plan`: a pull's ranges (null: every twin whole).
-  absl::StatusOr<TwinCounts> SyncAll(Direction d, const PullPlan* plan = nullptr);
+  // `plan`: the ranges to move (null: every twin whole).
+  absl::StatusOr<TwinCounts> SyncAll(Direction d, const SyncPlan* plan = nullptr);
   absl::Status SyncOne(Twin& t, sim::NvmapObject& object, Direction d, SyncCounts* c,
                        std::optional<std::span<const ObjectSide::Interval>> where = std::nullopt);
   std::shared_ptr<Twin> Find(const sim::NvmapObject& object);

@@ -27,7 +27,7 @@ class HostGpuWrites : public ::testing::Test {
     if (handle != nullptr) *handle = h;
     return nvmap_.Resolve(getpid(), h);
   }
-  static Ranges Of(const PullPlan& plan, const sim::NvmapObject* o) {
+  static Ranges Of(const SyncPlan& plan, const sim::NvmapObject* o) {
     Ranges out;
     for (const ObjectSide::Interval& i : plan.Of(o)) out.emplace_back(i.begin, i.end);
     return out;
@@ -47,7 +47,7 @@ TEST_F(HostGpuWrites, APlanMergesClipsAndSortsEachObjectsRanges) {
   auto a = Object(0x10000), b = Object(0x1000);
   writes_.Add(&channel_, {{a, 0x800, 0x10}, {a, 0x100, 0x10}, {a, 0x108, 0x20}, {b, 0xFF0, 0x40}});
   writes_.Add(&other_, {{a, 0x810, 0x10}, {b, 0x2000, 0x10}});
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   EXPECT_EQ(Of(plan, a.get()), (Ranges{{0x100, 0x128}, {0x800, 0x820}}));
   EXPECT_EQ(Of(plan, b.get()), (Ranges{{0xFF0, 0x1000}})) << "clipped to the object";
   EXPECT_FALSE(plan.everything);
@@ -58,7 +58,7 @@ TEST_F(HostGpuWrites, AJobRetiresAfterAPullThatBeganOnceItsFencePassed) {
   auto a = Object(0x1000);
   const uint64_t job = writes_.Add(&channel_, {{a, 0, 16}});
   // No fence yet (held back, or not yet taken by the host): pulled, kept.
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   writes_.Retire(plan);
   EXPECT_EQ(writes_.pending(), 1u);
   writes_.Fenced(job, 7, 10);
@@ -79,7 +79,7 @@ TEST_F(HostGpuWrites, AJobAddedDuringAPullIsNotRetiredByIt) {
   auto a = Object(0x1000);
   writes_.Fenced(writes_.Add(&channel_, {{a, 0, 16}}), 7, 1);
   passed_[7] = 1;
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   writes_.Fenced(writes_.Add(&channel_, {{a, 32, 16}}), 7, 1);  // meanwhile, already passed
   writes_.Retire(plan);
   EXPECT_EQ(writes_.pending(), 1u);
@@ -90,7 +90,7 @@ TEST_F(HostGpuWrites, NotifiersArePulledAlwaysUntilCleared) {
   auto a = Object(0x1000);
   writes_.SetNotifier(&channel_, WriteTarget{a, 0x40, 16});
   for (int i = 0; i < 2; ++i) {
-    PullPlan plan = writes_.Plan(Passed());
+    SyncPlan plan = writes_.Plan(Passed());
     EXPECT_EQ(Of(plan, a.get()), (Ranges{{0x40, 0x50}}));
     writes_.Retire(plan);
   }
@@ -105,7 +105,7 @@ TEST_F(HostGpuWrites, AGoneChannelsJobsRetireAtTheNextPullButNotThoseThatNeverRe
   writes_.Add(&channel_, {{a, 64, 16}});  // held back: it will run on the next host channel
   writes_.Fenced(writes_.Add(&other_, {{a, 128, 16}}), 8, 100);
   writes_.ChannelGone(&channel_);
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   EXPECT_EQ(Of(plan, a.get()), (Ranges{{0, 16}, {64, 80}, {128, 144}}));
   writes_.Retire(plan);
   EXPECT_EQ(Of(writes_.Plan(Passed()), a.get()), (Ranges{{64, 80}, {128, 144}}));
@@ -120,7 +120,7 @@ TEST_F(HostGpuWrites, ADroppedJobIsForgottenAndAFreedObjectIsNotRead) {
   uint64_t addr;
   uint32_t size, flags;
   ASSERT_EQ(nvmap_.Free(getpid(), hb, &addr, &size, &flags), abi::NvError::kSuccess);
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   EXPECT_TRUE(plan.where.empty());
 }
 
@@ -133,7 +133,7 @@ TEST_F(HostGpuWrites, AWaitingJobCountsUntilItRetires) {
   EXPECT_TRUE(writes_.AnyWaits());
   writes_.Dropped(other);
   writes_.Fenced(job, 7, 1);
-  PullPlan plan = writes_.Plan(Passed());
+  SyncPlan plan = writes_.Plan(Passed());
   writes_.Retire(plan);
   EXPECT_TRUE(writes_.AnyWaits()) << "its fence has not passed";
   passed_[7] = 1;

@@ -232,6 +232,38 @@ TEST(HostObjectMirrorLazy, APageChangedAfterAgreementMovesAndOnlyIt) {
   EXPECT_EQ(host.bytes, guest.bytes);
 }
 
+// A push planned from a submission's footprint reads and sends the guest's changes inside its
+// ranges only (and only the touched pages there); a change elsewhere waits, unsent, for a push
+// that names it, since it still differs from the agreed copy.
+TEST(HostObjectMirrorLazy, APlannedPushSendsOnlyInsideItsRangesAndTheRestLater) {
+  const size_t n = 256 * kPage;
+  VectorSide guest(n), host(n);
+  guest.touched = std::vector<ObjectSide::Interval>{};
+  ObjectMirror m(n);
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  guest.bytes[10 * kPage + 3] = 1;   // inside the plan
+  guest.bytes[10 * kPage + 100] = 2;  // on the plan's page, past its end
+  guest.bytes[200 * kPage] = 3;       // far away
+  guest.touched = std::vector<ObjectSide::Interval>{{10 * kPage, 11 * kPage},
+                                                    {200 * kPage, 201 * kPage}};
+  const std::vector<ObjectSide::Interval> where{{10 * kPage, 10 * kPage + 64},
+                                                {100 * kPage, 120 * kPage}};
+  auto c = m.Push(guest, host, where);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(host.write_offsets, std::vector<uint64_t>{10 * kPage + 3});
+  EXPECT_EQ(c->bytes_read, 64u) << "untouched pages of the plan, or bytes outside it, were read";
+  EXPECT_EQ(host.bytes[10 * kPage + 100], 0);
+  EXPECT_EQ(host.bytes[200 * kPage], 0);
+  // A later whole push sends what waited.
+  host.write_offsets.clear();
+  ASSERT_TRUE(m.Push(guest, host).ok());
+  EXPECT_EQ(host.write_offsets, (std::vector<uint64_t>{10 * kPage + 100, 200 * kPage}));
+  EXPECT_EQ(host.bytes, guest.bytes);
+  // Outside the object: an error, nothing moved.
+  const std::vector<ObjectSide::Interval> outside{{n - 1, n + 1}};
+  EXPECT_FALSE(m.Push(guest, host, outside).ok());
+}
+
 // A page the guest gave back to the kernel (MADV_DONTNEED) reads as zero and is no longer
 // touched: its agreed copy is what tells the push to look, and the zeros reach the host.
 TEST(HostObjectMirrorLazy, AKeptPageTheGuestDroppedMovesItsZeros) {

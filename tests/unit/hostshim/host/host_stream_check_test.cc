@@ -294,7 +294,7 @@ TEST_F(HostStreamCheck, AnIncrementSharingItsCommandOrWaitingOnItsOwnSyncpointIs
 // stream does not say (a 3D-class draw or state, any compute- or 2D-class method); nothing for
 // words that write nothing. Each submission starts over.
 TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
-  using Range = WriteFootprint::Range;
+  using Range = StreamFootprint::Range;
   const auto ranges = [&] {
     std::vector<std::pair<uint64_t, uint64_t>> out;
     for (const Range& r : check_.footprint().ranges) out.emplace_back(r.va, r.size);
@@ -340,13 +340,56 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   EXPECT_TRUE(check_.footprint().anywhere);
   // Past kMaxRanges writes in one submission: anywhere, not an unbounded list.
   std::vector<uint32_t> many;
-  for (size_t i = 0; i <= WriteFootprint::kMaxRanges; ++i) {
+  for (size_t i = 0; i <= StreamFootprint::kMaxRanges; ++i) {
     const uint64_t at = sem + 16 * i;
     many.insert(many.end(), {Inc(0, 0x10, 4), Hi(at), Lo(at), 1, 2});
   }
   ASSERT_FALSE(Run(many));
   EXPECT_TRUE(check_.footprint().anywhere);
-  EXPECT_EQ(check_.footprint().ranges.size(), WriteFootprint::kMaxRanges);
+  EXPECT_EQ(check_.footprint().ranges.size(), StreamFootprint::kMaxRanges);
+}
+
+// What a job reads of memory the guest's CPU may have written, which the submission pushes
+// before the host sees it (and nothing else: twins.h): copy sources and semaphore acquires.
+TEST_F(HostStreamCheck, TheFootprintsReadsAreCopySourcesAndAcquires) {
+  using Range = StreamFootprint::Range;
+  const auto reads = [&] {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const Range& r : check_.footprint().reads) out.emplace_back(r.va, r.size);
+    return out;
+  };
+  using Pairs = std::vector<std::pair<uint64_t, uint64_t>>;
+  const uint64_t sem = 0x12'0000'1000, src = 0x12'0080'0000, dst = 0x12'0040'0000;
+  ASSERT_FALSE(Run({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5}));
+  EXPECT_EQ(reads(), Pairs{});
+  // A host semaphore acquire reads its word (and the unaligned rest, as a release would write).
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), Hi(sem), Lo(sem), 1, 1}));
+  EXPECT_EQ(reads(), (Pairs{{sem, 16}}));
+  EXPECT_TRUE(check_.footprint().ranges.empty());
+  // A release reads nothing it does not write.
+  ASSERT_FALSE(Run({Inc(0, 0x10, 4), Hi(sem), Lo(sem), 7, 2}));
+  EXPECT_EQ(reads(), Pairs{});
+  // A DMA pitch copy of 3 lines of 256 bytes, 8192 apart at the source: those lines.
+  constexpr uint32_t kPitchCopy = 2 | (1u << 7) | (1u << 8) | (1u << 9);
+  ASSERT_FALSE(Run({Inc(4, 0x400, 8), Hi(src), Lo(src), Hi(dst), Lo(dst), 8192, 4096, 256, 3,
+                    Inc(4, 0x300, 1), kPitchCopy}));
+  EXPECT_EQ(reads(), (Pairs{{src, 2 * 8192 + 256}}));
+  // From a block-linear source of 256 bytes by 16 rows, one GOB high per block: 4 KiB.
+  ASSERT_FALSE(Run({Inc(4, 0x728, 5), 0, 256, 16, 1, 0, Inc(4, 0x300, 1),
+                    2 | (1u << 8) | (1u << 9)}));
+  EXPECT_EQ(reads(), (Pairs{{src, 4096}}));
+  // The 3D class's report semaphore acquire.
+  ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), Hi(sem), Lo(sem), 1, 1}));
+  EXPECT_EQ(reads(), (Pairs{{sem, 16}}));
+  // Past kMaxRanges reads in one submission: anywhere, not an unbounded list.
+  std::vector<uint32_t> many;
+  for (size_t i = 0; i <= StreamFootprint::kMaxRanges; ++i) {
+    const uint64_t at = sem + 16 * i;
+    many.insert(many.end(), {Inc(0, 0x10, 4), Hi(at), Lo(at), 1, 1});
+  }
+  ASSERT_FALSE(Run(many));
+  EXPECT_TRUE(check_.footprint().anywhere);
+  EXPECT_EQ(check_.footprint().reads.size(), StreamFootprint::kMaxRanges);
 }
 
 // Writes the check used to miss or misplace (found in review), each into reserved memory from

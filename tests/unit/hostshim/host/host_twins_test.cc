@@ -105,14 +105,14 @@ TEST_F(HostTwinsTest, APlannedPullReadsOnlyWhatThePlanNames) {
   ASSERT_TRUE(h.ok()) << h.status();
   host_.objects.at(*h)[100] = 5;   // named
   host_.objects.at(*h)[9000] = 6;  // not named (no GPU could have written it, by the plan)
-  PullPlan plan;
+  SyncPlan plan;
   plan.where[obj.get()] = {{96, 112}};
   auto c = twins.PullAll(plan);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->moved.bytes_read, 16u);
   EXPECT_EQ(mem_[100], 5);
   EXPECT_EQ(mem_[9000], 0);
-  PullPlan none;
+  SyncPlan none;
   c = twins.PullAll(none);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->moved.bytes_read, 0u);
