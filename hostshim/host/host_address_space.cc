@@ -10,6 +10,7 @@
 
 #include "abi/l4t/nvgpu_ctrl.h"
 #include "hostshim/budget.h"
+#include "hostshim/host/host_port.h"
 #include "hostshim/rate_limited_log.h"
 
 namespace nvsentry::hostshim::host {
@@ -36,7 +37,7 @@ UniqueFd HostAllocAs(const std::string& dev_dir, uint32_t big_page_size, const H
                      pid_t tid, int* err) {
   namespace gpu = abi::l4t::nvgpu_ctrl;
   const std::string path = dev_dir + "/nvhost-ctrl-gpu";
-  const UniqueFd ctrl(open(path.c_str(), O_RDWR | O_CLOEXEC));
+  const UniqueFd ctrl(OpenHostNode(path));
   if (!ctrl) {
     *err = errno;
     return UniqueFd();

@@ -8,6 +8,7 @@
 #include "abi/decode.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "hostshim/host/host_port.h"
 
 namespace nvsentry::hostshim::host {
 namespace {
@@ -34,6 +35,7 @@ void Trace(const HostNote& note, pid_t tid, abi::l4t::L4tNode node, uint32_t cod
 }
 
 int Do(int fd, uint32_t code, unsigned long arg) {
+  if (std::optional<int> served = PortIoctl(fd, code, arg)) return *served;
   int r;
   do {
     r = ioctl(fd, code, arg);

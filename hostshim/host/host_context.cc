@@ -7,6 +7,7 @@
 
 #include "abi/l4t/nvhost_ctrl.h"
 #include "absl/strings/str_cat.h"
+#include "hostshim/host/host_port.h"
 #include "hostshim/rate_limited_log.h"
 
 namespace nvsentry::hostshim::host {
@@ -14,7 +15,7 @@ namespace nvsentry::hostshim::host {
 absl::StatusOr<std::unique_ptr<HostContext>> HostContext::Make(const HostOptions& options) {
   auto open_node = [&](std::string_view name) -> absl::StatusOr<UniqueFd> {
     const std::string path = absl::StrCat(options.dev_dir, "/", std::string(name));
-    UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+    UniqueFd fd(OpenHostNode(path));
     if (!fd) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", strerror(errno)));
     return fd;
   };

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostshim/host/host_context.h"
+#include "hostshim/host/host_port.h"
 #include "hostshim/host/host_session.h"
 #include "hostshim/host/host_tsg.h"
 #include "hostshim/rate_limited_log.h"
@@ -59,7 +60,7 @@ std::unique_ptr<DeviceBackend> HostDriver::Open(const abi::DeviceDesc& device,
                            std::move(fds.tsg));
   }
   const std::string path = absl::StrCat(options_.dev_dir, std::string(device.path).substr(4));
-  UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+  UniqueFd fd(OpenHostNode(path));
   if (!fd) {
     const int e = errno;
     NVS_LOG_LIMITED(spdlog::level::warn, "host backend: cannot open {}: {}", path, strerror(e));

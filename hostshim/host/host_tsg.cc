@@ -7,6 +7,7 @@
 
 #include "abi/l4t/nvgpu_tsg.h"
 #include "absl/strings/str_cat.h"
+#include "hostshim/host/host_port.h"
 #include "hostshim/rate_limited_log.h"
 
 namespace nvsentry::hostshim::host {
@@ -14,7 +15,7 @@ namespace {
 
 abi::NvError OpenNode(const std::string& dev_dir, const char* name, UniqueFd* fd) {
   const std::string path = absl::StrCat(dev_dir, "/", name);
-  *fd = UniqueFd(open(path.c_str(), O_RDWR | O_CLOEXEC));
+  *fd = UniqueFd(OpenHostNode(path));
   if (*fd) return abi::NvError::kSuccess;
   const int e = errno;
   NVS_LOG_LIMITED(spdlog::level::warn, "host backend: cannot open {}: {}", path, strerror(e));

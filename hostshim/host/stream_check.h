@@ -173,7 +173,7 @@ class StreamCheck {
   Wrote wrote_ = Wrote::kOther;
   bool command_increments_ = false, command_other_ = false;
   std::vector<StreamCut> cuts_;  // this submission's
-  StreamFootprint footprint_;     // this submission's
+  StreamFootprint footprint_;    // this submission's
   // Each class's SET_NOTIFY_A/B, and the inline-to-memory class's last destination (its
   // LOAD_INLINE_DATA, in this submission or a later one, writes there).
   absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> notify_;

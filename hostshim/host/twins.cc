@@ -133,10 +133,10 @@ absl::Status Twins::SyncOne(Twin& t, sim::NvmapObject& object, Direction d, Sync
   guest.full_compare_ = full_compare_.load(std::memory_order_relaxed);
   HostSide host(host_, t.handle);
   absl::MutexLock l(&t.mu);
-  absl::StatusOr<SyncCounts> r =
-      d == Direction::kPush ? (where ? t.mirror.Push(guest, host, *where) : t.mirror.Push(guest, host))
-      : where               ? t.mirror.Pull(guest, host, *where)
-                            : t.mirror.Pull(guest, host);
+  absl::StatusOr<SyncCounts> r = d == Direction::kPush ? (where ? t.mirror.Push(guest, host, *where)
+                                                                : t.mirror.Push(guest, host))
+                                 : where               ? t.mirror.Pull(guest, host, *where)
+                                                       : t.mirror.Pull(guest, host);
   if (!r.ok()) return r.status();
   c->bytes_read += r->bytes_read;
   c->bytes_moved += r->bytes_moved;

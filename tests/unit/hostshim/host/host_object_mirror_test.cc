@@ -241,11 +241,11 @@ TEST(HostObjectMirrorLazy, APlannedPushSendsOnlyInsideItsRangesAndTheRestLater) 
   guest.touched = std::vector<ObjectSide::Interval>{};
   ObjectMirror m(n);
   ASSERT_TRUE(m.Push(guest, host).ok());
-  guest.bytes[10 * kPage + 3] = 1;   // inside the plan
+  guest.bytes[10 * kPage + 3] = 1;    // inside the plan
   guest.bytes[10 * kPage + 100] = 2;  // on the plan's page, past its end
   guest.bytes[200 * kPage] = 3;       // far away
-  guest.touched = std::vector<ObjectSide::Interval>{{10 * kPage, 11 * kPage},
-                                                    {200 * kPage, 201 * kPage}};
+  guest.touched =
+      std::vector<ObjectSide::Interval>{{10 * kPage, 11 * kPage}, {200 * kPage, 201 * kPage}};
   const std::vector<ObjectSide::Interval> where{{10 * kPage, 10 * kPage + 64},
                                                 {100 * kPage, 120 * kPage}};
   auto c = m.Push(guest, host, where);

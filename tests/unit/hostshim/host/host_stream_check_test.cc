@@ -375,8 +375,8 @@ TEST_F(HostStreamCheck, TheFootprintsReadsAreCopySourcesAndAcquires) {
                     Inc(4, 0x300, 1), kPitchCopy}));
   EXPECT_EQ(reads(), (Pairs{{src, 2 * 8192 + 256}}));
   // From a block-linear source of 256 bytes by 16 rows, one GOB high per block: 4 KiB.
-  ASSERT_FALSE(Run({Inc(4, 0x728, 5), 0, 256, 16, 1, 0, Inc(4, 0x300, 1),
-                    2 | (1u << 8) | (1u << 9)}));
+  ASSERT_FALSE(
+      Run({Inc(4, 0x728, 5), 0, 256, 16, 1, 0, Inc(4, 0x300, 1), 2 | (1u << 8) | (1u << 9)}));
   EXPECT_EQ(reads(), (Pairs{{src, 4096}}));
   // The 3D class's report semaphore acquire.
   ASSERT_FALSE(Run({Inc(0, 0x1B00, 4), Hi(sem), Lo(sem), 1, 1}));
