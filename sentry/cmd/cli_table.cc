@@ -334,6 +334,13 @@ constexpr OptionSpec kOptions[] = {
      "the existing directory where the host backend finds the host's device nodes", "/dev",
      [](Command& c, const OptionArg& a) { return ExistingDir(a, &c.run.host_dev_dir); },
      "--backend=host|--policy"},
+    {Cmds(Id::kRun), "--simulated-jetson", "", Arity::kSwitch, "",
+     "the host backend's host is a simulated Jetson inside the sentry (L4T r32.7.4's answers, "
+     "as `nvsentry fake-l4t` gives them), instead of the nodes under --host-dev-dir: the host "
+     "backend's whole path without a Jetson, FUSE or root",
+     "the nodes under --host-dev-dir",
+     [](Command& c, const OptionArg&) { return Flag(&c.run.simulated_jetson); },
+     "--backend=host|--policy"},
 
     // run: what the sentry records.
     {Cmds(Id::kRun), "--trace", "FILE", Arity::kOptionalValue, kRecords,

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "hostshim/fake_l4t/in_process_jetson.h"
+#include "hostshim/host/host_port.h"
 #include "hostshim/rate_limited_log.h"
 #include "sentry/process/crash.h"
 #include "sentry/sandbox/launcher.h"
@@ -57,8 +59,14 @@ int RunRunCommand(const Command& cmd) {
     return 2;
   }
   InstallCrashHandler(*crash_fd);
+  RunOptions run = cmd.run;
+  if (run.simulated_jetson) {  // the host backend's host, inside the sentry
+    hostshim::host::SetHostPort(hostshim::fake_l4t::InProcessJetson::kDir,
+                                &hostshim::fake_l4t::SimulatedJetsonPort());
+    run.host_dev_dir = std::string(hostshim::fake_l4t::InProcessJetson::kDir);
+  }
   // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
-  absl::StatusOr<int> status = RunGuest(cmd.run);
+  absl::StatusOr<int> status = RunGuest(run);
   if (absl::IsInvalidArgument(status.status())) {  // the command line is wrong: as above
     fputs(UsageError(CommandId::kRun, status.status().message()).c_str(), stderr);
     ExitSentry(2);

@@ -15,52 +15,14 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "hostshim/fake_l4t/caller_memory.h"
 #include "hostshim/rate_limited_log.h"
 #include "hostshim/unique_fd.h"
 #include "sentry/devfs/device_fs.h"
 #include "spdlog/spdlog.h"
 
 namespace nvsentry::sentry {
-namespace {
-
-// iovecs per process_vm_* call (the kernel's UIO_MAXIOV).
-constexpr size_t kMaxIov = 1024;
-// Bytes per iovec: process_vm_* move at most MAX_RW_COUNT per call; stay far below it.
-constexpr size_t kMaxChunk = size_t{1} << 30;
-
-// Moves every piece or fails: a short count means a bad page on the caller's side.
-bool Move(pid_t tid, std::span<const hostshim::fake_l4t::CallerPiece> pieces, bool to_caller) {
-  if (tid <= 0) return false;
-  std::vector<iovec> local, remote;
-  size_t want = 0;
-  auto flush = [&]() {
-    if (local.empty()) return true;
-    const ssize_t n =
-        to_caller
-            ? process_vm_writev(tid, local.data(), local.size(), remote.data(), remote.size(), 0)
-            : process_vm_readv(tid, local.data(), local.size(), remote.data(), remote.size(), 0);
-    const bool ok = n >= 0 && static_cast<size_t>(n) == want;
-    local.clear();
-    remote.clear();
-    want = 0;
-    return ok;
-  };
-  for (const auto& p : pieces) {
-    for (uint64_t done = 0; done < p.len;) {
-      const size_t len = static_cast<size_t>(std::min<uint64_t>(p.len - done, kMaxChunk));
-      if (local.size() == kMaxIov || want + len > kMaxChunk) {
-        if (!flush()) return false;
-      }
-      local.push_back({p.local + done, len});
-      remote.push_back({reinterpret_cast<void*>(p.caller_addr + done), len});
-      want += len;
-      done += len;
-    }
-  }
-  return flush();
-}
-
-}  // namespace
+using hostshim::fake_l4t::MoveCallerMemory;
 
 pid_t TgidOf(pid_t tid) {
   std::ifstream status(absl::StrCat("/proc/", tid, "/status"));
@@ -74,17 +36,17 @@ pid_t TgidOf(pid_t tid) {
 
 bool FakeL4tCaller::Read(uint64_t addr, std::span<uint8_t> dst) {
   const hostshim::fake_l4t::CallerPiece p{addr, dst.data(), dst.size()};
-  return dst.empty() || Move(tid_, {&p, 1}, false);
+  return dst.empty() || MoveCallerMemory(tid_, {&p, 1}, false);
 }
 
 bool FakeL4tCaller::Write(uint64_t addr, std::span<const uint8_t> src) {
   const hostshim::fake_l4t::CallerPiece p{addr, const_cast<uint8_t*>(src.data()), src.size()};
-  return src.empty() || Move(tid_, {&p, 1}, true);
+  return src.empty() || MoveCallerMemory(tid_, {&p, 1}, true);
 }
 
 bool FakeL4tCaller::Transfer(std::span<const hostshim::fake_l4t::CallerPiece> pieces,
                              bool to_caller) {
-  return Move(tid_, pieces, to_caller);
+  return MoveCallerMemory(tid_, pieces, to_caller);
 }
 
 uint64_t FakeL4tCaller::SessionOf(int32_t fd) {

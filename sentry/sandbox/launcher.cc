@@ -677,7 +677,7 @@ int RunSandbox(const RunOptions& options, GuestRun& run) {
     return kSandboxFailed;
   }
   // The host backend's nodes, before anything of the guest runs.
-  if (guest->policy.rules().GpuOnHost())
+  if (guest->policy.rules().GpuOnHost() && !options.simulated_jetson)
     if (absl::Status s = CheckHostBackendNodes(options.host_dev_dir, run.identity); !s.ok()) {
       fprintf(stderr, "nvsentry: %s\n", std::string(s.message()).c_str());
       return kSandboxFailed;

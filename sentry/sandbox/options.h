@@ -50,6 +50,9 @@ struct RunOptions {
   bool backend_host = false;
   // --host-dev-dir=DIR: where the host's device nodes are, for the host backend.
   std::string host_dev_dir = "/dev";
+  // --simulated-jetson: the host backend's host is a simulated Jetson inside the sentry
+  // (hostshim/fake_l4t/in_process_jetson.h), not nodes under host_dev_dir.
+  bool simulated_jetson = false;
   // Who the guest is over the host (sentry/sandbox/identity.h): --uid/--gid choose the host ids its
   // user namespace's root maps to; --host-root runs it without a user namespace, as the host's
   // root.

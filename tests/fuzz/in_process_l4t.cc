@@ -16,15 +16,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "hostshim/fake_l4t/self_caller.h"
 
 namespace nvsentry::fuzz {
 namespace {
 
 using abi::l4t::L4tNode;
-using hostshim::fake_l4t::CallerPiece;
 using hostshim::fake_l4t::FakeJetson;
-using hostshim::fake_l4t::L4tCaller;
-using hostshim::fake_l4t::L4tReply;
 using hostshim::fake_l4t::L4tRequest;
 
 // One open of the fake; the last fd naming it releases it.
@@ -63,31 +61,9 @@ F Real(const char* name) {
 }
 
 // The caller is this process: its memory, its fds (the fake's sessions by our table).
-class SelfL4tCaller : public L4tCaller {
+class SelfL4tCaller : public hostshim::fake_l4t::SelfMemoryCaller {
  public:
   explicit SelfL4tCaller(State& s) : s_(s) {}
-  pid_t tid() const override { return gettid(); }
-  bool Read(uint64_t addr, std::span<uint8_t> dst) override {
-    if (addr == 0 && !dst.empty()) return false;
-    if (!dst.empty()) std::memcpy(dst.data(), reinterpret_cast<const void*>(addr), dst.size());
-    return true;
-  }
-  bool Write(uint64_t addr, std::span<const uint8_t> src) override {
-    if (addr == 0 && !src.empty()) return false;
-    if (!src.empty()) std::memcpy(reinterpret_cast<void*>(addr), src.data(), src.size());
-    return true;
-  }
-  bool Transfer(std::span<const CallerPiece> pieces, bool to_caller) override {
-    for (const CallerPiece& p : pieces) {
-      if (p.len == 0) continue;
-      if (p.caller_addr == 0) return false;
-      if (to_caller)
-        std::memcpy(reinterpret_cast<void*>(p.caller_addr), p.local, p.len);
-      else
-        std::memcpy(p.local, reinterpret_cast<const void*>(p.caller_addr), p.len);
-    }
-    return true;
-  }
   uint64_t SessionOf(int32_t fd) override {
     std::shared_ptr<Session> session = SessionOfFd(s_, fd);
     return session ? session->handle : 0;
@@ -97,29 +73,7 @@ class SelfL4tCaller : public L4tCaller {
   State& s_;
 };
 
-class WaitedReply : public L4tReply {
- public:
-  void Send(int err, std::span<const uint8_t> out) override {
-    absl::MutexLock l(&mu_);
-    if (done_) return;
-    done_ = true;
-    err_ = err;
-    out_.assign(out.begin(), out.end());
-  }
-  bool Abandoned() override { return false; }
-  int Wait(std::vector<uint8_t>* out) {
-    absl::MutexLock l(&mu_);
-    mu_.Await(absl::Condition(&done_));
-    *out = std::move(out_);
-    return err_;
-  }
-
- private:
-  absl::Mutex mu_;
-  bool done_ = false;
-  int err_ = 0;
-  std::vector<uint8_t> out_;
-};
+using hostshim::fake_l4t::WaitedReply;
 
 const abi::l4t::L4tNodeDesc* NodeOfPath(std::string_view path) {
   const std::string_view dir = kInProcessDevDir;

@@ -1,0 +1,206 @@
+#include "hostshim/fake_l4t/in_process_jetson.h"
+
+#include <fcntl.h>
+#include <linux/ioctl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <vector>
+
+#include "hostshim/fake_l4t/self_caller.h"
+#include "hostshim/rate_limited_log.h"
+
+namespace nvsentry::hostshim::fake_l4t {
+namespace {
+
+std::optional<uint64_t> InodeOf(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
+  return st.st_ino;
+}
+
+// The backend's thread making the call: its own memory, its own fd table.
+class InProcessCaller : public SelfMemoryCaller {
+ public:
+  explicit InProcessCaller(InProcessJetson& j) : j_(j) {}
+  uint64_t SessionOf(int32_t fd) override { return j_.SessionOf(fd); }
+  bool IsOpenFd(int32_t fd) override { return fcntl(fd, F_GETFD) >= 0; }
+  int OpenNode(abi::l4t::L4tNode node, uint64_t* session) override {
+    return Adopted(j_.fake().Open(node), session);
+  }
+  int OpenHandleFile(uint64_t* session) override {
+    return Adopted(j_.fake().OpenHandleFile(), session);
+  }
+  int OpenEventFile(uint64_t* session) override {
+    return Adopted(j_.fake().OpenEventFile(), session);
+  }
+  // The caller and the fake share a table: the caller's copy is a dup of the fake's.
+  int PlaceFd(int fd, bool cloexec) override { return Dup(fd, cloexec); }
+  int DupFd(int32_t fd, bool cloexec) override { return Dup(fd, cloexec); }
+  int CloseFd(int32_t fd) override { return close(fd) == 0 ? 0 : -errno; }
+  int MakeEventFd() override {
+    const int fd = eventfd(0, EFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+  }
+
+ private:
+  int Adopted(int64_t session, uint64_t* out) {
+    if (session < 0) return static_cast<int>(session);
+    *out = static_cast<uint64_t>(session);
+    return j_.Adopt(session);
+  }
+  static int Dup(int fd, bool cloexec) {
+    const int copy = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
+    return copy >= 0 ? copy : -errno;
+  }
+  InProcessJetson& j_;
+};
+
+}  // namespace
+
+InProcessJetson::InProcessJetson()
+    : fake_(0x10000, /*handles_are_fds=*/true),
+      epoll_(epoll_create1(EPOLL_CLOEXEC)),
+      stop_(eventfd(0, EFD_CLOEXEC)) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = 0;
+  epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.get(), &ev);
+  releaser_ = std::thread([this] { ReleaseLoop(); });
+}
+
+InProcessJetson::~InProcessJetson() {
+  const uint64_t one = 1;
+  (void)!write(stop_.get(), &one, sizeof one);
+  releaser_.join();
+  absl::flat_hash_map<uint64_t, Open_> left;
+  {
+    absl::MutexLock l(&mu_);
+    left.swap(opens_);
+  }
+  for (auto& [_, o] : left) fake_.Release(o.session);
+}
+
+int InProcessJetson::Adopt(int64_t session) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    const int e = errno;
+    fake_.Release(static_cast<uint64_t>(session));
+    return -e;
+  }
+  UniqueFd ours(sv[0]), kept(sv[1]);
+  const std::optional<uint64_t> ino = InodeOf(ours.get());
+  epoll_event ev{};
+  ev.events = EPOLLRDHUP;
+  ev.data.u64 = ino.value_or(0);
+  if (!ino || epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, kept.get(), &ev) != 0) {
+    fake_.Release(static_cast<uint64_t>(session));
+    return -EMFILE;
+  }
+  absl::MutexLock l(&mu_);
+  opens_[*ino] = Open_{static_cast<uint64_t>(session), std::move(kept)};
+  return ours.Release();
+}
+
+int InProcessJetson::Open(std::string_view name) {
+  for (const abi::l4t::L4tNodeDesc& n : abi::l4t::L4tNodes()) {
+    if (n.path.size() <= 5 || n.path.substr(5) != name) continue;
+    const int64_t session = fake_.Open(n.id);
+    return session < 0 ? static_cast<int>(session) : Adopt(session);
+  }
+  return -ENOENT;
+}
+
+uint64_t InProcessJetson::SessionOf(int fd) {
+  const std::optional<uint64_t> ino = InodeOf(fd);
+  if (!ino) return 0;
+  absl::MutexLock l(&mu_);
+  auto it = opens_.find(*ino);
+  return it == opens_.end() ? 0 : it->second.session;
+}
+
+size_t InProcessJetson::opens() const {
+  absl::MutexLock l(&mu_);
+  return opens_.size();
+}
+
+std::optional<int> InProcessJetson::Ioctl(int fd, uint32_t code, unsigned long arg) {
+  const uint64_t session = SessionOf(fd);
+  if (session == 0) return std::nullopt;
+  InProcessCaller caller(*this);
+  // What the kernel copies for a driver with fixed-size arguments (FUSE's restricted ioctls).
+  const uint32_t dir = _IOC_DIR(code), size = _IOC_SIZE(code);
+  std::vector<uint8_t> in;
+  if ((dir & _IOC_WRITE) != 0 && size != 0) {
+    in.resize(size);
+    if (!caller.Read(arg, in)) return EFAULT;
+  }
+  const L4tRequest req{code, in, arg, (dir & _IOC_READ) != 0 ? size : 0u, caller};
+  auto reply = std::make_shared<WaitedReply>();
+  fake_.Ioctl(session, req, reply);
+  std::vector<uint8_t> out;
+  const int err = reply->Wait(&out);
+  if (err == 0 && !out.empty() && !caller.Write(arg, out)) return EFAULT;
+  return err;
+}
+
+void InProcessJetson::ReleaseLoop() {
+  std::vector<epoll_event> events(64);
+  for (;;) {
+    const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t ino = events[i].data.u64;
+      if (ino == 0) return;  // stop_
+      std::optional<Open_> gone;
+      {
+        absl::MutexLock l(&mu_);
+        auto it = opens_.find(ino);
+        if (it == opens_.end()) continue;
+        gone = std::move(it->second);
+        opens_.erase(it);
+      }
+      epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, gone->kept.get(), nullptr);
+      fake_.Release(gone->session);
+    }
+  }
+}
+
+namespace {
+
+class LazyJetson : public host::HostPort {
+ public:
+  int Open(std::string_view name) override {
+    InProcessJetson* j;
+    {
+      absl::MutexLock l(&mu_);
+      if (jetson_ == nullptr) jetson_.store(new InProcessJetson, std::memory_order_release);
+      j = jetson_.load(std::memory_order_relaxed);
+    }
+    return j->Open(name);
+  }
+  std::optional<int> Ioctl(int fd, uint32_t code, unsigned long arg) override {
+    InProcessJetson* j = jetson_.load(std::memory_order_acquire);
+    if (j == nullptr) return std::nullopt;
+    return j->Ioctl(fd, code, arg);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::atomic<InProcessJetson*> jetson_{nullptr};
+};
+
+}  // namespace
+
+host::HostPort& SimulatedJetsonPort() {
+  static LazyJetson* port = new LazyJetson;
+  return *port;
+}
+
+}  // namespace nvsentry::hostshim::fake_l4t
