@@ -55,6 +55,19 @@ echo
 echo "## The host backend's memory coherence (in process)"
 "$BUILD_DIR/bench/host_mirror_bench"
 echo
+echo "## The host backend over the simulated Jetson inside the sentry (--simulated-jetson)"
+echo "Submit to fence with N MiB mapped, 1% (then 20 KiB) written between submissions"
+echo "(simulated, then host; host calls cost a function call, not a driver's system call):"
+for mib in 2 128 1024; do
+  for kib in "" 20; do
+    # shellcheck disable=SC2086  # an empty $kib is no argument: 1% of the object
+    "$BUILD_DIR/sentry/nvsentry" run -- "$BUILD_DIR/bench/twin_guest_bench" latency 1000 "$mib" $kib
+    # shellcheck disable=SC2086
+    "$BUILD_DIR/sentry/nvsentry" run --backend=host --simulated-jetson -- \
+      "$BUILD_DIR/bench/twin_guest_bench" latency 1000 "$mib" $kib
+  done
+done
+echo
 echo "## The host backend over a simulated Jetson (nvsentry fake-l4t; root only)"
 if [ "$(id -u)" = 0 ]; then
   jetson=$(mktemp -d /tmp/nvsentry-bench-jetson-XXXXXX)

@@ -6,6 +6,10 @@
  *       pushbuffer; each round writes 1% of the big object's bytes (or KIB KiB: the same bytes,
  *       new values), then submits one GPFIFO entry with a fence and waits for it. Prints the
  *       median submit-to-fence.
+ *   twin_guest_bench copy ROUNDS MIB [KIB]
+ *       the same, but each round's submission is a DMA copy of the bytes just written into a
+ *       second object: the GPU reads what the guest wrote and writes what the guest then may read
+ *       (over the host backend, the twins move those bytes both ways).
  *   twin_guest_bench hold OBJECTS MIB SECONDS
  *       OBJECTS objects of MIB MiB each over untouched guest memory, all mapped, one submission
  *       waited for; prints "holding" and the guest's own resident memory, then sleeps SECONDS so
@@ -90,11 +94,13 @@ static long arg(const char* s, long lo, long hi) {
 }
 
 int main(int argc, char** argv) {
-  const int latency = (argc == 4 || argc == 5) && strcmp(argv[1], "latency") == 0;
+  const int copy = (argc == 4 || argc == 5) && strcmp(argv[1], "copy") == 0;
+  const int latency = copy || ((argc == 4 || argc == 5) && strcmp(argv[1], "latency") == 0);
   const int hold = argc == 5 && strcmp(argv[1], "hold") == 0;
   if (!latency && !hold) {
     fprintf(stderr,
             "usage: twin_guest_bench latency ROUNDS MIB [KIB]\n"
+            "       twin_guest_bench copy ROUNDS MIB [KIB]\n"
             "       twin_guest_bench hold OBJECTS MIB SECONDS\n");
     return 2;
   }
@@ -130,6 +136,18 @@ int main(int argc, char** argv) {
   const uint64_t written = argc == 5 ? (uint64_t)arg(argv[4], 1, mib << 10) << 10 : big / 100;
   struct buf b;
   make_buf(&b, big);
+  if (copy) { /* the pushbuffer becomes one DMA copy of the written bytes into `dst` */
+    struct buf dst;
+    make_buf(&dst, (written + 0xFFFF) & ~(uint64_t)0xFFFF);
+    struct nvc_push p = {0};
+    nvc_push_incr(&p, 4, 0x000, 1, 0xB0B5u);
+    nvc_push_incr(&p, 4, 0x400, 8, (uint32_t)(b.gpu >> 32), (uint32_t)b.gpu,
+                  (uint32_t)(dst.gpu >> 32), (uint32_t)dst.gpu, (uint32_t)written,
+                  (uint32_t)written, (uint32_t)written, 1u);
+    nvc_push_incr(&p, 4, 0x300, 1, 2u | (1u << 2) | (1u << 7) | (1u << 8));
+    memcpy(push.cpu, p.words, p.count * 4);
+    nop = p;
+  }
   double* t = calloc((size_t)rounds, sizeof(double));
   for (int r = -2; r < rounds; r++) { /* two warm-ups: the twin's first push among them */
     memset(b.cpu, r & 0xFF, written);
@@ -140,7 +158,8 @@ int main(int argc, char** argv) {
   qsort(t, (size_t)rounds, sizeof *t, cmp);
   char what[32] = "1%";
   if (argc == 5) snprintf(what, sizeof what, "%llu KiB", (unsigned long long)(written >> 10));
-  printf("submit-to-fence, %ld MiB mapped, %s written: median %.1f us, worst %.1f us\n", mib, what,
-         t[rounds / 2] / 1e3, t[rounds - 1] / 1e3);
+  printf("submit-to-fence%s, %ld MiB mapped, %s written: median %.1f us, worst %.1f us\n",
+         copy ? " (a DMA copy of what was written)" : "", mib, what, t[rounds / 2] / 1e3,
+         t[rounds - 1] / 1e3);
   return 0;
 }

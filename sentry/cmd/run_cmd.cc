@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "hostshim/fake_l4t/in_process_jetson.h"
 #include "hostshim/host/host_port.h"
 #include "hostshim/rate_limited_log.h"
+#include "sentry/fake_l4t/in_process_jetson.h"
 #include "sentry/process/crash.h"
 #include "sentry/sandbox/launcher.h"
 #include "spdlog/sinks/basic_file_sink.h"
@@ -61,9 +61,8 @@ int RunRunCommand(const Command& cmd) {
   InstallCrashHandler(*crash_fd);
   RunOptions run = cmd.run;
   if (run.simulated_jetson) {  // the host backend's host, inside the sentry
-    hostshim::host::SetHostPort(hostshim::fake_l4t::InProcessJetson::kDir,
-                                &hostshim::fake_l4t::SimulatedJetsonPort());
-    run.host_dev_dir = std::string(hostshim::fake_l4t::InProcessJetson::kDir);
+    hostshim::host::SetHostPort(InProcessJetson::kDir, &SimulatedJetsonPort());
+    run.host_dev_dir = std::string(InProcessJetson::kDir);
   }
   // The sentry's threads may still run (and log): the logger outlives them (ExitSentry).
   absl::StatusOr<int> status = RunGuest(run);

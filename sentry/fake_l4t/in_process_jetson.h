@@ -1,13 +1,14 @@
-// The fake Jetson (fake_jetson.h) served inside this process as the host backend's host
-// (host/host_port.h): `nvsentry run --backend=host --simulated-jetson`. The backend's opens of
-// the nodes and its ioctls reach the fake as the kernel would pass them (the argument's
-// _IOC_SIZE bytes in for _IOC_WRITE codes and back out for _IOC_READ ones, user pointers read
-// and written with process_vm_readv/writev on the calling thread, an EFAULT for a bad one), and
+// The fake Jetson (hostshim/fake_l4t/fake_jetson.h) served inside this process as the host
+// backend's host (hostshim/host/host_port.h): `nvsentry run --backend=host --simulated-jetson`.
+// The backend's opens of the nodes and its ioctls reach the fake as the kernel would pass them
+// (the argument's _IOC_SIZE bytes in for _IOC_WRITE codes and back out for _IOC_READ ones), and
 // every call that returns an fd on r32.7.4 returns one: nvmap handles are dma-buf-like fds,
 // ALLOC_AS, OPEN_TSG and OPEN_CHANNEL new opens, fence fds eventfds. What differs from
 // `nvsentry fake-l4t`: no FUSE and no root; a call costs a function call and an fstat, not a
-// round trip to another process (so the backend's own cost shows, docs/benchmarks.md); the fake's
-// memory is the sentry's; TSG event fds never poll readable.
+// round trip to another process (so the backend's own cost shows, docs/benchmarks.md); user
+// pointers are the backend's own buffers, read and written in place
+// (hostshim/fake_l4t/self_caller.h); the fds it returns are all close-on-exec; the fake's memory
+// is the sentry's; TSG event fds never poll readable.
 //
 // Each open is one end of a socket pair: the fd the backend holds and dups, closed as any fd.
 // The fake keeps the other end and releases the open once every copy of the backend's end is
@@ -29,9 +30,9 @@
 #include "hostshim/host/host_port.h"
 #include "hostshim/unique_fd.h"
 
-namespace nvsentry::hostshim::fake_l4t {
+namespace nvsentry::sentry {
 
-class InProcessJetson : public host::HostPort {
+class InProcessJetson : public hostshim::host::HostPort {
  public:
   // The directory name the backend opens the nodes under (no such directory exists).
   static constexpr std::string_view kDir = "/nvsentry-simulated-jetson";
@@ -50,20 +51,20 @@ class InProcessJetson : public host::HostPort {
   // A new open: `session` (of the fake's, > 0) behind a new fd of ours, or -errno. The fake
   // releases the session once every copy of the fd is closed.
   int Adopt(int64_t session);
-  FakeJetson& fake() { return fake_; }
+  hostshim::fake_l4t::FakeJetson& fake() { return fake_; }
   // Opens not yet released (tests).
   size_t opens() const;
 
  private:
   void ReleaseLoop();
 
-  FakeJetson fake_;
-  UniqueFd epoll_, stop_;
+  hostshim::fake_l4t::FakeJetson fake_;
+  hostshim::UniqueFd epoll_, stop_;
   mutable absl::Mutex mu_;
   // By the inode of the backend's end: the session and the fake's end.
   struct Open_ {
     uint64_t session;
-    UniqueFd kept;
+    hostshim::UniqueFd kept;
   };
   absl::flat_hash_map<uint64_t, Open_> opens_ ABSL_GUARDED_BY(mu_);
   std::thread releaser_;
@@ -72,6 +73,6 @@ class InProcessJetson : public host::HostPort {
 // The port of `nvsentry run --simulated-jetson`: one InProcessJetson for the process, made at the
 // first open (its threads start then, not before the launcher's namespaces are made) and never
 // destroyed (the sentry's threads may call it until the process ends).
-host::HostPort& SimulatedJetsonPort();
+hostshim::host::HostPort& SimulatedJetsonPort();
 
-}  // namespace nvsentry::hostshim::fake_l4t
+}  // namespace nvsentry::sentry

@@ -1,6 +1,6 @@
 // The in-process Jetson as the host backend's port: its fds stand for opens of the fake, calls on
 // them reach it as the kernel would pass them, and an open goes when its last fd is closed.
-#include "hostshim/fake_l4t/in_process_jetson.h"
+#include "sentry/fake_l4t/in_process_jetson.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "abi/l4t/nvhost_ctrl.h"
 #include "gtest/gtest.h"
 
-namespace nvsentry::hostshim::fake_l4t {
+namespace nvsentry::sentry {
 namespace {
 
 // The release thread acts on the last close: wait for it (bounded).
@@ -79,4 +79,4 @@ TEST(InProcessJetson, AllocAsReturnsAnOpenOfItsOwn) {
 }
 
 }  // namespace
-}  // namespace nvsentry::hostshim::fake_l4t
+}  // namespace nvsentry::sentry

@@ -1,4 +1,4 @@
-#include "hostshim/fake_l4t/in_process_jetson.h"
+#include "sentry/fake_l4t/in_process_jetson.h"
 
 #include <fcntl.h>
 #include <linux/ioctl.h>
@@ -15,8 +15,12 @@
 #include "hostshim/fake_l4t/self_caller.h"
 #include "hostshim/rate_limited_log.h"
 
-namespace nvsentry::hostshim::fake_l4t {
+namespace nvsentry::sentry {
 namespace {
+
+using hostshim::fake_l4t::L4tRequest;
+using hostshim::fake_l4t::SelfMemoryCaller;
+using hostshim::fake_l4t::WaitedReply;
 
 std::optional<uint64_t> InodeOf(int fd) {
   struct stat st;
@@ -39,9 +43,10 @@ class InProcessCaller : public SelfMemoryCaller {
   int OpenEventFile(uint64_t* session) override {
     return Adopted(j_.fake().OpenEventFile(), session);
   }
-  // The caller and the fake share a table: the caller's copy is a dup of the fake's.
-  int PlaceFd(int fd, bool cloexec) override { return Dup(fd, cloexec); }
-  int DupFd(int32_t fd, bool cloexec) override { return Dup(fd, cloexec); }
+  // The caller and the fake share a table: the caller's copy is a dup of the fake's. Always
+  // close-on-exec, whatever the driver's fd would have: every fd of the sentry's has it.
+  int PlaceFd(int fd, bool) override { return Dup(fd); }
+  int DupFd(int32_t fd, bool) override { return Dup(fd); }
   int CloseFd(int32_t fd) override { return close(fd) == 0 ? 0 : -errno; }
   int MakeEventFd() override {
     const int fd = eventfd(0, EFD_CLOEXEC);
@@ -54,8 +59,8 @@ class InProcessCaller : public SelfMemoryCaller {
     *out = static_cast<uint64_t>(session);
     return j_.Adopt(session);
   }
-  static int Dup(int fd, bool cloexec) {
-    const int copy = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
+  static int Dup(int fd) {
+    const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     return copy >= 0 ? copy : -errno;
   }
   InProcessJetson& j_;
@@ -93,7 +98,7 @@ int InProcessJetson::Adopt(int64_t session) {
     fake_.Release(static_cast<uint64_t>(session));
     return -e;
   }
-  UniqueFd ours(sv[0]), kept(sv[1]);
+  hostshim::UniqueFd ours(sv[0]), kept(sv[1]);
   const std::optional<uint64_t> ino = InodeOf(ours.get());
   epoll_event ev{};
   ev.events = EPOLLRDHUP;
@@ -174,7 +179,7 @@ void InProcessJetson::ReleaseLoop() {
 
 namespace {
 
-class LazyJetson : public host::HostPort {
+class LazyJetson : public hostshim::host::HostPort {
  public:
   int Open(std::string_view name) override {
     InProcessJetson* j;
@@ -198,9 +203,9 @@ class LazyJetson : public host::HostPort {
 
 }  // namespace
 
-host::HostPort& SimulatedJetsonPort() {
+hostshim::host::HostPort& SimulatedJetsonPort() {
   static LazyJetson* port = new LazyJetson;
   return *port;
 }
 
-}  // namespace nvsentry::hostshim::fake_l4t
+}  // namespace nvsentry::sentry
