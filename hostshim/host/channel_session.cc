@@ -258,7 +258,6 @@ NvError ChannelSession::ProbeSyncpoint(const Call& call) {
                     h.fence.id);
     return NvError::kNotSupported;
   }
-  LearnSyncpoint(h.fence.id);
   {
     absl::MutexLock l(&fault_watch_->mu);
     fault_watch_->channel_fd = host_fd();
@@ -268,6 +267,10 @@ NvError ChannelSession::ProbeSyncpoint(const Call& call) {
   ctx_.kept().Keep(h.fence.id, [w = std::weak_ptr<HostFaultWatch>(fault_watch_)] {
     if (std::shared_ptr<HostFaultWatch> watch = w.lock()) watch->Landed();
   });
+  // Kept before it is named: LearnSyncpoint starts the poll on it, and a poll that read it before
+  // Keep took the host's value, the probe's increment included, as the guest's count (a channel
+  // then started at 1 or 2 instead of 0, by the threads' timing).
+  LearnSyncpoint(h.fence.id);
   return NvError::kSuccess;
 }
 
