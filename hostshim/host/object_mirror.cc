@@ -209,7 +209,11 @@ absl::StatusOr<uint64_t> ObjectMirror::Reserve(ObjectSide& guest, std::span<cons
 
 absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& host) {
   if (!agreed_) return FirstPush(guest, host);
-  const std::vector<Interval> scan = PushScan(guest);
+  return PushOver(guest, host, PushScan(guest));
+}
+
+absl::StatusOr<SyncCounts> ObjectMirror::PushOver(ObjectSide& guest, ObjectSide& host,
+                                                  std::span<const Interval> scan) {
   absl::StatusOr<uint64_t> reserved = Reserve(guest, scan);
   if (!reserved.ok()) return reserved.status();
   uint64_t reserve = *reserved;
@@ -242,15 +246,7 @@ absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& hos
       if (std::max(i.begin, w.begin) < std::min(i.end, w.end))
         Append(scan, std::max(i.begin, w.begin), std::min(i.end, w.end));
   }
-  absl::StatusOr<uint64_t> reserved = Reserve(guest, scan);
-  if (!reserved.ok()) return reserved.status();
-  uint64_t reserve = *reserved;
-  absl::Cleanup give_back = [&] {
-    if (reserve != 0) pages_budget_->Give(reserve);
-  };
-  SyncCounts counts;
-  if (absl::Status s = Move(guest, host, scan, &counts, &reserve, false); !s.ok()) return s;
-  return counts;
+  return PushOver(guest, host, scan);
 }
 
 absl::StatusOr<SyncCounts> ObjectMirror::FirstPush(ObjectSide& guest, ObjectSide& host) {

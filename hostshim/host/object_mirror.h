@@ -129,6 +129,9 @@ class ObjectMirror {
   // the pages of `scan` without a copy, else those of them the guest made other than zero.
   absl::StatusOr<uint64_t> Reserve(ObjectSide& guest, std::span<const Interval> scan);
   absl::StatusOr<SyncCounts> FirstPush(ObjectSide& guest, ObjectSide& host);
+  // A later push over `scan` (sorted, disjoint): charged first, then moved.
+  absl::StatusOr<SyncCounts> PushOver(ObjectSide& guest, ObjectSide& host,
+                                      std::span<const Interval> scan);
   // Reads `from` over `scan` (sorted, disjoint) chunk by chunk and writes each run of bytes that
   // differ from the agreed copy to `to`, updating the copy. `reserve`: bytes charged for new
   // pages (what is left is given back by the caller); `force`: a pull, which keeps what it must.

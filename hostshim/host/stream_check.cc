@@ -329,6 +329,23 @@ StreamFootprint::Range PitchRange(uint64_t va, uint32_t pitch_out, uint64_t line
   return {va - down, down + line};
 }
 
+// The bytes one side of a copy reaches from `va`: `lines` lines of `line` bytes, the signed pitch
+// in register `pitch` apart, when `pitch_mode`; else the block-linear surface whose BLOCK_SIZE,
+// WIDTH, HEIGHT, DEPTH and LAYER registers follow one another from register `surface` (both
+// engines lay them out so).
+namespace dm = sim::methods::dma;
+namespace im = sim::methods::i2m;
+static_assert(dm::kDstWidth == dm::kDstBlockSize + 4 && dm::kDstLayer == dm::kDstBlockSize + 16);
+static_assert(dm::kSrcWidth == dm::kSrcBlockSize + 4 && dm::kSrcLayer == dm::kSrcBlockSize + 16);
+static_assert(im::kDstWidth == im::kDstBlockSize + 4 && im::kDstLayer == im::kDstBlockSize + 16);
+StreamFootprint::Range CopySide(const std::vector<uint32_t>& regs, uint64_t va, bool pitch_mode,
+                                uint32_t pitch, uint64_t lines, uint64_t line, uint32_t surface) {
+  if (pitch_mode) return PitchRange(va, regs[Index(pitch)], lines, line);
+  const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
+  return {va, SurfaceBound(reg(surface + 4), reg(surface + 8), reg(surface + 12), reg(surface + 16),
+                           regs[Index(surface)])};
+}
+
 }  // namespace
 
 std::optional<StreamRefusal> StreamCheck::Notify(uint32_t cls, uint32_t value) {
@@ -361,11 +378,7 @@ std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t cls,
   const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
   const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
   const StreamFootprint::Range dst =
-      (value & m::kDstPitch)
-          ? PitchRange(va, regs[Index(m::kPitchOut)], lines, length)
-          : StreamFootprint::Range{
-                va, SurfaceBound(reg(m::kDstWidth), reg(m::kDstHeight), reg(m::kDstDepth),
-                                 reg(m::kDstLayer), regs[Index(m::kDstBlockSize)])};
+      CopySide(regs, va, value & m::kDstPitch, m::kPitchOut, lines, length, m::kDstBlockSize);
   // A new launch also writes out what the last one still held (a block-linear line's rest).
   if (cls == sim::methods::kClassI2M && i2m_dst_) Footprint(i2m_dst_->va, i2m_dst_->size);
   if (dst.size != 0) {
@@ -395,22 +408,14 @@ std::optional<StreamRefusal> StreamCheck::DmaLaunch(const std::vector<uint32_t>&
     const uint64_t line = reg(d::kLineLengthIn) * ((value & d::kRemap) ? 16 : 1);
     const uint64_t lines = (value & d::kMultiLine) ? reg(d::kLineCount) : 1;
     const StreamFootprint::Range dst =
-        (value & d::kDstPitch)
-            ? PitchRange(va, regs[Index(d::kPitchOut)], lines, line)
-            : StreamFootprint::Range{
-                  va, SurfaceBound(reg(d::kDstWidth), reg(d::kDstHeight), reg(d::kDstDepth),
-                                   reg(d::kDstLayer), regs[Index(d::kDstBlockSize)])};
+        CopySide(regs, va, value & d::kDstPitch, d::kPitchOut, lines, line, d::kDstBlockSize);
     if (dst.size != 0) {
       if (auto r = Writes(kDma, d::kLaunchDma, value, dst.va, dst.size)) return r;
     }
     // The source, bounded as the destination is (16 bytes an element with remapping).
     const uint64_t src_va = ((reg(d::kOffsetInUpper) & 0xFF) << 32) | reg(d::kOffsetInLower);
     const StreamFootprint::Range src =
-        (value & d::kSrcPitch)
-            ? PitchRange(src_va, regs[Index(d::kPitchIn)], lines, line)
-            : StreamFootprint::Range{
-                  src_va, SurfaceBound(reg(d::kSrcWidth), reg(d::kSrcHeight), reg(d::kSrcDepth),
-                                       reg(d::kSrcLayer), regs[Index(d::kSrcBlockSize)])};
+        CopySide(regs, src_va, value & d::kSrcPitch, d::kPitchIn, lines, line, d::kSrcBlockSize);
     Reads(src.va, src.size);
   }
   const uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);

@@ -148,10 +148,11 @@ std::optional<int> InProcessJetson::Ioctl(int fd, uint32_t code, unsigned long a
   const L4tRequest req{code, in, arg, (dir & _IOC_READ) != 0 ? size : 0u, caller};
   auto reply = std::make_shared<WaitedReply>();
   fake_.Ioctl(session, req, reply);
-  std::vector<uint8_t> out;
-  const int err = reply->Wait(&out);
-  if (err == 0 && !out.empty() && !caller.Write(arg, out)) return EFAULT;
-  return err;
+  const int err = reply->Wait();
+  if (err != 0) return err;
+  const std::vector<uint8_t> out = reply->out();
+  if (!out.empty() && !caller.Write(arg, out)) return EFAULT;
+  return 0;
 }
 
 void InProcessJetson::ReleaseLoop() {

@@ -131,8 +131,8 @@ int ServeIoctl(State& s, int fd, const Session& session, uint32_t code, unsigned
                        out && !value_arg ? size : 0u, caller};
   auto reply = std::make_shared<WaitedReply>();
   s.fake->Ioctl(session.handle, req, reply);
-  std::vector<uint8_t> answer;
-  const int err = reply->Wait(&answer);
+  const int err = reply->Wait();
+  const std::vector<uint8_t> answer = reply->out();
   if (err == 0 && !answer.empty())
     std::memcpy(ptr, answer.data(), std::min<size_t>(size, answer.size()));
   s.observer->After(fd, session.node, code, view, arg, err);

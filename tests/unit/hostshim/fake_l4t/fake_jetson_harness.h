@@ -15,69 +15,24 @@
 #include "abi/l4t/nvmap.h"
 #include "absl/synchronization/mutex.h"
 #include "hostshim/fake_l4t/fake_jetson.h"
+#include "hostshim/fake_l4t/self_caller.h"
 
 namespace nvsentry::hostshim::fake_l4t {
 
 using abi::l4t::L4tNode;
 
-// Memory is this process's; addresses below 64 KiB stand for bad pointers.
-class MemCaller : public L4tCaller {
+// Memory is this process's (addresses below 64 KiB stand for bad pointers: SelfMemoryCaller).
+class MemCaller : public SelfMemoryCaller {
  public:
   pid_t tid() const override { return 1; }
-  bool Read(uint64_t addr, std::span<uint8_t> dst) override {
-    if (addr < 0x10000) return false;
-    std::memcpy(dst.data(), reinterpret_cast<const void*>(addr), dst.size());
-    return true;
-  }
-  bool Write(uint64_t addr, std::span<const uint8_t> src) override {
-    if (addr < 0x10000) return false;
-    std::memcpy(reinterpret_cast<void*>(addr), src.data(), src.size());
-    return true;
-  }
-  bool Transfer(std::span<const CallerPiece> pieces, bool to_caller) override {
-    for (const CallerPiece& p : pieces) {
-      if (p.caller_addr < 0x10000) return false;
-      if (to_caller)
-        std::memcpy(reinterpret_cast<void*>(p.caller_addr), p.local, p.len);
-      else
-        std::memcpy(p.local, reinterpret_cast<const void*>(p.caller_addr), p.len);
-    }
-    return true;
-  }
   uint64_t SessionOf(int32_t fd) override { return fds.contains(fd) ? fds[fd] : 0; }
   std::map<int32_t, uint64_t> fds;
 };
 
-class Recorded : public L4tReply {
+// The fake's answer to one call (a parked call's comes from another thread).
+class Recorded : public WaitedReply {
  public:
-  void Send(int err, std::span<const uint8_t> out) override {
-    absl::MutexLock l(&mu_);
-    if (done_) return;
-    done_ = true;
-    err_ = err;
-    out_.assign(out.begin(), out.end());
-  }
-  bool Abandoned() override { return false; }
-  // Waits for the answer (a parked call's comes from another thread).
-  int Err() {
-    absl::MutexLock l(&mu_);
-    mu_.Await(absl::Condition(&done_));
-    return err_;
-  }
-  bool done() {
-    absl::MutexLock l(&mu_);
-    return done_;
-  }
-  std::vector<uint8_t> out() {
-    absl::MutexLock l(&mu_);
-    return out_;
-  }
-
- private:
-  absl::Mutex mu_;
-  bool done_ = false;
-  int err_ = 0;
-  std::vector<uint8_t> out_;
+  int Err() { return Wait(); }
 };
 
 class FakeJetsonTest : public ::testing::Test {
