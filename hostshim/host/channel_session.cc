@@ -360,8 +360,13 @@ Result ChannelSession::Submit(Call& call) {
   HostAddressSpace::SubmitHold no_unmap(space.get());
   // Everything the GPU may read must be on the host before the host sees the job: the
   // pushbuffers first (the check reads what the host got), then what the check finds the words
-  // read, or every twin when it cannot say.
-  if (NvError e = PushPlanned(FetchTargets(space.get(), entries)); e != NvError::kSuccess)
+  // read, or every twin when it cannot say. While a job on the host may wait on memory (a
+  // semaphore acquire), this job's writes may release it, and what that job reads next is in no
+  // footprint of this one: every twin then goes first, as before the footprints.
+  const bool everything = ctx_.gpu_writes().AnyWaits();
+  if (NvError e =
+          everything ? ctx_.PushGuestMemory() : PushPlanned(FetchTargets(space.get(), entries));
+      e != NvError::kSuccess)
     return Result::Done(e);
   // Room in the private copy for what the host will fetch, before the check: a submission the
   // copy cannot take now leaves the check's state as it was.
@@ -389,7 +394,8 @@ Result ChannelSession::Submit(Call& call) {
     g.flags = 0;
     return Result::Done(NvError::kSuccess);
   }
-  if (NvError e = PushPlanned(GpuReadTargets(space.get(), check_.footprint()));
+  if (NvError e = everything ? NvError::kSuccess
+                             : PushPlanned(GpuReadTargets(space.get(), check_.footprint()));
       e != NvError::kSuccess) {
     check_.Rollback();
     return Result::Done(e);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "hostshim/host/host_port.h"
+#include "hostshim/rate_limited_log.h"
 
 namespace nvsentry::hostshim::host {
 namespace {
@@ -49,6 +50,13 @@ abi::NvError HostCallResult::nv() const { return NvErrorOfHostErrno(err); }
 
 HostCallResult HostIoctl(int fd, abi::l4t::L4tNode node, uint32_t code, std::span<uint8_t> arg,
                          const HostNote& note, pid_t tid) {
+  // The driver copies _IOC_SIZE bytes each way: an argument shorter than that is the sentry's
+  // bug, refused before anything writes past it.
+  if (arg.size() < _IOC_SIZE(code)) {
+    NVS_LOG_LIMITED(spdlog::level::err, "host backend: a {}-byte argument for code 0x{:08X}",
+                    arg.size(), code);
+    return HostCallResult{EINVAL};
+  }
   std::vector<uint8_t> before;
   if (note) before.assign(arg.begin(), arg.end());
   HostCallResult r{Do(fd, code, reinterpret_cast<unsigned long>(arg.data()))};

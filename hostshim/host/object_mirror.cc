@@ -69,6 +69,9 @@ void Append(std::vector<Interval>& v, uint64_t b, uint64_t e) {
   v.push_back({b, e});
 }
 
+// `v` rounded up to a whole page.
+uint64_t RoundUp(uint64_t v) { return (v + kPage - 1) / kPage * kPage; }
+
 // The union of two sorted, disjoint interval lists, clipped to [0, size).
 std::vector<Interval> Union(std::span<const Interval> a, std::span<const Interval> b,
                             uint64_t size) {
@@ -230,21 +233,24 @@ absl::StatusOr<SyncCounts> ObjectMirror::Push(ObjectSide& guest, ObjectSide& hos
   if (!agreed_) return FirstPush(guest, host);
   for (const Interval& i : where)
     if (i.begin >= i.end || i.end > size_) return absl::OutOfRangeError("outside the object");
-  // Within each range: the guest's touched pages and the agreed copy's, clipped to the range.
+  // Within each range: the guest's touched pages and the agreed copy's that it meets.
   std::vector<Interval> scan;
   for (const Interval& w : where) {
     std::optional<std::vector<Interval>> touched = guest.TouchedIn(w);
     if (!touched) {
-      Append(scan, w.begin, w.end);
+      Append(scan, w.begin / kPage * kPage, std::min(RoundUp(w.end), size_));
       continue;
     }
     std::vector<Interval> kept;
     for (auto it = pages_.lower_bound(w.begin / kPage);
          it != pages_.end() && it->first * kPage < w.end; ++it)
       Append(kept, it->first * kPage, (it->first + 1) * kPage);
-    for (const Interval& i : Union(*touched, kept, size_))
-      if (std::max(i.begin, w.begin) < std::min(i.end, w.end))
-        Append(scan, std::max(i.begin, w.begin), std::min(i.end, w.end));
+    // Whole pages of the touched and kept ones the range meets: Reserve counts what a push may
+    // add page by page (a part of a page read would hide the rest of it from the count).
+    for (const Interval& i : Union(*touched, kept, size_)) {
+      const uint64_t from = std::max(i.begin, w.begin), to = std::min(i.end, w.end);
+      if (from < to) Append(scan, from / kPage * kPage, std::min(RoundUp(to), size_));
+    }
   }
   return PushOver(guest, host, scan);
 }

@@ -93,8 +93,9 @@ class ObjectMirror {
   // touched pages and the pages of the agreed copy only. ResourceExhausted (nothing moved) when
   // the pages the push would keep pass the TwinBudget.
   absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host);
-  // The same over `where` only (sorted, disjoint, inside the object): what the GPU may read of
-  // the guest's changes (a submission's footprint). The guest's other changes stay unsent, and
+  // The same over the pages `where` meets only (sorted, disjoint, inside the object): what the
+  // GPU may read of the guest's changes (a submission's footprint). The guest's other changes
+  // stay unsent, and
   // a later push sends them, since they still differ from the agreed copy. Before the first push,
   // the whole object goes.
   absl::StatusOr<SyncCounts> Push(ObjectSide& guest, ObjectSide& host,

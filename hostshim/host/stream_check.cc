@@ -204,15 +204,8 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
     return PusherError(fmt::format("method 0x{:X} on subchannel {}, which has no engine bound",
                                    method * 4, subch));
   }
-  // Every graphics-engine class has SET_NOTIFY_A/B and NOTIFY (the DMA class has neither).
   if (cls != sim::methods::kClassDma) {
-    namespace g = sim::methods::graphics;
-    if (method == Index(g::kSetNotifyA) || method == Index(g::kSetNotifyB)) {
-      auto& n = notify_[cls];
-      (method == Index(g::kSetNotifyA) ? n.first : n.second) = value;
-    } else if (method == Index(g::kNotify)) {
-      if (auto r = Notify(cls, value)) return r;
-    }
+    if (auto r = NotifyMethods(cls, method, value)) return r;
   }
   if (cls == kClass3D) return ThreeD(method, value, last_arg);
   // No other class has a method that moves a syncpoint; some write memory. Only the DMA and
@@ -223,6 +216,18 @@ std::optional<StreamRefusal> StreamCheck::Write(uint32_t subch, uint32_t method,
   if (cls == sim::methods::kClassI2M || cls == sim::methods::kClassCompute ||
       cls == sim::methods::kClassDma)
     return Other(cls, method, value);
+  return std::nullopt;
+}
+
+std::optional<StreamRefusal> StreamCheck::NotifyMethods(uint32_t cls, uint32_t method,
+                                                        uint32_t value) {
+  namespace g = sim::methods::graphics;
+  if (method == Index(g::kSetNotifyA) || method == Index(g::kSetNotifyB)) {
+    auto& n = notify_[cls];
+    (method == Index(g::kSetNotifyA) ? n.first : n.second) = value;
+  } else if (method == Index(g::kNotify)) {
+    return Notify(cls, value);
+  }
   return std::nullopt;
 }
 
@@ -329,21 +334,25 @@ StreamFootprint::Range PitchRange(uint64_t va, uint32_t pitch_out, uint64_t line
   return {va - down, down + line};
 }
 
-// The bytes one side of a copy reaches from `va`: `lines` lines of `line` bytes, the signed pitch
-// in register `pitch` apart, when `pitch_mode`; else the block-linear surface whose BLOCK_SIZE,
-// WIDTH, HEIGHT, DEPTH and LAYER registers follow one another from register `surface` (both
-// engines lay them out so).
 namespace dm = sim::methods::dma;
 namespace im = sim::methods::i2m;
 static_assert(dm::kDstWidth == dm::kDstBlockSize + 4 && dm::kDstLayer == dm::kDstBlockSize + 16);
 static_assert(dm::kSrcWidth == dm::kSrcBlockSize + 4 && dm::kSrcLayer == dm::kSrcBlockSize + 16);
 static_assert(im::kDstWidth == im::kDstBlockSize + 4 && im::kDstLayer == im::kDstBlockSize + 16);
+
+// The bytes one side of a copy reaches from `va`: `lines` lines of `line` bytes, the signed pitch
+// in register `pitch` apart, when `pitch_mode`; else the block-linear surface whose BLOCK_SIZE,
+// WIDTH, HEIGHT, DEPTH and LAYER registers follow one another from register `surface` (both
+// engines lay them out so, asserted above), WIDTH counting `elem`-byte elements (the DMA class's
+// with remapping, as the simulator's dma_block_linear.cc reads it: bounded at 16 bytes, 4
+// components of 4).
 StreamFootprint::Range CopySide(const std::vector<uint32_t>& regs, uint64_t va, bool pitch_mode,
-                                uint32_t pitch, uint64_t lines, uint64_t line, uint32_t surface) {
+                                uint32_t pitch, uint64_t lines, uint64_t line, uint32_t surface,
+                                uint64_t elem) {
   if (pitch_mode) return PitchRange(va, regs[Index(pitch)], lines, line);
   const auto reg = [&](uint32_t byte) { return uint64_t{regs[Index(byte)]}; };
-  return {va, SurfaceBound(reg(surface + 4), reg(surface + 8), reg(surface + 12), reg(surface + 16),
-                           regs[Index(surface)])};
+  return {va, SurfaceBound(reg(surface + 4) * elem, reg(surface + 8), reg(surface + 12),
+                           reg(surface + 16), regs[Index(surface)])};
 }
 
 }  // namespace
@@ -378,7 +387,7 @@ std::optional<StreamRefusal> StreamCheck::InlineToMemory(uint32_t cls,
   const uint64_t va = ((reg(m::kOffsetOutUpper) & 0xFF) << 32) | reg(m::kOffsetOut);
   const uint64_t length = reg(m::kLineLengthIn), lines = reg(m::kLineCount);
   const StreamFootprint::Range dst =
-      CopySide(regs, va, value & m::kDstPitch, m::kPitchOut, lines, length, m::kDstBlockSize);
+      CopySide(regs, va, value & m::kDstPitch, m::kPitchOut, lines, length, m::kDstBlockSize, 1);
   // A new launch also writes out what the last one still held (a block-linear line's rest).
   if (cls == sim::methods::kClassI2M && i2m_dst_) Footprint(i2m_dst_->va, i2m_dst_->size);
   if (dst.size != 0) {
@@ -405,17 +414,18 @@ std::optional<StreamRefusal> StreamCheck::DmaLaunch(const std::vector<uint32_t>&
       return Refuse(kDma, d::kLaunchDma, value,
                     fmt::format("DMA LAUNCH_DMA 0x{:08X}: physical addressing", value));
     const uint64_t va = ((reg(d::kOffsetOutUpper) & 0xFF) << 32) | reg(d::kOffsetOutLower);
-    const uint64_t line = reg(d::kLineLengthIn) * ((value & d::kRemap) ? 16 : 1);
+    const uint64_t elem = (value & d::kRemap) ? 16 : 1;
+    const uint64_t line = reg(d::kLineLengthIn) * elem;
     const uint64_t lines = (value & d::kMultiLine) ? reg(d::kLineCount) : 1;
     const StreamFootprint::Range dst =
-        CopySide(regs, va, value & d::kDstPitch, d::kPitchOut, lines, line, d::kDstBlockSize);
+        CopySide(regs, va, value & d::kDstPitch, d::kPitchOut, lines, line, d::kDstBlockSize, elem);
     if (dst.size != 0) {
       if (auto r = Writes(kDma, d::kLaunchDma, value, dst.va, dst.size)) return r;
     }
     // The source, bounded as the destination is (16 bytes an element with remapping).
     const uint64_t src_va = ((reg(d::kOffsetInUpper) & 0xFF) << 32) | reg(d::kOffsetInLower);
-    const StreamFootprint::Range src =
-        CopySide(regs, src_va, value & d::kSrcPitch, d::kPitchIn, lines, line, d::kSrcBlockSize);
+    const StreamFootprint::Range src = CopySide(regs, src_va, value & d::kSrcPitch, d::kPitchIn,
+                                                lines, line, d::kSrcBlockSize, elem);
     Reads(src.va, src.size);
   }
   const uint32_t sem = Bits(value, d::kSemaphoreTypeHi, d::kSemaphoreTypeLo);
@@ -522,7 +532,10 @@ std::optional<StreamRefusal> StreamCheck::ThreeD(uint32_t method, uint32_t value
   const sim::MacroExpander::Outcome o =
       mme_.Run(macro, params_,
                sim::MacroExpander::Io{[&](uint32_t m, uint32_t v) {
-                                        sent = ThreeD(m, v, true);
+                                        // The 3D class's methods, its NOTIFY and
+                                        // SET_NOTIFY_A/B included (as from the stream).
+                                        sent = NotifyMethods(kClass3D, m, v);
+                                        if (!sent) sent = ThreeD(m, v, true);
                                         return !sent.has_value();
                                       },
                                       [&](uint32_t m) { return regs3d_[m]; }},

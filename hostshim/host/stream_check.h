@@ -140,6 +140,9 @@ class StreamCheck {
   std::optional<StreamRefusal> InlineToMemory(uint32_t cls, const std::vector<uint32_t>& regs,
                                               uint32_t value);
   std::optional<StreamRefusal> DmaLaunch(const std::vector<uint32_t>& regs, uint32_t value);
+  // SET_NOTIFY_A/B and NOTIFY, which every graphics-engine class has (the DMA class has neither),
+  // sent by the stream or by a 3D macro.
+  std::optional<StreamRefusal> NotifyMethods(uint32_t cls, uint32_t method, uint32_t value);
   // NOTIFY of a graphics-engine class (2D, 3D, compute, inline-to-memory): 16 bytes at
   // SET_NOTIFY_A/B.
   std::optional<StreamRefusal> Notify(uint32_t cls, uint32_t value);

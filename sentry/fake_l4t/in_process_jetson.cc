@@ -5,7 +5,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,10 +21,15 @@ using hostshim::fake_l4t::L4tRequest;
 using hostshim::fake_l4t::SelfMemoryCaller;
 using hostshim::fake_l4t::WaitedReply;
 
-std::optional<uint64_t> InodeOf(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
-  return st.st_ino;
+// The socket's cookie: unique for the kernel's lifetime (inode numbers come from a 32-bit counter
+// the whole system shares, and wrap).
+std::optional<uint64_t> CookieOf(int fd) {
+  uint64_t cookie = 0;
+  socklen_t len = sizeof cookie;
+  if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) != 0 || len != sizeof cookie ||
+      cookie == 0)
+    return std::nullopt;
+  return cookie;
 }
 
 // The backend's thread making the call: its own memory, its own fd table.
@@ -99,16 +103,16 @@ int InProcessJetson::Adopt(int64_t session) {
     return -e;
   }
   hostshim::UniqueFd ours(sv[0]), kept(sv[1]);
-  const std::optional<uint64_t> ino = InodeOf(ours.get());
+  const std::optional<uint64_t> cookie = CookieOf(ours.get());
   epoll_event ev{};
   ev.events = EPOLLRDHUP;
-  ev.data.u64 = ino.value_or(0);
-  if (!ino || epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, kept.get(), &ev) != 0) {
+  ev.data.u64 = cookie.value_or(0);
+  if (!cookie || epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, kept.get(), &ev) != 0) {
     fake_.Release(static_cast<uint64_t>(session));
     return -EMFILE;
   }
   absl::MutexLock l(&mu_);
-  opens_[*ino] = Open_{static_cast<uint64_t>(session), std::move(kept)};
+  opens_[*cookie] = Open_{static_cast<uint64_t>(session), std::move(kept)};
   return ours.Release();
 }
 
@@ -122,10 +126,10 @@ int InProcessJetson::Open(std::string_view name) {
 }
 
 uint64_t InProcessJetson::SessionOf(int fd) {
-  const std::optional<uint64_t> ino = InodeOf(fd);
-  if (!ino) return 0;
+  const std::optional<uint64_t> cookie = CookieOf(fd);
+  if (!cookie) return 0;
   absl::MutexLock l(&mu_);
-  auto it = opens_.find(*ino);
+  auto it = opens_.find(*cookie);
   return it == opens_.end() ? 0 : it->second.session;
 }
 
@@ -162,12 +166,12 @@ void InProcessJetson::ReleaseLoop() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return;
     for (int i = 0; i < n; ++i) {
-      const uint64_t ino = events[i].data.u64;
-      if (ino == 0) return;  // stop_
+      const uint64_t cookie = events[i].data.u64;
+      if (cookie == 0) return;  // stop_
       std::optional<Open_> gone;
       {
         absl::MutexLock l(&mu_);
-        auto it = opens_.find(ino);
+        auto it = opens_.find(cookie);
         if (it == opens_.end()) continue;
         gone = std::move(it->second);
         opens_.erase(it);

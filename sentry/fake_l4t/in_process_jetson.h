@@ -4,13 +4,14 @@
 // (the argument's _IOC_SIZE bytes in for _IOC_WRITE codes and back out for _IOC_READ ones), and
 // every call that returns an fd on r32.7.4 returns one: nvmap handles are dma-buf-like fds,
 // ALLOC_AS, OPEN_TSG and OPEN_CHANNEL new opens, fence fds eventfds. What differs from
-// `nvsentry fake-l4t`: no FUSE and no root; a call costs a function call and an fstat, not a
+// `nvsentry fake-l4t`: no FUSE and no root; a call costs a function call and a getsockopt, not a
 // round trip to another process (so the backend's own cost shows, docs/benchmarks.md); user
 // pointers are the backend's own buffers, read and written in place
 // (hostshim/fake_l4t/self_caller.h); the fds it returns are all close-on-exec; the fake's memory
 // is the sentry's; TSG event fds never poll readable.
 //
-// Each open is one end of a socket pair: the fd the backend holds and dups, closed as any fd.
+// Each open is one end of a socket pair (known by its SO_COOKIE): the fd the backend holds and
+// dups, closed as any fd.
 // The fake keeps the other end and releases the open once every copy of the backend's end is
 // closed (a driver's release at the last close), from a thread of its own.
 #pragma once
@@ -61,7 +62,7 @@ class InProcessJetson : public hostshim::host::HostPort {
   hostshim::fake_l4t::FakeJetson fake_;
   hostshim::UniqueFd epoll_, stop_;
   mutable absl::Mutex mu_;
-  // By the inode of the backend's end: the session and the fake's end.
+  // By the socket cookie of the backend's end: the session and the fake's end.
   struct Open_ {
     uint64_t session;
     hostshim::UniqueFd kept;

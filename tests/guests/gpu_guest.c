@@ -410,6 +410,38 @@ static int mode_gpu_writes(void) {
   return 0;
 }
 
+/* Channel 1 holds a DMA copy of src behind a host semaphore acquire (sem == 1); the CPU then
+ * writes src, and channel 2 releases the semaphore. The copy must read what the CPU wrote, as a
+ * GPU reading the guest's memory would: over the host backend, channel 2's submission is the last
+ * point where the sentry can send it. */
+static int mode_released_by_other(void) {
+  struct gpu g;
+  open_all(&g);
+  make_as(&g);
+  struct buf src, dst, sem, push;
+  make_buf(&g, &src, 65536);
+  make_buf(&g, &dst, 65536);
+  make_buf(&g, &sem, 4096);
+  make_buf(&g, &push, 8192);
+  memset(src.cpu, 0x11, 4096);
+  const uint32_t ch1 = make_channel(&g, NULL), ch2 = make_channel(&g, NULL);
+  struct nvc_push held = {0}, release = {0};
+  nvc_push_incr(&held, 0, 0x10, 4, (uint32_t)(sem.gpu >> 32), (uint32_t)sem.gpu, 1u, 1u);
+  dma_copy_words(&held, src.gpu, dst.gpu, 4096);
+  struct nvgpu_fence f_held, f_release;
+  must("submit held", submit(ch1, &push, 0, held.words, held.count, &f_held));
+  usleep(50000); /* the sentry's poll backs off meanwhile */
+  memset(src.cpu, 0x5A, 4096);
+  nvc_push_incr(&release, 0, 0x10, 4, (uint32_t)(sem.gpu >> 32), (uint32_t)sem.gpu, 1u, 2u);
+  must("submit release", submit(ch2, &push, 1024, release.words, release.count, &f_release));
+  printf("wait_release=%d ", wait_fence(&g, f_release, 5000));
+  printf("wait_held=%d\n", wait_fence(&g, f_held, 5000));
+  int ok = 1;
+  for (uint32_t i = 0; i < 4096; i++) ok &= dst.cpu[i] == 0x5A;
+  printf("copied_what_the_cpu_wrote=%d\n", ok);
+  return 0;
+}
+
 static int mode_budget_loop(int rounds) {
   struct gpu g;
   open_all(&g);
@@ -532,13 +564,13 @@ static int mode_budgets(void) {
 
 static const char kGpuGuestUsage[] =
     "usage: gpu_guest nvmap | share | fault-unmapped | fault-munmap | bad-subchannel | multi | "
-    "chan-wait | budget-loop [N] | as | budgets | plain-gpfifo | gpu-writes\n";
+    "chan-wait | budget-loop [N] | as | budgets | plain-gpfifo | gpu-writes | released-by-other\n";
 
 static int known_mode(const char* m) {
-  static const char* const kModes[] = {"nvmap",        "share",          "fault-unmapped",
-                                       "fault-munmap", "bad-subchannel", "multi",
-                                       "chan-wait",    "budget-loop",    "as",
-                                       "budgets",      "plain-gpfifo",   "gpu-writes"};
+  static const char* const kModes[] = {
+      "nvmap",        "share",      "fault-unmapped",   "fault-munmap", "bad-subchannel",
+      "multi",        "chan-wait",  "budget-loop",      "as",           "budgets",
+      "plain-gpfifo", "gpu-writes", "released-by-other"};
   for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++)
     if (strcmp(m, kModes[i]) == 0) return 1;
   return 0;
@@ -578,6 +610,8 @@ int main(int argc, char** argv) {
     rc = mode_plain_gpfifo();
   else if (strcmp(m, "gpu-writes") == 0)
     rc = mode_gpu_writes();
+  else if (strcmp(m, "released-by-other") == 0)
+    rc = mode_released_by_other();
   else {
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;

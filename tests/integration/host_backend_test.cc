@@ -168,6 +168,9 @@ TEST_F(HostBackend, TheGpuSuitesGuestsAnswerAsOnTheSimulator) {
                                    {{"plain-gpfifo"}, ""},
                                    // GPU writes the pulls must bring (the write record).
                                    {{"gpu-writes"}, ""},
+                                   // A held copy released by another channel reads what the
+                                   // CPU wrote after the copy's submission.
+                                   {{"released-by-other"}, ""},
                                    {{"fault-unmapped"}, ""},
                                    {{"bad-subchannel"}, ""},
                                    {{"share"}, bit9},

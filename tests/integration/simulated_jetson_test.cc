@@ -36,8 +36,8 @@ void ExpectSameKeys(const RunResult& sim, const RunResult& host,
 }
 
 TEST(SimulatedJetson, TheGpuSuitesGuestsAnswerAsOnTheSimulator) {
-  for (const char* mode :
-       {"nvmap", "multi", "as", "plain-gpfifo", "gpu-writes", "fault-unmapped", "bad-subchannel"}) {
+  for (const char* mode : {"nvmap", "multi", "as", "plain-gpfifo", "gpu-writes", "fault-unmapped",
+                           "bad-subchannel", "released-by-other"}) {
     SCOPED_TRACE(mode);
     const std::vector<std::string> argv = {GPU_GUEST_BIN, mode};
     RunResult sim = RunSandboxed({}, argv);

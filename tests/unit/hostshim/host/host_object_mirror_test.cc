@@ -232,9 +232,10 @@ TEST(HostObjectMirrorLazy, APageChangedAfterAgreementMovesAndOnlyIt) {
   EXPECT_EQ(host.bytes, guest.bytes);
 }
 
-// A push planned from a submission's footprint reads and sends the guest's changes inside its
-// ranges only (and only the touched pages there); a change elsewhere waits, unsent, for a push
-// that names it, since it still differs from the agreed copy.
+// A push planned from a submission's footprint reads and sends the guest's changes on the pages
+// its ranges meet only (and only the touched pages there, whole: the budget is counted by page);
+// a change elsewhere waits, unsent, for a push that names it, since it still differs from the
+// agreed copy.
 TEST(HostObjectMirrorLazy, APlannedPushSendsOnlyInsideItsRangesAndTheRestLater) {
   const size_t n = 256 * kPage;
   VectorSide guest(n), host(n);
@@ -243,21 +244,22 @@ TEST(HostObjectMirrorLazy, APlannedPushSendsOnlyInsideItsRangesAndTheRestLater) 
   ASSERT_TRUE(m.Push(guest, host).ok());
   guest.bytes[10 * kPage + 3] = 1;    // inside the plan
   guest.bytes[10 * kPage + 100] = 2;  // on the plan's page, past its end
+  guest.bytes[11 * kPage] = 4;        // the next page
   guest.bytes[200 * kPage] = 3;       // far away
   guest.touched =
-      std::vector<ObjectSide::Interval>{{10 * kPage, 11 * kPage}, {200 * kPage, 201 * kPage}};
+      std::vector<ObjectSide::Interval>{{10 * kPage, 12 * kPage}, {200 * kPage, 201 * kPage}};
   const std::vector<ObjectSide::Interval> where{{10 * kPage, 10 * kPage + 64},
                                                 {100 * kPage, 120 * kPage}};
   auto c = m.Push(guest, host, where);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(host.write_offsets, std::vector<uint64_t>{10 * kPage + 3});
-  EXPECT_EQ(c->bytes_read, 64u) << "untouched pages of the plan, or bytes outside it, were read";
-  EXPECT_EQ(host.bytes[10 * kPage + 100], 0);
+  EXPECT_EQ(host.write_offsets, (std::vector<uint64_t>{10 * kPage + 3, 10 * kPage + 100}));
+  EXPECT_EQ(c->bytes_read, kPage) << "untouched pages of the plan, or pages outside it, were read";
+  EXPECT_EQ(host.bytes[11 * kPage], 0);
   EXPECT_EQ(host.bytes[200 * kPage], 0);
   // A later whole push sends what waited.
   host.write_offsets.clear();
   ASSERT_TRUE(m.Push(guest, host).ok());
-  EXPECT_EQ(host.write_offsets, (std::vector<uint64_t>{10 * kPage + 100, 200 * kPage}));
+  EXPECT_EQ(host.write_offsets, (std::vector<uint64_t>{11 * kPage, 200 * kPage}));
   EXPECT_EQ(host.bytes, guest.bytes);
   // Outside the object: an error, nothing moved.
   const std::vector<ObjectSide::Interval> outside{{n - 1, n + 1}};

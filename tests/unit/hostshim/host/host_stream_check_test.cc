@@ -349,6 +349,41 @@ TEST_F(HostStreamCheck, TheFootprintIsTheStreamsDecodedWritesOrAnywhere) {
   EXPECT_EQ(check_.footprint().ranges.size(), StreamFootprint::kMaxRanges);
 }
 
+// Found in review: two more ways a write escaped the check, each into reserved memory from just
+// outside it. A remapped copy's block-linear WIDTH counts elements of up to 16 bytes, not bytes
+// (the simulator's dma_block_linear.cc); a 3D macro's NOTIFY (and SET_NOTIFY_A/B) went to ThreeD
+// without the graphics classes' NOTIFY handling. Both passed before.
+TEST_F(HostStreamCheck, RemappedBlockLinearCopiesAndMacroNotifiesAreCheckedToo) {
+  policy_.classes = {0xB197, 0xB0B5};
+  ASSERT_FALSE(RunZone({Inc(0, 0x000, 1), 0xB197, Inc(4, 0x000, 1), 0xB0B5}));
+  // 8 lines of 64 elements into a block-linear surface 64 elements wide and 8 rows high, 4 KiB
+  // below the zone: 512 bytes as bytes, 8 KiB as 16-byte elements.
+  const uint64_t src = 0x10'0000'0000, below = kBase - 4096;
+  constexpr uint32_t kToBlockLinear = 2 | (1u << 7) | (1u << 9);
+  const std::vector<uint32_t> setup = {
+      Inc(4, 0x400, 8), Hi(src), Lo(src), Hi(below), Lo(below), 1024, 0, 64, 8,
+      Inc(4, 0x70C, 5), 0,       64,      8,         1,         0};
+  std::vector<uint32_t> plain = setup, remapped = setup;
+  plain.insert(plain.end(), {Inc(4, 0x300, 1), kToBlockLinear});
+  remapped.insert(remapped.end(), {Inc(4, 0x300, 1), kToBlockLinear | (1u << 10)});
+  EXPECT_FALSE(RunZone(plain));
+  ExpectRefused(RunZone(remapped), 0xB0B5, 0x300, kToBlockLinear | (1u << 10));
+  // Macro 0 sends SET_NOTIFY_B with its parameter, then NOTIFY; SET_NOTIFY_A comes from the
+  // stream.
+  const std::vector<uint32_t> code = {MmeAdd(0, 0, 0x108 / 4 | (1 << 12), kMoveSetMethod),
+                                      MmeAdd(0, 1, 0, kMoveSend), MmeAdd(0, 0, 0, kMoveSend, true),
+                                      MmeAdd(0, 0, 0, kMove)};
+  std::vector<uint32_t> load = {Inc(0, 0x114, 1), 0,
+                                NonInc(0, 0x118, static_cast<uint32_t>(code.size()))};
+  load.insert(load.end(), code.begin(), code.end());
+  load.insert(load.end(),
+              {Inc(0, 0x11C, 1), 0, NonInc(0, 0x120, 1), 0, Inc(0, 0x104, 1), Hi(kBase)});
+  ASSERT_FALSE(RunZone(load));
+  const uint64_t in = kBase + 0x100, after = kBase + kSize;
+  ExpectRefused(RunZone({IncOnce(0, 0x3800, 1), Lo(in)}), 0xB197, 0x10C, 0);
+  EXPECT_FALSE(RunZone({IncOnce(0, 0x3800, 1), Lo(after)}));
+}
+
 // What a job reads of memory the guest's CPU may have written, which the submission pushes
 // before the host sees it (and nothing else: twins.h): copy sources and semaphore acquires.
 TEST_F(HostStreamCheck, TheFootprintsReadsAreCopySourcesAndAcquires) {
