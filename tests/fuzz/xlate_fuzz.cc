@@ -49,18 +49,10 @@ using hostshim::Continuation;
 using hostshim::DeviceBackend;
 using hostshim::Result;
 
-// The guest's memory: nvmap objects' backing and pushbuffers. Here the guest is this process,
-// so an object may name only this region: unreadable guard pages on both sides make an object
-// that runs past it unmapped (ALLOC refuses it), where an anonymous neighbour (the sanitizer's
-// heap) would have counted as the guest's memory and taken the pulls' writes.
+// The guest's memory: nvmap objects' backing and pushbuffers.
 uint8_t* GuestMemory() {
-  static uint8_t* mem = [] {
-    constexpr size_t kGuard = 1 << 20;
-    auto* all = static_cast<uint8_t*>(mmap(nullptr, kXlateGuestMemory + 2 * kGuard, PROT_NONE,
-                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    mprotect(all + kGuard, kXlateGuestMemory, PROT_READ | PROT_WRITE);
-    return all + kGuard;
-  }();
+  static uint8_t* mem = static_cast<uint8_t*>(
+      mmap(nullptr, kXlateGuestMemory, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   return mem;
 }
 
