@@ -86,6 +86,10 @@ HostAddressSpace::~HostAddressSpace() {
     l4t::FreeSpace f{window_, 0, 0};
     Call(0, l4t::kFreeSpace, f);
   }
+  for (uint64_t va : zone_fill_) {
+    l4t::FreeSpace f{va, 0, 0};
+    Call(0, l4t::kFreeSpace, f);
+  }
   // Nothing the guest mapped outlives its space on the host (a channel may still hold the host's
   // address space for a moment after its session let go of this one).
   for (auto& [va, m] : mappings_) {
@@ -419,6 +423,17 @@ NvError HostAddressSpace::ReservePrivateWindow(pid_t tid) {
     window_page_ = best->page_size;
     zone_ = zone;
     zone_end_ = best->offset + best->pages * best->page_size;
+    // The rest of the zone is reserved too, so that the host places no anywhere reservation or
+    // map of the guest's there (it did, by its own choice of place, and the guest was answered
+    // "no room" with room left below the zone). Best effort: the zone checks hold without it.
+    const auto fill = [&](uint64_t from, uint64_t to) {
+      if (to <= from) return;
+      as::AllocSpace f{static_cast<uint32_t>((to - from) / best->page_size), best->page_size,
+                       kAllocSpaceFixed, 0, from};
+      if (Call(tid, l4t::kAllocSpace32, f).err == 0) zone_fill_.push_back(f.offset_or_align);
+    };
+    fill(zone_, window_);
+    fill(window_ + kPrivateWindow, zone_end_);
     return NvError::kSuccess;
   }
   return NvError::kInsufficientMemory;

@@ -188,6 +188,8 @@ class HostAddressSpace : public sim::MappingOwner,
   uint64_t window_ ABSL_GUARDED_BY(mu_) = 0;                                    // its VA; 0: none
   uint64_t zone_ ABSL_GUARDED_BY(mu_) = 0, zone_end_ ABSL_GUARDED_BY(mu_) = 0;  // [zone_, end)
   uint32_t window_page_ ABSL_GUARDED_BY(mu_) = 0;
+  // The rest of the zone, reserved on the host beside the window (their VAs).
+  std::vector<uint64_t> zone_fill_ ABSL_GUARDED_BY(mu_);
   absl::btree_map<uint64_t, uint64_t> private_ ABSL_GUARDED_BY(mu_);  // va -> size, in the window
 };
 
